@@ -1,0 +1,94 @@
+"""CIFAR-10 and CIFAR-100 from the standard python-version folders.
+
+The official python version stores batches as pickles. We read them with an unpickler
+that only admits the handful of numpy/builtin constructors those files use, so a
+crafted file cannot run code.
+"""
+from __future__ import annotations
+
+import io
+import pickle
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..errors import CollapseLabError
+from .base import Dataset
+from .files import require_root, torchvision_download
+from . import DATASETS
+
+_ALLOWED = {
+    ("numpy.core.multiarray", "_reconstruct"),
+    ("numpy._core.multiarray", "_reconstruct"),
+    ("numpy", "ndarray"),
+    ("numpy", "dtype"),
+    ("builtins", "dict"),
+    ("builtins", "list"),
+}
+
+# Channel statistics of the training sets (the constants used by the MOON/FedDecorr code).
+STATS = {
+    "cifar10": ((0.4914, 0.4822, 0.4465), (0.2470, 0.2435, 0.2616)),
+    "cifar100": ((0.5071, 0.4865, 0.4409), (0.2673, 0.2564, 0.2762)),
+}
+
+
+class _SafeUnpickler(pickle.Unpickler):
+    def find_class(self, module, name):
+        if (module, name) in _ALLOWED:
+            return super().find_class(module, name)
+        raise pickle.UnpicklingError(f"refusing {module}.{name}: not part of a CIFAR batch")
+
+
+def read_batch(path: Path) -> dict:
+    try:
+        with open(path, "rb") as f:
+            d = _SafeUnpickler(io.BytesIO(f.read()), encoding="bytes").load()
+    except (pickle.UnpicklingError, EOFError, ValueError) as e:
+        raise CollapseLabError(f"{path} is not a readable CIFAR batch ({e}); re-download it") from None
+    return {(k.decode() if isinstance(k, bytes) else k): v for k, v in d.items()}
+
+
+def _images(d: dict, path: Path) -> torch.Tensor:
+    x = np.asarray(d["data"], dtype=np.uint8)
+    if x.ndim != 2 or x.shape[1] != 3072:
+        raise CollapseLabError(f"{path}: expected data of shape (N, 3072), found {x.shape}")
+    return torch.from_numpy(x.reshape(-1, 3, 32, 32).copy())
+
+
+def _load(name: str, folder: str, train_files: list[str], test_file: str, label_key: str,
+          meta_file: str, names_key: str, num_classes: int, data_root, download) -> Dataset:
+    layout = f"the folder {folder}/ ({', '.join(train_files + [test_file])})"
+    root = require_root(name, data_root, layout)
+    base = root / folder
+    if download and not base.is_dir():
+        torchvision_download(name, root, layout)
+    missing = [f for f in train_files + [test_file] if not (base / f).is_file()]
+    if missing:
+        raise CollapseLabError(f"{name}: {', '.join(missing)} not found in {base}: put {layout} under {root} (or use --download)")
+    xs, ys = [], []
+    for f in train_files:
+        d = read_batch(base / f)
+        xs.append(_images(d, base / f))
+        ys.append(torch.tensor(d[label_key], dtype=torch.long))
+    dt = read_batch(base / test_file)
+    class_names = []
+    if (base / meta_file).is_file():
+        class_names = [n.decode() if isinstance(n, bytes) else str(n) for n in read_batch(base / meta_file)[names_key]]
+    mean, std = STATS[name]
+    return Dataset(name, torch.cat(xs), torch.cat(ys), _images(dt, base / test_file),
+                   torch.tensor(dt[label_key], dtype=torch.long), num_classes=num_classes,
+                   scale=255.0, mean=mean, std=std, class_names=class_names)
+
+
+@DATASETS.register("cifar10")
+def load_cifar10(data_root=None, download: bool = False, **_) -> Dataset:
+    return _load("cifar10", "cifar-10-batches-py", [f"data_batch_{i}" for i in range(1, 6)], "test_batch",
+                 "labels", "batches.meta", "label_names", 10, data_root, download)
+
+
+@DATASETS.register("cifar100")
+def load_cifar100(data_root=None, download: bool = False, **_) -> Dataset:
+    return _load("cifar100", "cifar-100-python", ["train"], "test", "fine_labels", "meta",
+                 "fine_label_names", 100, data_root, download)

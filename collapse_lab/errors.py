@@ -1,0 +1,5 @@
+"""User-facing errors: one line that says what to do; the CLI turns them into exit status 2."""
+
+
+class CollapseLabError(Exception):
+    """Bad input or an impossible request. The message is shown as one line, exit status 2."""

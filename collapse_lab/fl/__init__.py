@@ -1,0 +1,1 @@
+"""Federated learning: local training, aggregation, methods and the round loop."""

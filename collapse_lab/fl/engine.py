@@ -1,0 +1,214 @@
+"""The round loop: config -> data set -> partition -> clients -> server rounds -> run store.
+
+``prepare`` checks everything that can be checked without training (data files, names,
+partition feasibility, run-directory conflicts) and writes nothing; ``train`` then runs
+the rounds and writes the store.
+"""
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import torch
+
+from ..config import RunConfig
+from ..data import Dataset, load_dataset
+from ..errors import CollapseLabError
+from ..models import build_model
+from ..partition import PARTITIONS, Partition
+from ..regularizers import build_regularizer
+from ..store import RunDir, parse_keep_local
+from .evaluate import evaluate
+from .local import train_client
+from .methods import METHODS
+
+
+def resolve_device(spec: str) -> torch.device:
+    if spec == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if spec.startswith("cuda") and not torch.cuda.is_available():
+        raise CollapseLabError(f"--device {spec}: no CUDA device here; use --device cpu or auto")
+    try:
+        return torch.device(spec)
+    except RuntimeError:
+        raise CollapseLabError(f"--device {spec!r} is not a device; use auto, cpu, cuda or cuda:N") from None
+
+
+def seed_for(*parts: int) -> int:
+    """A 63-bit seed derived from integers: independent streams per (seed, purpose, round, client)."""
+    return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(2, dtype=np.uint64)[0] >> np.uint64(1))
+
+
+PURPOSE_PARTITION, PURPOSE_INIT, PURPOSE_SAMPLE, PURPOSE_BATCHES = 1, 2, 3, 4
+
+
+def make_partition(cfg: RunConfig, ds: Dataset) -> Partition:
+    rng = np.random.default_rng(seed_for(cfg.seed, PURPOSE_PARTITION))
+    labels = ds.train_y.numpy()
+    return PARTITIONS.get(cfg.partition)(
+        labels, ds.num_classes, cfg.clients, rng, alpha=cfg.alpha, min_size=cfg.min_size,
+        classes_per_client=cfg.classes_per_client,
+        domains=None if ds.train_domain is None else ds.train_domain.numpy())
+
+
+def sample_clients(cfg: RunConfig, r: int) -> list[int]:
+    """The clients taking part in round r, drawn from the run's seed and r alone."""
+    m = max(1, int(round(cfg.sample_fraction * cfg.clients)))
+    if m >= cfg.clients:
+        return list(range(cfg.clients))
+    rng = np.random.default_rng(seed_for(cfg.seed, PURPOSE_SAMPLE, r))
+    return sorted(int(k) for k in rng.choice(cfg.clients, size=m, replace=False))
+
+
+def init_model(cfg: RunConfig, ds: Dataset) -> torch.nn.Module:
+    torch.manual_seed(seed_for(cfg.seed, PURPOSE_INIT))
+    return build_model(cfg.model, ds.num_classes, ds.input_shape)
+
+
+@dataclass
+class Prepared:
+    config: RunConfig
+    dataset: Dataset
+    partition: Partition
+    path: Path
+    action: str  # "train" or "skip" (already complete with the same configuration)
+
+
+def check_config(cfg: RunConfig) -> None:
+    if cfg.clients < 1:
+        raise CollapseLabError(f"--clients must be >= 1 (got {cfg.clients})")
+    if not 0 < cfg.sample_fraction <= 1:
+        raise CollapseLabError(f"--sample-fraction must be in (0, 1] (got {cfg.sample_fraction})")
+    for name, v, lo in (("--rounds", cfg.rounds, 1), ("--local-epochs", cfg.local_epochs, 1),
+                        ("--batch-size", cfg.batch_size, 1), ("--min-size", cfg.min_size, 0)):
+        if v < lo:
+            raise CollapseLabError(f"{name} must be >= {lo} (got {v})")
+    if not cfg.lr > 0:
+        raise CollapseLabError(f"--lr must be > 0 (got {cfg.lr})")
+    if cfg.momentum < 0 or cfg.weight_decay < 0 or cfg.beta < 0:
+        raise CollapseLabError("--momentum, --weight-decay and --beta must be >= 0")
+    if cfg.decorr_norm not in ("paper", "official"):
+        raise CollapseLabError(f"--decorr-norm {cfg.decorr_norm!r}: use paper or official")
+    METHODS.get(cfg.method)
+    build_regularizer(cfg.reg, normalization=cfg.decorr_norm)
+    from ..models import MODELS
+
+    MODELS.get(cfg.model)
+    PARTITIONS.get(cfg.partition)
+    parse_keep_local(cfg.keep_local)
+    resolve_device(cfg.device)
+
+
+def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False) -> list[Prepared]:
+    """Validate every run before any is trained; raises CollapseLabError on bad input."""
+    cache: dict[tuple, Dataset] = {}
+    prepared, names = [], set()
+    for cfg in configs:
+        check_config(dataclasses.replace(cfg, clients=cfg.clients or 1))
+        key = (cfg.dataset, cfg.data_root, cfg.image_size, tuple(sorted(cfg.dataset_options.items())))
+        if key not in cache:
+            cache[key] = load_dataset(cfg.dataset, data_root=cfg.data_root, image_size=cfg.image_size,
+                                      **cfg.dataset_options)
+        ds = cache[key]
+        if cfg.partition == "domain" and cfg.clients == 0:
+            cfg = dataclasses.replace(cfg, clients=max(len(ds.domains), 1))
+        if cfg.clients > len(ds.train_y):
+            raise CollapseLabError(f"--clients {cfg.clients} is more than the {len(ds.train_y)} training samples of {cfg.dataset}; use fewer clients")
+        model = init_model(cfg, ds)  # a model that cannot take this input fails here
+        if model.feature_dim < 1:
+            raise CollapseLabError(f"model {cfg.model} has no representation")
+        part = make_partition(cfg, ds)
+        name = cfg.run_name()
+        if name in names:
+            raise CollapseLabError(f"two runs would share the folder {name}; give different --alpha/--seed values or a --tag")
+        names.add(name)
+        path = Path(out) / name
+        action = "train"
+        if path.exists():
+            if not (path / "run.json").is_file():
+                raise CollapseLabError(f"{path} exists but is not a collapse-lab run; move it away or choose another --out")
+            meta = RunDir(path).meta
+            if meta.get("identity") != cfg.identity():
+                diff = sorted(k for k in set(meta.get("identity", {})) | set(cfg.identity())
+                              if meta.get("identity", {}).get(k) != cfg.identity().get(k))
+                raise CollapseLabError(
+                    f"{path} holds a run with a different configuration (differs in: {', '.join(diff)}); use another --out or --tag, or delete that folder")
+            if meta.get("status") == "complete" and not overwrite:
+                action = "skip"
+        prepared.append(Prepared(cfg, ds, part, path, action))
+    return prepared
+
+
+def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[[str], None] | None = None) -> dict:
+    """Run all rounds of one prepared run into its run directory; returns a summary."""
+    cfg, ds, part = p.config, p.dataset, p.partition
+    device = resolve_device(cfg.device)
+    keep = parse_keep_local(cfg.keep_local)
+    model = init_model(cfg, ds).to(device)
+    x_train, y_train = ds.train_x.to(device), ds.train_y.to(device)
+    x_test, y_test = ds.test_x.to(device), ds.test_y.to(device)
+    client_idx = [torch.from_numpy(ix).to(device) for ix in part.client_indices]
+    reg = build_regularizer(cfg.reg, normalization=cfg.decorr_norm)
+    method = METHODS.get(cfg.method)(cfg)
+
+    extra = {"n_train": len(ds.train_y), "n_test": len(ds.test_y), "num_classes": ds.num_classes,
+             "feature_dim": model.feature_dim, "client_sizes": part.sizes.tolist(), "device": str(device)}
+    run = RunDir.create(p.path.parent, p.path.name, cfg.to_json(), cfg.identity(), part,
+                        _cpu_state(model), extra)
+    ev = evaluate(model, x_test, y_test, ds.to_float, cfg.eval_batch_size)
+    run.log({"event": "round", "round": 0, **ev})
+    t0 = time.time()
+    global_state = _cpu_state(model)
+    for r in range(1, cfg.rounds + 1):
+        participants = sample_clients(cfg, r)
+        states, weights = [], []
+        for k in participants:
+            model.load_state_dict(global_state)
+            gen = torch.Generator().manual_seed(seed_for(cfg.seed, PURPOSE_BATCHES, r, k))
+            ix = client_idx[k]
+            hist = train_client(model, x_train[ix], y_train[ix], ds.to_float, epochs=cfg.local_epochs,
+                                batch_size=cfg.batch_size, lr=cfg.lr, momentum=cfg.momentum,
+                                weight_decay=cfg.weight_decay, reg=reg, beta=cfg.beta, generator=gen,
+                                extra_loss=method.local_loss(k, global_state), on_step=on_step)
+            for h in hist:
+                run.log({"event": "local_epoch", "round": r, "client": k, **h})
+            state = _cpu_state(model)
+            run.save_client(r, k, state)
+            states.append(state)
+            weights.append(len(ix))
+        global_state = method.aggregate(global_state, states, weights)
+        run.save_global(r, global_state)
+        run.save_method_state(r, method.state())
+        model.load_state_dict(global_state)
+        ev = evaluate(model, x_test, y_test, ds.to_float, cfg.eval_batch_size)
+        run.log({"event": "round", "round": r, "clients": participants, "seconds": round(time.time() - t0, 3), **ev})
+        run.prune_local(r, keep, cfg.rounds)
+        run.update(rounds_complete=r)
+        if log:
+            log(f"{p.path.name} round {r}/{cfg.rounds}: test acc {ev['test_acc']:.4f}")
+    run.update(status="complete", finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"), train_seconds=round(time.time() - t0, 2))
+    return {"run": str(p.path), "status": "complete", "rounds": cfg.rounds, "final_test_acc": ev["test_acc"],
+            "final_test_loss": ev["test_loss"], "seconds": round(time.time() - t0, 2)}
+
+
+def total_steps(p: Prepared) -> int:
+    """Local SGD steps of the whole run (for the progress bar)."""
+    cfg = p.config
+    total = 0
+    for r in range(1, cfg.rounds + 1):
+        for k in sample_clients(cfg, r):
+            n = int(p.partition.sizes[k])
+            nb = math.ceil(n / cfg.batch_size)
+            if nb > 1 and n % cfg.batch_size == 1:
+                nb -= 1
+            total += nb * cfg.local_epochs
+    return total
+
+
+def _cpu_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    return {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}

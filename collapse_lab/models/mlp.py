@@ -1,0 +1,30 @@
+"""Multi-layer perceptron: the default model for digits and gaussian."""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn as nn
+
+from . import MODELS
+
+
+class MLP(nn.Module):
+    def __init__(self, num_classes: int, input_shape: tuple[int, ...], hidden: tuple[int, ...] = (256, 128)):
+        super().__init__()
+        layers, width = [], math.prod(input_shape)
+        for h in hidden:
+            layers += [nn.Linear(width, h), nn.ReLU()]
+            width = h
+        self.body = nn.Sequential(nn.Flatten(), *layers)
+        self.feature_dim = width
+        self.classifier = nn.Linear(width, num_classes)
+
+    def forward(self, x: torch.Tensor):
+        z = self.body(x)
+        return self.classifier(z), z
+
+
+@MODELS.register("mlp")
+def mlp(num_classes: int, input_shape, hidden=(256, 128), **_) -> MLP:
+    return MLP(num_classes, input_shape, tuple(hidden))

@@ -1,0 +1,65 @@
+"""Dirichlet label skew (Sec. 3.1 of the FedDecorr paper; the MOON/NIID-Bench procedure)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ..errors import CollapseLabError
+from .base import Partition
+from . import PARTITIONS
+
+MAX_ATTEMPTS = 1000
+
+
+def iid(labels: np.ndarray, num_clients: int, rng: np.random.Generator) -> list[np.ndarray]:
+    """alpha = inf: a random permutation cut into K equal shards (sizes differ by at most 1)."""
+    return list(np.array_split(rng.permutation(len(labels)), num_clients))
+
+
+def _attempt(labels, num_classes, num_clients, alpha, rng) -> list[np.ndarray] | None:
+    n = len(labels)
+    cap = n / num_clients
+    held = [[] for _ in range(num_clients)]
+    sizes = np.zeros(num_clients, dtype=np.int64)
+    for c in range(num_classes):
+        idx_c = np.flatnonzero(labels == c)
+        rng.shuffle(idx_c)
+        p = rng.dirichlet(np.full(num_clients, alpha))
+        # A client already holding >= N/K samples gets no more (keeps sizes bounded).
+        p = p * (sizes < cap)
+        total = p.sum()
+        if not np.isfinite(total) or total <= 0:
+            return None  # every client with weight is full: this draw failed, redraw all
+        cuts = (np.cumsum(p / total) * len(idx_c)).astype(np.int64)[:-1]
+        for k, part in enumerate(np.split(idx_c, cuts)):
+            held[k].append(part)
+            sizes[k] += len(part)
+    return [np.concatenate(h) if h else np.zeros(0, np.int64) for h in held]
+
+
+@PARTITIONS.register("dirichlet")
+def dirichlet(labels: np.ndarray, num_classes: int, num_clients: int, rng: np.random.Generator,
+              alpha: float = 0.5, min_size: int = 10, **_) -> Partition:
+    """Per class c: p_c ~ Dir_K(alpha); client k gets a p_{c,k} share of class c.
+
+    Clients already holding >= N/K samples get a zero share (renormalised); the whole
+    draw is repeated until every client holds >= ``min_size`` samples, at most
+    ``MAX_ATTEMPTS`` times. ``alpha = inf`` is the IID split.
+    """
+    labels = np.asarray(labels)
+    if not alpha > 0:
+        raise CollapseLabError(f"--alpha must be > 0 (got {alpha}); use inf for IID")
+    if num_clients < 1:
+        raise CollapseLabError(f"--clients must be >= 1 (got {num_clients})")
+    if num_clients * max(min_size, 1) > len(labels):
+        raise CollapseLabError(
+            f"{num_clients} clients x --min-size {min_size} needs {num_clients * max(min_size, 1)} samples but the training set has {len(labels)}; use fewer clients or a smaller --min-size")
+    if math.isinf(alpha):
+        return Partition.from_indices(iid(labels, num_clients, rng), labels, num_classes)
+    for _ in range(MAX_ATTEMPTS):
+        parts = _attempt(labels, num_classes, num_clients, alpha, rng)
+        if parts is not None and min(len(p) for p in parts) >= min_size:
+            return Partition.from_indices(parts, labels, num_classes)
+    raise CollapseLabError(
+        f"no Dirichlet(alpha={alpha}) split of {len(labels)} samples over {num_clients} clients gave every client >= {min_size} samples in {MAX_ATTEMPTS} draws; lower --min-size, use fewer clients or a larger alpha")

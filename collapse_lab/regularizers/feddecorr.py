@@ -1,0 +1,75 @@
+"""FedDecorr (Shi et al., ICLR 2023), Eq. 8: L = (1/d^2) ||K||_F^2, K the batch correlation matrix of z.
+
+Two normalisations of the same quantity:
+
+``paper`` (default), Eq. 8 exactly. z is z-scored per dimension with the population
+(1/N) standard deviation, K = (1/N) z_hat^T z_hat is then a true correlation matrix
+(unit diagonal), and L = mean(K**2) = (1/d^2) ||K||_F^2, in [1/d, 1].
+
+``official``, the released code (github.com/bytedance/FedDecorr): z is scaled by
+sqrt(eps + unbiased variance), C = z_hat^T z_hat (no 1/N), the diagonal is dropped and
+L_off = mean over the d(d-1) off-diagonal entries of C**2, divided by N; 0 for N = 1.
+Since C = (N - 1) K (up to eps),
+
+    L_off = (N - 1)^2 / (N d (d - 1)) * (d^2 L_paper - d).
+
+Degenerate batches (paper normalisation): a dimension whose batch variance is at most
+``eps * (1 + mean^2)`` (a dead ReLU unit, or any dimension when N = 1) is treated as
+uncorrelated with all others: its row and column of K are those of the identity. K
+stays a valid correlation matrix, Proposition 1 still holds, and neither the value
+nor the gradient is ever NaN. A batch of one sample gives K = I and L = 1/d.
+"""
+from __future__ import annotations
+
+import torch
+
+from . import REGULARIZERS
+
+CONST_EPS = 1e-10  # relative variance below which a dimension counts as constant
+OFFICIAL_EPS = 1e-8  # the released code's epsilon
+
+
+def correlation_matrix(z: torch.Tensor, eps: float = CONST_EPS) -> torch.Tensor:
+    """Batch correlation matrix K (d x d) of z (N x d), population normalisation, unit diagonal."""
+    n = z.shape[0]
+    mean = z.mean(dim=0)
+    zc = z - mean
+    var = zc.pow(2).mean(dim=0)
+    const = var <= eps * (1.0 + mean.pow(2))
+    # where() on the variance, not the std: sqrt'(0) = inf would turn the masked branch's
+    # zero gradient into NaN.
+    std = torch.where(const, torch.ones_like(var), var).sqrt()
+    zh = (zc / std).masked_fill(const, 0.0)
+    k = zh.T @ zh / n
+    return k + torch.diag(const.to(k.dtype))
+
+
+def feddecorr_loss(z: torch.Tensor, eps: float = CONST_EPS) -> torch.Tensor:
+    """Eq. 8: (1/d^2) ||K||_F^2."""
+    k = correlation_matrix(z.float() if z.dtype in (torch.float16, torch.bfloat16) else z, eps)
+    return k.pow(2).mean()
+
+
+def feddecorr_loss_official(z: torch.Tensor, eps: float = OFFICIAL_EPS) -> torch.Tensor:
+    """The released code's scaling (see module docstring for the factor to Eq. 8)."""
+    n, d = z.shape
+    if n == 1 or d == 1:
+        return z.sum() * 0.0
+    z = z.float() if z.dtype in (torch.float16, torch.bfloat16) else z
+    zc = z - z.mean(dim=0, keepdim=True)
+    zh = zc / torch.sqrt(eps + zc.var(dim=0, keepdim=True))
+    c = zh.T @ zh
+    off = c - torch.diag(torch.diagonal(c))
+    return off.pow(2).sum() / (d * (d - 1)) / n
+
+
+def official_from_paper(loss_paper: float, n: int, d: int) -> float:
+    """Convert an Eq. 8 value to the official scaling (exact when eps -> 0)."""
+    return (n - 1) ** 2 / (n * d * (d - 1)) * (d * d * loss_paper - d)
+
+
+@REGULARIZERS.register("feddecorr")
+def feddecorr(normalization: str = "paper", **_):
+    if normalization == "official":
+        return lambda z, logits=None: feddecorr_loss_official(z)
+    return lambda z, logits=None: feddecorr_loss(z)

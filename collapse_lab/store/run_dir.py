@@ -1,0 +1,149 @@
+"""A run directory (the layout is documented in the README):
+
+    <out>/<run>/run.json                  resolved config, status, partition hash, versions
+    <out>/<run>/partition.safetensors     per-client indices + clients x classes counts
+    <out>/<run>/metrics.jsonl             one JSON object per event
+    <out>/<run>/round_<r>/global.safetensors       global model after aggregation (r = 0: init)
+    <out>/<run>/round_<r>/client_<k>.safetensors   client k after its local training in round r
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import torch
+
+from ..errors import CollapseLabError
+from ..io import append_jsonl, load_tensors, save_tensors, write_json
+from ..partition import Partition
+
+
+def package_versions() -> dict[str, str]:
+    import numpy
+
+    from .. import __version__
+
+    return {"collapse_lab": __version__, "torch": torch.__version__, "numpy": numpy.__version__,
+            "python": platform.python_version()}
+
+
+def parse_keep_local(spec: str) -> tuple[str, int]:
+    if spec in ("all", "last", "none"):
+        return spec, 0
+    if spec.startswith("every:"):
+        try:
+            n = int(spec.split(":", 1)[1])
+        except ValueError:
+            n = 0
+        if n >= 1:
+            return "every", n
+    raise CollapseLabError(f"--keep-local {spec!r}: use all, last, none or every:N with N >= 1")
+
+
+class RunDir:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+
+    # -- reading -----------------------------------------------------------------
+    @property
+    def meta(self) -> dict:
+        with open(self.path / "run.json") as f:
+            return json.load(f)
+
+    def round_dir(self, r: int) -> Path:
+        return self.path / f"round_{r}"
+
+    def global_path(self, r: int) -> Path:
+        return self.round_dir(r) / "global.safetensors"
+
+    def client_path(self, r: int, k: int) -> Path:
+        return self.round_dir(r) / f"client_{k}.safetensors"
+
+    def load_global(self, r: int) -> dict[str, torch.Tensor]:
+        return load_tensors(self.global_path(r))
+
+    def load_client(self, r: int, k: int) -> dict[str, torch.Tensor]:
+        return load_tensors(self.client_path(r, k))
+
+    def partition(self) -> Partition:
+        return Partition.load(self.path / "partition.safetensors")
+
+    def metrics(self) -> list[dict]:
+        p = self.path / "metrics.jsonl"
+        if not p.exists():
+            return []
+        return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+
+    # -- writing -----------------------------------------------------------------
+    @staticmethod
+    def create(out: Path, name: str, config_json: dict, identity: dict, partition: Partition,
+               init_state: dict[str, torch.Tensor], extra: dict) -> "RunDir":
+        """Create the run folder complete with run.json, partition and round_0, then
+        rename it into place, so a failure leaves no half-written run behind."""
+        out = Path(out)
+        out.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=out))
+        try:
+            run = RunDir(tmp)
+            partition.save(tmp / "partition.safetensors")
+            save_tensors(run.global_path(0), init_state, metadata={"round": "0", "model": "global"})
+            (tmp / "metrics.jsonl").touch()
+            meta = {"name": name, "config": config_json, "identity": identity, "status": "running",
+                    "rounds_complete": 0, "partition_hash": partition.content_hash(),
+                    "versions": package_versions(), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **extra}
+            meta.update(config_json)  # the resolved config also at top level for easy reading
+            write_json(tmp / "run.json", meta)
+            final = out / name
+            if final.exists():
+                shutil.rmtree(final)
+            os.replace(tmp, final)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        return RunDir(final)
+
+    def update(self, **fields) -> None:
+        meta = self.meta
+        meta.update(fields)
+        write_json(self.path / "run.json", meta)
+
+    def log(self, event: dict) -> None:
+        append_jsonl(self.path / "metrics.jsonl", event)
+
+    def save_global(self, r: int, state) -> None:
+        save_tensors(self.global_path(r), state, metadata={"round": str(r), "model": "global"})
+
+    def save_client(self, r: int, k: int, state) -> None:
+        save_tensors(self.client_path(r, k), state, metadata={"round": str(r), "model": f"client_{k}"})
+
+    def save_method_state(self, r: int, state: dict) -> None:
+        if state:
+            save_tensors(self.round_dir(r) / "method.safetensors", state, metadata={"round": str(r)})
+
+    def prune_local(self, r: int, keep: tuple[str, int], final_round: int) -> None:
+        """Apply --keep-local after round r completes (last/every keep the final round)."""
+        mode, n = keep
+        if mode == "all":
+            return
+        drop = []
+        if mode == "none":
+            drop = [r]
+        elif mode == "last":
+            drop = [r - 1] if r > 1 else []
+        elif mode == "every" and r % n != 0 and r != final_round:
+            drop = [r]
+        for q in drop:
+            for f in self.round_dir(q).glob("client_*.safetensors"):
+                f.unlink()
+
+
+def find_runs(out: Path) -> list[RunDir]:
+    out = Path(out)
+    if not out.is_dir():
+        return []
+    return [RunDir(p) for p in sorted(out.iterdir()) if (p / "run.json").is_file() and not p.name.startswith(".")]
