@@ -113,7 +113,7 @@ def build_configs(ctx: click.Context, params: dict) -> list[RunConfig]:
 @click.option("--reg", default="none", show_default=True, help="none, feddecorr")
 @click.option("--beta", type=float, default=0.1, show_default=True, help="Regularizer weight (Eq. 9).")
 @click.option("--decorr-norm", default="paper", show_default=True, help="FedDecorr scaling: paper (Eq. 8) or official (released code).")
-@click.option("--rounds", type=int, default=20, help="Communication rounds (preset: 100 CIFAR, 50 TinyImageNet, 20 digits).")
+@click.option("--rounds", type=int, default=30, help="Communication rounds (paper preset: 100 CIFAR, 50 TinyImageNet, 300 domains, 30 otherwise).")
 @click.option("--local-epochs", type=int, default=10)
 @click.option("--batch-size", type=int, default=64)
 @click.option("--lr", type=float, default=0.01)

@@ -19,6 +19,7 @@ DEFAULT_ALPHAS = (0.01, 0.05, 0.25, math.inf)  # the paper's analysis settings (
 class RunConfig:
     dataset: str = "digits"
     data_root: str | None = None
+    download: bool = False
     model: str = "mlp"
     partition: str = "dirichlet"
     alpha: float = 0.5
@@ -48,7 +49,7 @@ class RunConfig:
     def identity(self) -> dict:
         """The fields that define what a run computes (a run directory holds one identity)."""
         d = dataclasses.asdict(self)
-        for k in ("device", "data_root", "keep_local", "eval_batch_size"):
+        for k in ("device", "data_root", "download", "keep_local", "eval_batch_size"):
             d.pop(k)
         d["alpha"] = alpha_str(self.alpha)
         return d
@@ -105,7 +106,7 @@ def preset_values(preset: str, dataset: str) -> dict:
             return dict(lr=0.01, momentum=0.9, batch_size=64, local_epochs=1, weight_decay=1e-5, rounds=300)
         return dict(lr=0.01, momentum=0.9, batch_size=64, local_epochs=10,
                     weight_decay=1e-5 if dataset == "cifar10" else 1e-4,
-                    rounds=PAPER_ROUNDS.get(dataset, 20))
+                    rounds=PAPER_ROUNDS.get(dataset, 30))
     if preset == "quick":  # smoke tests and CI: few short rounds
         return dict(lr=0.05, momentum=0.9, batch_size=64, local_epochs=1, weight_decay=1e-4, rounds=2)
     raise CollapseLabError(f"unknown --preset {preset!r}; choose paper or quick")

@@ -25,6 +25,7 @@ _ALLOWED = {
     ("numpy", "dtype"),
     ("builtins", "dict"),
     ("builtins", "list"),
+    ("_codecs", "encode"),  # protocol-2 pickles spell bytes this way
 }
 
 # Channel statistics of the training sets (the constants used by the MOON/FedDecorr code).

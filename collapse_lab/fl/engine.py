@@ -112,7 +112,7 @@ def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False) -> lis
         check_config(dataclasses.replace(cfg, clients=cfg.clients or 1))
         key = (cfg.dataset, cfg.data_root, cfg.image_size, tuple(sorted(cfg.dataset_options.items())))
         if key not in cache:
-            cache[key] = load_dataset(cfg.dataset, data_root=cfg.data_root, image_size=cfg.image_size,
+            cache[key] = load_dataset(cfg.dataset, data_root=cfg.data_root, download=cfg.download, image_size=cfg.image_size,
                                       **cfg.dataset_options)
         ds = cache[key]
         if cfg.partition == "domain" and cfg.clients == 0:
@@ -132,13 +132,16 @@ def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False) -> lis
         if path.exists():
             if not (path / "run.json").is_file():
                 raise CollapseLabError(f"{path} exists but is not a collapse-lab run; move it away or choose another --out")
-            meta = RunDir(path).meta
-            if meta.get("identity") != cfg.identity():
-                diff = sorted(k for k in set(meta.get("identity", {})) | set(cfg.identity())
-                              if meta.get("identity", {}).get(k) != cfg.identity().get(k))
+            existing = RunDir(path)
+            try:
+                old = existing.config.identity()
+            except (ValueError, TypeError, KeyError):
+                raise CollapseLabError(f"{path}/run.json is unreadable; move the folder away or choose another --out") from None
+            if old != cfg.identity():
+                diff = sorted(k for k in set(old) | set(cfg.identity()) if old.get(k) != cfg.identity().get(k))
                 raise CollapseLabError(
                     f"{path} holds a run with a different configuration (differs in: {', '.join(diff)}); use another --out or --tag, or delete that folder")
-            if meta.get("status") == "complete" and not overwrite:
+            if existing.meta.get("status") == "complete" and not overwrite:
                 action = "skip"
         prepared.append(Prepared(cfg, ds, part, path, action))
     return prepared
@@ -158,7 +161,7 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
 
     extra = {"n_train": len(ds.train_y), "n_test": len(ds.test_y), "num_classes": ds.num_classes,
              "feature_dim": model.feature_dim, "client_sizes": part.sizes.tolist(), "device": str(device)}
-    run = RunDir.create(p.path.parent, p.path.name, cfg.to_json(), cfg.identity(), part,
+    run = RunDir.create(p.path.parent, p.path.name, cfg.to_json(), part,
                         _cpu_state(model), extra)
     ev = evaluate(model, x_test, y_test, ds.to_float, cfg.eval_batch_size)
     run.log({"event": "round", "round": 0, **ev})

@@ -55,6 +55,12 @@ class RunDir:
         with open(self.path / "run.json") as f:
             return json.load(f)
 
+    @property
+    def config(self):
+        from ..config import RunConfig
+
+        return RunConfig.from_json(self.meta)
+
     def round_dir(self, r: int) -> Path:
         return self.path / f"round_{r}"
 
@@ -81,7 +87,7 @@ class RunDir:
 
     # -- writing -----------------------------------------------------------------
     @staticmethod
-    def create(out: Path, name: str, config_json: dict, identity: dict, partition: Partition,
+    def create(out: Path, name: str, config_json: dict, partition: Partition,
                init_state: dict[str, torch.Tensor], extra: dict) -> "RunDir":
         """Create the run folder complete with run.json, partition and round_0, then
         rename it into place, so a failure leaves no half-written run behind."""
@@ -93,10 +99,10 @@ class RunDir:
             partition.save(tmp / "partition.safetensors")
             save_tensors(run.global_path(0), init_state, metadata={"round": "0", "model": "global"})
             (tmp / "metrics.jsonl").touch()
-            meta = {"name": name, "config": config_json, "identity": identity, "status": "running",
-                    "rounds_complete": 0, "partition_hash": partition.content_hash(),
-                    "versions": package_versions(), "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **extra}
-            meta.update(config_json)  # the resolved config also at top level for easy reading
+            # The resolved config sits at the top level, beside the run's bookkeeping.
+            meta = {**config_json, "name": name, "status": "running", "rounds_complete": 0,
+                    "partition_hash": partition.content_hash(), "versions": package_versions(),
+                    "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **extra}
             write_json(tmp / "run.json", meta)
             final = out / name
             if final.exists():

@@ -1,0 +1,62 @@
+"""Fixtures that write tiny data sets in their real on-disk formats."""
+from __future__ import annotations
+
+import gzip
+import pickle
+import struct
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SHARED_MNIST = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist"
+
+
+def write_idx(path: Path, arr: np.ndarray, gz: bool) -> None:
+    """The idx format: 0, 0, dtype code (0x08 = uint8), ndim, big-endian uint32 dims, data."""
+    header = bytes([0, 0, 0x08, arr.ndim]) + struct.pack(f">{arr.ndim}I", *arr.shape)
+    data = header + arr.astype(np.uint8).tobytes()
+    if gz:
+        path = path.with_name(path.name + ".gz")
+        with gzip.open(path, "wb") as f:
+            f.write(data)
+    else:
+        path.write_bytes(data)
+
+
+@pytest.fixture
+def mnist_root(tmp_path):
+    rng = np.random.default_rng(0)
+    root = tmp_path / "mnist_root" / "MNIST" / "raw"
+    root.mkdir(parents=True)
+    for prefix, n, gz in (("train", 60, True), ("t10k", 20, False)):
+        x = rng.integers(0, 256, size=(n, 28, 28), dtype=np.uint8)
+        y = np.arange(n) % 10
+        write_idx(root / f"{prefix}-images-idx3-ubyte", x, gz)
+        write_idx(root / f"{prefix}-labels-idx1-ubyte", y.astype(np.uint8), gz)
+    return tmp_path / "mnist_root", x, y
+
+
+def write_cifar(root: Path, kind: str, n_per_file: int = 20) -> dict:
+    """CIFAR python version: pickled dicts with bytes keys (as written by Python 2)."""
+    rng = np.random.default_rng(1)
+    folder, files, label_key, n_cls = {
+        "cifar10": ("cifar-10-batches-py", [f"data_batch_{i}" for i in range(1, 6)] + ["test_batch"], b"labels", 10),
+        "cifar100": ("cifar-100-python", ["train", "test"], b"fine_labels", 100),
+    }[kind]
+    base = root / folder
+    base.mkdir(parents=True)
+    written = {}
+    for f in files:
+        data = rng.integers(0, 256, size=(n_per_file, 3072), dtype=np.uint8)
+        labels = [int(v) for v in rng.integers(0, n_cls, size=n_per_file)]
+        d = {b"data": data, label_key: labels, b"batch_label": f.encode()}
+        if kind == "cifar100":
+            d[b"coarse_labels"] = [v // 5 for v in labels]
+        with open(base / f, "wb") as fh:
+            pickle.dump(d, fh, protocol=2)
+        written[f] = (data, labels)
+    meta = ("batches.meta", b"label_names") if kind == "cifar10" else ("meta", b"fine_label_names")
+    with open(base / meta[0], "wb") as fh:
+        pickle.dump({meta[1]: [f"class{i}".encode() for i in range(n_cls)]}, fh, protocol=2)
+    return written

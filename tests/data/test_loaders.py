@@ -1,0 +1,142 @@
+"""Every loader on a fixture in its real on-disk format, compared with what was written."""
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from collapse_lab.data import DATASETS, load_dataset
+from collapse_lab.data.mnist import read_split
+from collapse_lab.errors import CollapseLabError
+from tests.conftest import SHARED_MNIST, write_cifar
+
+
+def test_digits_fixed_stratified_split():
+    from sklearn.datasets import load_digits
+
+    d1, d2 = load_dataset("digits"), load_dataset("digits")
+    assert torch.equal(d1.train_x, d2.train_x) and torch.equal(d1.test_y, d2.test_y)
+    assert len(d1.train_y) + len(d1.test_y) == 1797
+    # stratified: every class's test share is within one sample of 20%
+    full = np.bincount(load_digits().target)
+    test = d1.test_y.bincount(minlength=10).numpy()
+    assert np.all(np.abs(test - 0.2 * full) <= 1)
+    # the stored uint8 pixels are the scikit-learn values (0..16)
+    assert int(d1.train_x.max()) == 16 and d1.train_x.dtype == torch.uint8
+
+
+def test_gaussian_configurable_and_seeded():
+    d = load_dataset("gaussian", dim=7, num_classes=3, train_per_class=11, test_per_class=4)
+    assert d.train_x.shape == (33, 7) and d.test_x.shape == (12, 7) and d.num_classes == 3
+    assert torch.equal(d.train_y.bincount(), torch.tensor([11, 11, 11]))
+    assert torch.equal(d.train_x, load_dataset("gaussian", dim=7, num_classes=3, train_per_class=11, test_per_class=4).train_x)
+
+
+def test_mnist_idx_fixture(mnist_root):
+    root, x_test, y_test = mnist_root
+    d = load_dataset("mnist", data_root=root)
+    assert d.train_x.shape == (60, 1, 28, 28) and d.test_x.shape == (20, 1, 28, 28)
+    assert np.array_equal(d.test_x[:, 0].numpy(), x_test) and np.array_equal(d.test_y.numpy(), y_test)
+
+
+def test_mnist_truncated_file_is_an_error(mnist_root):
+    root = mnist_root[0] / "MNIST" / "raw"
+    p = root / "t10k-images-idx3-ubyte"
+    p.write_bytes(p.read_bytes()[:-5])
+    with pytest.raises(CollapseLabError, match="truncated"):
+        load_dataset("mnist", data_root=mnist_root[0])
+
+
+@pytest.mark.skipif(not (SHARED_MNIST / "t10k-labels-idx1-ubyte.gz").exists(), reason="shared MNIST absent")
+def test_real_mnist_test_set():
+    x, y = read_split(SHARED_MNIST, "test")
+    assert x.shape == (10000, 1, 28, 28) and x.dtype == torch.uint8
+    # The published per-class counts of the MNIST test set.
+    assert y.bincount().tolist() == [980, 1135, 1032, 1010, 982, 892, 958, 1028, 974, 1009]
+    # idx images are 0..255 with a white-on-black background: most pixels are 0
+    assert int(x.max()) == 255 and float((x == 0).float().mean()) > 0.75
+
+
+@pytest.mark.parametrize("kind", ["cifar10", "cifar100"])
+def test_cifar_python_folders(tmp_path, kind):
+    written = write_cifar(tmp_path, kind)
+    d = load_dataset(kind, data_root=tmp_path)
+    train_files = [f for f in written if f not in ("test_batch", "test")]
+    exp = np.concatenate([written[f][0] for f in train_files]).reshape(-1, 3, 32, 32)
+    assert np.array_equal(d.train_x.numpy(), exp)
+    assert d.train_y.tolist() == sum((written[f][1] for f in train_files), [])
+    test_key = "test_batch" if kind == "cifar10" else "test"
+    assert d.test_y.tolist() == written[test_key][1]
+    assert d.num_classes == (10 if kind == "cifar10" else 100) and d.class_names[3] == "class3"
+    # pixel (c=1, h=2, w=5) of image 0 is byte 1024 + 2*32 + 5 of its row: the standard layout
+    assert int(d.train_x[0, 1, 2, 5]) == int(written[train_files[0]][0][0, 1024 + 64 + 5])
+
+
+def test_cifar_refuses_code_in_pickle(tmp_path):
+    write_cifar(tmp_path, "cifar100")
+
+    class Evil:
+        def __reduce__(self):
+            return (print, ("pwned",))
+
+    with open(tmp_path / "cifar-100-python" / "train", "wb") as f:
+        pickle.dump({b"data": Evil()}, f)
+    with pytest.raises(CollapseLabError, match="not a readable CIFAR batch"):
+        load_dataset("cifar100", data_root=tmp_path)
+
+
+def _jpeg(path, color, size=(64, 64)):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    Image.new("RGB", size, color).save(path, quality=95)
+
+
+def test_tinyimagenet_folder(tmp_path):
+    base = tmp_path / "tiny-imagenet-200"
+    wnids = ["n01443537", "n01629819", "n01641577"]
+    base.mkdir()
+    (base / "wnids.txt").write_text("\n".join(wnids) + "\n")
+    colors = [(250, 0, 0), (0, 250, 0), (0, 0, 250)]
+    for i, w in enumerate(wnids):
+        for j in range(2):
+            _jpeg(base / "train" / w / "images" / f"{w}_{j}.JPEG", colors[i])
+        (base / "train" / w / f"{w}_boxes.txt").write_text("")
+    ann = []
+    for j, i in enumerate([2, 0, 1, 2]):
+        _jpeg(base / "val" / "images" / f"val_{j}.JPEG", colors[i])
+        ann.append(f"val_{j}.JPEG\t{wnids[i]}\t0\t0\t63\t63")
+    (base / "val" / "val_annotations.txt").write_text("\n".join(ann) + "\n")
+    d = load_dataset("tinyimagenet", data_root=tmp_path)
+    assert d.train_x.shape == (6, 3, 64, 64) and d.test_x.shape == (4, 3, 64, 64)
+    assert d.train_y.tolist() == [0, 0, 1, 1, 2, 2] and d.test_y.tolist() == [2, 0, 1, 2]
+    # the dominant channel of each decoded image is its class colour's channel
+    assert d.test_x.float().mean(dim=(2, 3)).argmax(1).tolist() == [2, 0, 1, 2]
+
+
+def test_domains_imagefolders(tmp_path):
+    for dom, shade in (("amazon", 40), ("webcam", 200)):
+        for c, ch in (("bike", 0), ("mug", 1)):
+            for j in range(5):
+                color = [shade // 4] * 3
+                color[ch] = shade
+                _jpeg(tmp_path / dom / c / f"{j}.jpg", tuple(color), size=(40, 30))
+    d = load_dataset("domains", data_root=tmp_path, image_size=16)
+    assert d.domains == ["amazon", "webcam"] and d.class_names == ["bike", "mug"]
+    assert len(d.train_y) + len(d.test_y) == 20 and len(d.test_y) == 4  # 1 of 5 per (domain, class)
+    assert d.train_x.shape[1:] == (3, 16, 16)
+    # labels and domains follow the folders
+    means = d.train_x.float().mean(dim=(2, 3))
+    assert torch.equal(means[:, :2].argmax(1), d.train_y)
+    assert torch.equal((means.max(1).values > 120).long(), d.train_domain)
+
+
+def test_missing_files_name_the_layout(tmp_path):
+    for name in ("mnist", "cifar10", "cifar100", "tinyimagenet", "domains"):
+        with pytest.raises(CollapseLabError, match="put|should hold|need|expected"):
+            load_dataset(name, data_root=tmp_path)
+
+
+def test_registry_lists_all():
+    assert DATASETS.names() == ["cifar10", "cifar100", "digits", "domains", "gaussian", "mnist", "tinyimagenet"]
