@@ -50,10 +50,24 @@ def append_jsonl(path: Path, obj) -> None:
         os.fsync(f.fileno())
 
 
-def save_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict[str, str] | None = None) -> None:
-    """Save a flat dict of tensors as safetensors (no pickle), atomically."""
+def save_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict | None = None) -> None:
+    """Save a flat dict of tensors as safetensors (no pickle), atomically.
+
+    The metadata goes in as one JSON string under a single key: safetensors writes
+    several keys in hash-map order, which changes between processes, and identical
+    weights should give identical bytes (content hashes key the feature cache).
+    """
     flat = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
-    _atomic(path, lambda tmp: save_file(flat, tmp, metadata=metadata))
+    meta = {"collapse_lab": json.dumps(metadata, sort_keys=True)} if metadata else None
+    _atomic(path, lambda tmp: save_file(flat, tmp, metadata=meta))
+
+
+def read_metadata(path: Path) -> dict:
+    from safetensors import safe_open
+
+    with safe_open(str(path), framework="pt") as f:
+        meta = f.metadata() or {}
+    return json.loads(meta.get("collapse_lab", "{}"))
 
 
 def load_tensors(path: Path) -> dict[str, torch.Tensor]:

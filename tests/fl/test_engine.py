@@ -1,0 +1,118 @@
+"""End-to-end training on the gaussian data set: store layout, FedAvg of stored clients, determinism."""
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from collapse_lab.cli import cli
+from collapse_lab.fl.aggregate import weighted_average
+from collapse_lab.store import find_runs
+
+FAST = ["--dataset", "gaussian", "--dataset-option", "dim=8", "--dataset-option", "train_per_class=30",
+        "--dataset-option", "test_per_class=10", "--local-epochs", "2", "--batch-size", "16"]
+
+
+def run_cli(*args):
+    res = CliRunner().invoke(cli, list(args))
+    return res
+
+
+def test_train_store_layout_and_fedavg_of_clients(tmp_path):
+    res = run_cli("train", *FAST, "--rounds", "2", "--clients", "4", "--alpha", "0.3", "--alpha", "inf",
+                  "--reg", "feddecorr", "--out", str(tmp_path), "--json")
+    assert res.exit_code == 0, res.output
+    summary = json.loads(res.stdout)
+    assert len(summary["runs"]) == 2 and all(r["status"] == "complete" for r in summary["runs"])
+    runs = find_runs(tmp_path)
+    assert sorted(r.path.name for r in runs) == ["gaussian_mlp_fedavg_feddecorr0.1_dir0.3_K4_s0",
+                                                  "gaussian_mlp_fedavg_feddecorr0.1_dirinf_K4_s0"]
+    for run in runs:
+        meta = run.meta
+        for key in ("dataset", "model", "method", "reg", "beta", "partition", "alpha", "clients", "rounds", "seed",
+                    "status", "partition_hash", "versions"):
+            assert key in meta, key
+        assert meta["status"] == "complete" and meta["rounds_complete"] == 2
+        assert run.partition().content_hash() == meta["partition_hash"]
+        sizes = run.partition().sizes
+        for r in (1, 2):
+            clients = [run.load_client(r, k) for k in range(4)]
+            # the stored global model is the sample-weighted average of the stored clients
+            avg = weighted_average(clients, sizes.tolist())
+            g = run.load_global(r)
+            for key in g:
+                assert torch.allclose(g[key], avg[key], atol=1e-7), key
+        events = run.metrics()
+        rounds = [e for e in events if e["event"] == "round"]
+        local = [e for e in events if e["event"] == "local_epoch"]
+        assert [e["round"] for e in rounds] == [0, 1, 2]
+        assert len(local) == 2 * 4 * 2  # rounds x clients x epochs
+        assert all(e["reg"] > 0 and abs(e["loss"] - (e["ce"] + 0.1 * e["reg"])) < 1e-9 for e in local)
+        assert 0 <= rounds[-1]["test_acc"] <= 1
+
+
+def test_same_seed_bit_identical_and_partial_participation(tmp_path):
+    outs = []
+    for name in ("a", "b"):
+        res = run_cli("train", *FAST, "--rounds", "2", "--clients", "6", "--alpha", "0.5", "--sample-fraction", "0.5",
+                      "--out", str(tmp_path / name))
+        assert res.exit_code == 0, res.output
+        outs.append(find_runs(tmp_path / name)[0])
+    a, b = outs
+    # identical weights give identical files, byte for byte
+    assert (a.global_path(2)).read_bytes() == (b.global_path(2)).read_bytes()
+    for r in (1, 2):
+        files = sorted(p.name for p in a.round_dir(r).glob("client_*.safetensors"))
+        assert len(files) == 3  # half of 6 clients
+        ids = [int(f.split("_")[1].split(".")[0]) for f in files]
+        sizes = a.partition().sizes
+        avg = weighted_average([a.load_client(r, k) for k in ids], [int(sizes[k]) for k in ids])
+        assert all(torch.allclose(a.load_global(r)[k], avg[k], atol=1e-7) for k in avg)
+    # the sampling schedule is reproducible from the seed
+    sampled = [sorted(int(p.name.split("_")[1].split(".")[0]) for p in a.round_dir(r).glob("client_*")) for r in (1, 2)]
+    assert sampled == [sorted(int(p.name.split("_")[1].split(".")[0]) for p in b.round_dir(r).glob("client_*")) for r in (1, 2)]
+
+
+def test_existing_complete_run_is_skipped_and_conflict_is_an_error(tmp_path):
+    args = ["train", *FAST, "--rounds", "1", "--clients", "3", "--alpha", "1", "--out", str(tmp_path)]
+    assert run_cli(*args).exit_code == 0
+    before = next(tmp_path.iterdir()).joinpath("round_1", "global.safetensors").read_bytes()
+    res = run_cli(*args)
+    assert res.exit_code == 0 and "already complete" in res.stderr
+    res = run_cli(*[a if a != "1" else "1" for a in args], "--lr", "0.5")
+    assert res.exit_code == 2 and "different configuration (differs in: lr)" in res.stderr
+    assert next(tmp_path.iterdir()).joinpath("round_1", "global.safetensors").read_bytes() == before
+
+
+@pytest.mark.parametrize("fmt", ["toml", "yaml"])
+def test_config_file_and_flag_override(tmp_path, fmt):
+    cfg = tmp_path / f"c.{fmt}"
+    if fmt == "toml":
+        cfg.write_text('dataset = "gaussian"\nrounds = 1\nclients = 3\nalpha = 2.0\nlr = 0.2\nlocal-epochs = 1\n'
+                       '[dataset_options]\ndim = 4\ntrain_per_class = 20\n')
+    else:
+        cfg.write_text("dataset: gaussian\nrounds: 1\nclients: 3\nalpha: 2.0\nlr: 0.2\nlocal_epochs: 1\n"
+                       "dataset_options: {dim: 4, train_per_class: 20}\n")
+    res = run_cli("train", "--config", str(cfg), "--lr", "0.3", "--out", str(tmp_path / "o"), "--json")
+    assert res.exit_code == 0, res.output
+    meta = find_runs(tmp_path / "o")[0].meta
+    assert meta["lr"] == 0.3 and meta["rounds"] == 1 and meta["alpha"] == "2" and meta["dataset_options"]["dim"] == 4
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--alpha", "0"], "--alpha must be > 0"),
+    (["--alpha", "-0.5"], "--alpha must be > 0"),
+    (["--model", "vgg"], "unknown model 'vgg'"),
+    (["--dataset", "imagenet"], "unknown data set 'imagenet'"),
+    (["--dataset", "mnist", "--data-root", "."], "MNIST train files not found"),
+    (["--clients", "100000"], "more than the"),
+    (["--reg", "l2"], "unknown regularizer"),
+])
+def test_bad_input_exit_2_one_line_nothing_written(tmp_path, args, msg):
+    res = run_cli("train", "--out", str(tmp_path / "o"), "--rounds", "1", *args)
+    assert res.exit_code == 2
+    assert msg in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in res.output
+    assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
