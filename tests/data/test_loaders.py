@@ -140,3 +140,30 @@ def test_missing_files_name_the_layout(tmp_path):
 
 def test_registry_lists_all():
     assert DATASETS.names() == ["cifar10", "cifar100", "digits", "domains", "gaussian", "mnist", "tinyimagenet"]
+
+
+def test_core_never_imports_torchvision():
+    import subprocess
+    import sys
+
+    code = ("import sys, collapse_lab.cli, collapse_lab.fl.engine, collapse_lab.data; "
+            "collapse_lab.data.load_dataset('digits'); print('torchvision' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
+def test_download_without_torchvision_says_where_files_go(tmp_path, monkeypatch):
+    import builtins
+
+    real_import = builtins.__import__
+
+    def no_torchvision(name, *a, **k):
+        if name.startswith("torchvision"):
+            raise ImportError("no torchvision")
+        return real_import(name, *a, **k)
+
+    monkeypatch.setattr(builtins, "__import__", no_torchvision)
+    with pytest.raises(CollapseLabError, match="--download needs a working torchvision.*cifar-10-batches-py"):
+        load_dataset("cifar10", data_root=tmp_path, download=True)
+    with pytest.raises(CollapseLabError, match="--download needs a working torchvision.*idx"):
+        load_dataset("mnist", data_root=tmp_path, download=True)
