@@ -166,6 +166,12 @@ def train(ctx, **params):
         click.echo(f"{len(todo)} run(s) trained in {time.time() - t0:.1f} s")
 
 
+from .commands.spectrum import compare_cmd, spectrum_cmd  # noqa: E402
+
+cli.add_command(spectrum_cmd)
+cli.add_command(compare_cmd)
+
+
 def main():
     cli(prog_name="collapse-lab")
 

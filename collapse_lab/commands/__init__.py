@@ -1,0 +1,1 @@
+"""CLI commands beyond ``train``; each module adds its commands to the group."""

@@ -1,0 +1,175 @@
+"""``collapse-lab spectrum`` and ``collapse-lab compare``."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..errors import CollapseLabError
+from ..features import FeatureSource
+from ..spectra.functional import DEFAULT_TAU, effective_rank, local_global_gap, n_significant, spectrum, variance_share
+from .runs import describe, parse_rounds, pick_round, select_runs
+
+TOP = 100
+
+
+def common_options(f):
+    opts = [
+        click.option("--alpha", multiple=True, help="Dirichlet alpha of the runs (repeatable; default: all runs found)."),
+        click.option("--run", "runs", multiple=True, type=click.Path(file_okay=False), help="Run folder(s) to use instead of searching."),
+        click.option("--out-runs", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False), help="Run store to search."),
+        click.option("--dataset", default=None, help="Only runs on this data set."),
+        click.option("--model", default=None, help="Only runs of this model."),
+        click.option("--round", "round_", type=int, default=None, help="Round to analyse (default: the last)."),
+        click.option("--client", type=int, default=0, show_default=True, help="Client whose local model is shown."),
+        click.option("--tau", type=float, default=DEFAULT_TAU, show_default=True, help="Significance threshold."),
+        click.option("--split", default="test", show_default=True, help="Evaluation set: test (as in the paper) or train."),
+        click.option("--feature-dtype", default="float64", show_default=True, help="Forward pass precision for z."),
+        click.option("--device", default="auto", show_default=True),
+        click.option("--out", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False), help="Figure folder."),
+        click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout."),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def entry(run, r, which, sv, floor, tau) -> dict:
+    return {"run": run.path.name, "alpha": run.meta.get("alpha"), "reg": run.meta.get("reg"),
+            "method": run.meta.get("method"), "round": r, "model": which,
+            "singular_values": sv[:TOP].tolist(), "n_significant": n_significant(sv, tau), "tau": tau,
+            "effective_rank": effective_rank(sv, floor), "top10_variance_share": variance_share(sv, 10),
+            "floor": floor, "dim": len(sv)}
+
+
+def print_table(rows: list[dict]) -> None:
+    click.echo(f"{'run':<48} {'model':<9} {'alpha':>6} {'round':>5} {'n>tau':>6} {'eff.rank':>9}")
+    for e in rows:
+        click.echo(f"{e['run']:<48} {e['model']:<9} {e['alpha']:>6} {e['round']:>5} {e['n_significant']:>6} {e['effective_rank']:>9.3f}")
+
+
+@click.command("spectrum")
+@common_options
+@click.option("--rounds", "rounds_spec", default=None, help="all, A:B or A,B,C: draw the evolution over rounds.")
+@click.option("--top", type=int, default=None, help="Indices used for R (default: all above the numerical floor).")
+def spectrum_cmd(alpha, runs, store, dataset, model, round_, client, tau, split, feature_dtype, device, fig_dir, as_json,
+                 rounds_spec, top):
+    """Covariance spectra of global and local models (FedDecorr Fig. 2/3), or their evolution over rounds."""
+    from ..plots import plt, save_figure
+    from ..plots.spectrum import Curve, alpha_colors, plot_spectrum
+
+    if tau <= 0:
+        raise CollapseLabError(f"--tau must be > 0 (got {tau})")
+    selected = select_runs(Path(store), alpha, runs, dataset, model)
+    fs = FeatureSource(split=split, dtype=feature_dtype, device=device)
+    if rounds_spec is not None:
+        return _rounds(selected, fs, rounds_spec, client, tau, top, fig_dir, as_json)
+    colors = alpha_colors([r.meta.get("alpha", "inf") for r in selected])
+    rows, curves = [], {"global": [], "local": []}
+    for run in selected:
+        r = pick_round(run, round_)
+        if r == 0:
+            raise CollapseLabError(f"{run.path.name} has no trained round yet; use --round >= 1 once one is stored")
+        for which, k in (("global", None), (f"client_{client}", client)):
+            sv, floor = spectrum(fs.features(run, r, k))
+            rows.append(entry(run, r, which, sv, floor, tau))
+            curves["global" if k is None else "local"].append(
+                Curve(describe(run), sv, floor, colors.get(run.meta.get("alpha", "inf")),
+                      "-" if run.meta.get("reg") == "none" else "--"))
+    m = selected[0].meta
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+    plot_spectrum(axes[0], curves["global"], TOP, tau, "(a) global model")
+    plot_spectrum(axes[1], curves["local"], TOP, tau, f"(b) local model (client {client})")
+    fig.suptitle(f"{m['dataset']} / {m['model']}: singular values of the representation covariance ({split} set)")
+    alphas = "-".join(sorted({str(r.meta.get("alpha")) for r in selected}))
+    rounds = "-".join(sorted({str(e["round"]) for e in rows}))
+    paths = save_figure(fig, Path(fig_dir), f"spectrum_{m['dataset']}_{m['model']}_alpha{alphas}_r{rounds}")
+    if as_json:
+        click.echo(json.dumps({"spectra": rows, "figures": [str(p) for p in paths]}, indent=1))
+    else:
+        print_table(rows)
+        click.echo("figures: " + ", ".join(str(p) for p in paths))
+
+
+def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
+    from ..plots import plt, save_figure
+    from ..plots.rounds import plot_series, plot_spectra_over_rounds
+
+    fig, axes = plt.subplots(len(selected), 3, figsize=(15, 3.8 * len(selected)), squeeze=False)
+    out = []
+    for row, run in zip(axes, selected):
+        rounds = parse_rounds(spec, int(run.meta.get("rounds_complete", 0)))
+        svs, floors, series = [], [], {"global": ([], []), f"client {client}": ([], [])}
+        gap = ([], [])
+        for r in rounds:
+            sg, fg = spectrum(fs.features(run, r, None))
+            svs.append(sg)
+            floors.append(fg)
+            series["global"][0].append(r)
+            series["global"][1].append(n_significant(sg, tau))
+            rec = {"run": run.path.name, "alpha": run.meta.get("alpha"), "round": r,
+                   "n_significant_global": n_significant(sg, tau), "effective_rank_global": effective_rank(sg, fg)}
+            lp = run.client_path(r, client)
+            if r >= 1 and lp.is_file():
+                sl, fl = spectrum(fs.features(run, r, client))
+                series[f"client {client}"][0].append(r)
+                series[f"client {client}"][1].append(n_significant(sl, tau))
+                R, K = local_global_gap(sl, sg, fl, fg, top)
+                gap[0].append(r)
+                gap[1].append(R)
+                rec.update(n_significant_local=n_significant(sl, tau), effective_rank_local=effective_rank(sl, fl), R=R, K=K)
+            out.append(rec)
+        name = describe(run)
+        plot_spectra_over_rounds(row[0], rounds, svs, floors, TOP, f"{name}: global spectrum by round")
+        plot_series(row[1], series, f"count above tau = {tau:g}", f"{name}: significant singular values")
+        plot_series(row[2], {"R (local vs global)": gap}, "R", f"{name}: local-global gap R")
+    m = selected[0].meta
+    paths = save_figure(fig, Path(fig_dir), f"spectrum_rounds_{m['dataset']}_{m['model']}_{spec.replace(':', '-').replace(',', '-')}")
+    if as_json:
+        click.echo(json.dumps({"rounds": out, "figures": [str(p) for p in paths]}, indent=1))
+    else:
+        click.echo(f"{'run':<48} {'round':>5} {'n>tau g':>8} {'n>tau l':>8} {'R':>8}")
+        for e in out:
+            nl = e.get("n_significant_local", "")
+            rv = f"{e['R']:.4f}" if "R" in e else ""
+            click.echo(f"{e['run']:<48} {e['round']:>5} {e['n_significant_global']:>8} {nl:>8} {rv:>8}")
+        click.echo("figures: " + ", ".join(str(p) for p in paths))
+
+
+@click.command("compare")
+@common_options
+@click.option("--top", type=int, default=None, help="Indices used for R (default: all above the numerical floor).")
+def compare_cmd(alpha, runs, store, dataset, model, round_, client, tau, split, feature_dtype, device, fig_dir, as_json, top):
+    """Local vs global spectrum of one run with the gap R (journal Eq. 1, Fig. 4/6)."""
+    from ..plots import plt, save_figure
+    from ..plots.spectrum import Curve, plot_compare
+
+    if top is not None and top < 1:
+        raise CollapseLabError(f"--top must be >= 1 (got {top})")
+    selected = select_runs(Path(store), alpha, runs, dataset, model)
+    fs = FeatureSource(split=split, dtype=feature_dtype, device=device)
+    results = []
+    fig, axes = plt.subplots(1, len(selected), figsize=(4.6 * len(selected), 4), squeeze=False, sharey=True)
+    for ax, run in zip(axes[0], selected):
+        r = pick_round(run, round_)
+        sg, fg = spectrum(fs.features(run, r, None))
+        sl, fl = spectrum(fs.features(run, r, client))
+        R, K = local_global_gap(sl, sg, fl, fg, top)
+        results.append({"run": run.path.name, "alpha": run.meta.get("alpha"), "reg": run.meta.get("reg"), "round": r,
+                        "client": client, "R": R, "K": K, "n_significant_local": n_significant(sl, tau),
+                        "n_significant_global": n_significant(sg, tau)})
+        plot_compare(ax, Curve(f"local (client {client})", sl, fl, "tab:orange"), Curve("global", sg, fg, "tab:blue"),
+                     R, K, TOP, describe(run))
+    m = selected[0].meta
+    alphas = "-".join(sorted({str(r.meta.get("alpha")) for r in selected}))
+    paths = save_figure(fig, Path(fig_dir), f"compare_{m['dataset']}_{m['model']}_alpha{alphas}")
+    if as_json:
+        click.echo(json.dumps({"compare": results, "figures": [str(p) for p in paths]}, indent=1))
+    else:
+        for e in results:
+            click.echo(f"{e['run']}: round {e['round']}, client {e['client']}: R = {e['R']:.4f} over K = {e['K']}")
+        click.echo("figures: " + ", ".join(str(p) for p in paths))
+
+
+__all__ = ["spectrum_cmd", "compare_cmd"]
