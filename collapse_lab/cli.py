@@ -171,6 +171,10 @@ from .commands.spectrum import compare_cmd, spectrum_cmd  # noqa: E402
 cli.add_command(spectrum_cmd)
 cli.add_command(compare_cmd)
 
+from .commands.theory import theory  # noqa: E402
+
+cli.add_command(theory)
+
 
 def main():
     cli(prog_name="collapse-lab")

@@ -1,0 +1,262 @@
+"""``collapse-lab theory prop1 | thm1 | align``."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+import numpy as np
+import torch
+
+from ..config import DEFAULT_ALPHAS, alpha_str, parse_alpha
+from ..errors import CollapseLabError
+
+
+@click.group("theory")
+def theory():
+    """Numerical checks of Proposition 1 and Theorem 1 (FedDecorr App. A, B)."""
+
+
+@theory.command("prop1")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--out-runs", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
+              help="Run store: the newest run's final global model gives a real correlation matrix.")
+@click.option("--json", "as_json", is_flag=True)
+def prop1_cmd(seed, store, as_json):
+    """||K||_F^2 - d = sum_i (lambda_i - mean lambda)^2 on random and real correlation matrices."""
+    from ..features import FeatureSource
+    from ..regularizers.feddecorr import correlation_matrix
+    from ..store import find_runs
+    from ..theory.prop1 import check_random, prop1_sides, relative_error
+
+    rows = check_random(seed=seed)
+    real = []
+    runs = [r for r in find_runs(Path(store)) if r.meta.get("rounds_complete", 0) >= 1]
+    if runs:
+        run = max(runs, key=lambda r: r.meta.get("created", ""))
+        rd = int(run.meta["rounds_complete"])
+        fs = FeatureSource()
+        for which, k in (("global", None), ("client_0", 0)):
+            if k is not None and not run.client_path(rd, k).is_file():
+                continue
+            kmat = correlation_matrix(fs.features(run, rd, k))
+            lhs, rhs = prop1_sides(kmat)
+            real.append({"run": run.path.name, "round": rd, "model": which, "d": kmat.shape[0], "lhs": lhs, "rhs": rhs,
+                         "rel_error": relative_error(lhs, rhs)})
+    worst = max(r["rel_error"] for r in rows + real)
+    if as_json:
+        click.echo(json.dumps({"random": rows, "real": real, "max_rel_error": worst, "target": 1e-10}, indent=1))
+        return
+    click.echo(f"{'source':<44} {'d':>5} {'||K||_F^2 - d':>16} {'sum (l - mean)^2':>18} {'rel.err':>10}")
+    by_d = {}
+    for r in rows:
+        by_d.setdefault(r["d"], []).append(r)
+    for d, rs in by_d.items():
+        w = max(rs, key=lambda r: r["rel_error"])
+        click.echo(f"{'random correlation (worst of ' + str(len(rs)) + ')':<44} {d:>5} {w['lhs']:>16.8g} {w['rhs']:>18.8g} {w['rel_error']:>10.2e}")
+    for r in real:
+        click.echo(f"{(r['run'][:34] + ' ' + r['model']):<44} {r['d']:>5} {r['lhs']:>16.8g} {r['rhs']:>18.8g} {r['rel_error']:>10.2e}")
+    if not real:
+        click.echo(f"(no trained run in {store}: real representations skipped)")
+    click.echo(f"largest relative error: {worst:.2e} (target < 1e-10: {'met' if worst < 1e-10 else 'NOT met'})")
+
+
+def client_data(dataset, data_root, alpha, client, clients, seed):
+    """One client's data (x as d_in x N, labels) of a Dirichlet partition."""
+    from ..data import load_dataset
+    from ..data.mnist import read_split
+    from ..fl.engine import PURPOSE_PARTITION, seed_for
+    from ..partition import PARTITIONS
+
+    if dataset == "mnist":
+        if data_root is None:
+            raise CollapseLabError("--dataset mnist needs --data-root DIR with the idx files")
+        split = read_split(Path(data_root), "train", required=False) or read_split(Path(data_root), "test")
+        x, y = split[0].float().flatten(1) / 255.0, split[1]
+        x = (x - 0.1307) / 0.3081
+        classes = 10
+    else:
+        ds = load_dataset(dataset)
+        x, y, classes = ds.to_float(ds.train_x).flatten(1), ds.train_y, ds.num_classes
+    rng = np.random.default_rng(seed_for(seed, PURPOSE_PARTITION))
+    part = PARTITIONS.get("dirichlet")(y.numpy(), classes, clients, rng, alpha=alpha)
+    ix = torch.from_numpy(part.client_indices[client])
+    return x[ix].to(torch.float64).T.contiguous(), y[ix], classes
+
+
+def thm_options(f):
+    opts = [
+        click.option("--dataset", default=None, help="digits (default), gaussian, or mnist (default when --data-root holds it)."),
+        click.option("--data-root", default=None, type=click.Path(file_okay=False)),
+        click.option("--alpha", multiple=True, help="Dirichlet alphas (default 0.01 0.05 0.25 inf)."),
+        click.option("--client", type=int, default=0, show_default=True),
+        click.option("--clients", type=int, default=10, show_default=True),
+        click.option("--depth", type=int, default=2, show_default=True, help="L, the number of layers in Pi (>= 2)."),
+        click.option("--width", type=int, default=32, show_default=True, help="Representation dimension d."),
+        click.option("--scale", type=float, default=0.3, show_default=True, help="Initial singular value scale."),
+        click.option("--eta", type=float, default=2e-4, show_default=True, help="Gradient-descent step (time per step)."),
+        click.option("--horizon", type=float, default=0.4, show_default=True, help="Gradient-flow time simulated."),
+        click.option("--grow-factor", type=float, default=2.0, show_default=True, help="sigma_k 'grows' when sigma_k(T) >= factor * sigma_k(0)."),
+        click.option("--seed", type=int, default=0, show_default=True),
+        click.option("--out", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False)),
+        click.option("--json", "as_json", is_flag=True),
+    ]
+    for o in reversed(opts):
+        f = o(f)
+    return f
+
+
+def _check(depth, width, eta, horizon, alphas):
+    if depth < 2:
+        raise CollapseLabError(f"--depth must be >= 2 (Theorem 1 needs L >= 2 here; got {depth})")
+    if width < 1 or eta <= 0 or horizon <= 0:
+        raise CollapseLabError("--width, --eta and --horizon must be positive")
+    if horizon / eta > 2e5:
+        raise CollapseLabError(f"--horizon / --eta = {horizon / eta:.0f} steps is too many; raise --eta or lower --horizon")
+    return [parse_alpha(a) for a in alphas] if alphas else list(DEFAULT_ALPHAS)
+
+
+def _dataset(dataset, data_root):
+    if dataset:
+        return dataset
+    if data_root:
+        from ..data.mnist import read_split
+
+        try:
+            if read_split(Path(data_root), "test", required=False) is not None:
+                return "mnist"
+        except CollapseLabError:
+            pass
+    return "digits"
+
+
+@theory.command("thm1")
+@thm_options
+def thm1_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
+             as_json):
+    """Theorem 1 on an (L+1)-layer linear network: Eq. 40 and Eq. 32/46 against measured d sigma_k/dt."""
+    from ..plots import plt, save_figure
+    from ..plots.theory import plot_sigma_paths, plot_step_errors
+    from ..theory.linear_flow import growing, simulate
+
+    t0 = time.time()
+    alphas = _check(depth, width, eta, horizon, alpha)
+    dataset = _dataset(dataset, data_root)
+    steps = max(int(round(horizon / eta)), 4)
+    # (a) the Eq. 40 identity as the step shrinks, on the first alpha's client
+    x, y, classes = client_data(dataset, data_root, alphas[0], client, clients, seed)
+    if width > x.shape[0]:
+        raise CollapseLabError(f"--width {width} exceeds the input dimension {x.shape[0]}")
+    studies = []
+    for div in (1, 2, 4):
+        res = simulate(x, y, classes, depth, width, scale, eta / div, steps * div, records=10, seed=seed)
+        studies.append({"eta": eta / div, "times": res.times, "eq40_rel": res.eq40_rel, "max_eq40_rel": max(res.eq40_rel)})
+    # (b) per alpha: Eq. 46, growth, rank of G, alignment
+    per_alpha, results = [], {}
+    kmax = min(classes, width)
+    for a in alphas:
+        x, y, classes = client_data(dataset, data_root, a, client, clients, seed)
+        res = simulate(x, y, classes, depth, width, scale, eta, steps, records=20, align_at=(0.0, 0.5, 1.0), seed=seed)
+        results[alpha_str(a)] = res
+        ng = growing(res.sigma_all, kmax, grow_factor)
+        per_alpha.append({
+            "eq46_max_rel_error_growing_k_last": max(res.eq46_per_k[-1][:ng]) if ng else None,
+            "alpha": alpha_str(a), "samples": int(x.shape[1]), "classes_present": int((torch.bincount(y, minlength=classes) > 0).sum()),
+            "n_growing": ng, "of": kmax,
+            "G_effective_rank_t0": res.G_rank[0], "G_effective_rank_mean": float(np.mean(res.G_rank)),
+            "G_effective_rank_end": res.G_rank[-1],
+            "eq40_max_rel_error": max(res.eq40_rel), "eq46_rel_error_first": res.eq46_rel[0],
+            "eq46_rel_error_last": res.eq46_rel[-1], "eq46_rel_error_per_k_last": res.eq46_per_k[-1],
+            "eq40_rel_error_per_k_last": res.eq40_per_k[-1],
+            "M_drift": res.M_drift, "assumption1_drift": res.balance_drift,
+            "alignment_diag_mean": {str(t): float(np.mean(np.diag(m)[: min(m.shape)])) for t, m in res.alignment.items()},
+            "sigma_first": res.sigma[0], "sigma_last": res.sigma[-1], "times": res.times,
+            "eq40_rel": res.eq40_rel, "eq46_rel": res.eq46_rel, "G_rank": res.G_rank,
+        })
+    # figures
+    n = len(alphas)
+    fig, axes = plt.subplots(2, max(n, 2), figsize=(4.2 * max(n, 2), 7.5), squeeze=False)
+    plot_step_errors(axes[0][0], [(s["eta"], s["times"], s["eq40_rel"]) for s in studies])
+    ax = axes[0][1]
+    for p in per_alpha:
+        ax.plot(p["times"], p["G_rank"], marker="o", markersize=2, label=f"alpha={p['alpha']}")
+    ax.set_xlabel("t")
+    ax.set_ylabel("effective rank of G(t)")
+    ax.set_title("rank of G(t) (Eq. 4)")
+    ax.legend(fontsize=8, frameon=False)
+    ax.grid(alpha=0.3)
+    for j in range(2, max(n, 2)):
+        axes[0][j].axis("off")
+    for ax, (a, res) in zip(axes[1], results.items()):
+        times = np.arange(res.sigma_all.shape[0]) * eta
+        plot_sigma_paths(ax, times, res.sigma_all, kmax, f"alpha={a}: sigma_k(t), k <= {kmax}")
+    for j in range(n, max(n, 2)):
+        axes[1][j].axis("off")
+    fig.suptitle(f"Theorem 1 on a {depth + 1}-layer linear network ({dataset}, client {client}, step {eta:g})")
+    fig.tight_layout()
+    paths = save_figure(fig, Path(fig_dir), f"thm1_{dataset}_L{depth}")
+    fig2 = _alignment_figure(results, depth)
+    paths += save_figure(fig2, Path(fig_dir), f"thm1_alignment_{dataset}_L{depth}")
+    out = {"dataset": dataset, "depth": depth, "width": width, "eta": eta, "horizon": horizon, "step_study": studies,
+           "alphas": per_alpha, "figures": [str(p) for p in paths], "seconds": round(time.time() - t0, 2)}
+    if as_json:
+        click.echo(json.dumps(out, indent=1))
+        return
+    click.echo(f"Eq. 40 (Assumption 1 only), largest relative error over t, as the step shrinks ({dataset}, alpha={alpha_str(alphas[0])}):")
+    for s in studies:
+        click.echo(f"  step {s['eta']:.3g}: {s['max_eq40_rel']:.3e}")
+    click.echo(f"{'alpha':>6} {'N':>5} {'classes':>7} {'growing':>8} {'rank G t0':>9} {'rank G end':>10} {'Eq.40 err':>10} {'Eq.46 err t0':>12} {'Eq.46 err end':>13} {'M drift':>8} {'align diag end':>14} {'Eq.46 err growing k end':>23}")
+    for p in per_alpha:
+        align_end = list(p["alignment_diag_mean"].values())[-1]
+        click.echo(f"{p['alpha']:>6} {p['samples']:>5} {p['classes_present']:>7} {str(p['n_growing']) + '/' + str(p['of']):>8} "
+                   f"{p['G_effective_rank_t0']:>9.2f} {p['G_effective_rank_end']:>10.2f} {p['eq40_max_rel_error']:>10.2e} "
+                   f"{p['eq46_rel_error_first']:>12.3f} {p['eq46_rel_error_last']:>13.3f} {p['M_drift']:>8.3f} {align_end:>14.3f} "
+                   f"{(p['eq46_max_rel_error_growing_k_last'] if p['n_growing'] else float('nan')):>23.3f}")
+    click.echo("figures: " + ", ".join(str(p) for p in paths))
+    click.echo(f"{time.time() - t0:.1f} s")
+
+
+def _alignment_figure(results, depth):
+    from ..plots import plt
+    from ..plots.theory import plot_alignment
+
+    n = len(results)
+    times = list(next(iter(results.values())).alignment)
+    fig, axes = plt.subplots(n, len(times), figsize=(3.6 * len(times), 3.2 * n), squeeze=False)
+    for row, (a, res) in zip(axes, results.items()):
+        for ax, t in zip(row, times):
+            plot_alignment(ax, res.alignment[t], f"alpha={a}, t={t:g}")
+    fig.suptitle(f"|u_k^T v_(L+1),k'| (Fig. 6), L = {depth}")
+    fig.tight_layout()
+    return fig
+
+
+@theory.command("align")
+@thm_options
+def align_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
+              as_json):
+    """The Fig. 6 heatmaps alone: alignment of Pi's left and W_{L+1}'s right singular vectors."""
+    from ..plots import save_figure
+    from ..theory.linear_flow import simulate
+
+    alphas = _check(depth, width, eta, horizon, alpha)
+    dataset = _dataset(dataset, data_root)
+    steps = max(int(round(horizon / eta)), 4)
+    results = {}
+    for a in alphas:
+        x, y, classes = client_data(dataset, data_root, a, client, clients, seed)
+        results[alpha_str(a)] = simulate(x, y, classes, depth, width, scale, eta, steps, records=2,
+                                         align_at=(0.0, 0.25, 0.5, 1.0), seed=seed)
+    paths = save_figure(_alignment_figure(results, depth), Path(fig_dir), f"align_{dataset}_L{depth}")
+    if as_json:
+        click.echo(json.dumps({"alignment": {a: {str(t): m.tolist() for t, m in r.alignment.items()} for a, r in results.items()},
+                               "figures": [str(p) for p in paths]}, indent=1))
+        return
+    for a, r in results.items():
+        diag = ", ".join(f"t={t:g}: {float(np.mean(np.diag(m))):.3f}" for t, m in r.alignment.items())
+        click.echo(f"alpha={a}: mean diagonal |u_k^T v_(L+1),k| {diag}")
+    click.echo("figures: " + ", ".join(str(p) for p in paths))
+
+
+__all__ = ["theory"]
