@@ -62,7 +62,7 @@ def prop1_cmd(seed, store, as_json):
     click.echo(f"largest relative error: {worst:.2e} (target < 1e-10: {'met' if worst < 1e-10 else 'NOT met'})")
 
 
-def client_data(dataset, data_root, alpha, client, clients, seed):
+def client_data(dataset, data_root, alpha, client, clients, seed, width):
     """One client's data (x as d_in x N, labels) of a Dirichlet partition."""
     from ..data import load_dataset
     from ..data.mnist import read_split
@@ -79,9 +79,13 @@ def client_data(dataset, data_root, alpha, client, clients, seed):
     else:
         ds = load_dataset(dataset)
         x, y, classes = ds.to_float(ds.train_x).flatten(1), ds.train_y, ds.num_classes
+    if not 0 <= client < clients:
+        raise CollapseLabError(f"--client {client} is not one of the {clients} clients (0..{clients - 1})")
     rng = np.random.default_rng(seed_for(seed, PURPOSE_PARTITION))
     part = PARTITIONS.get("dirichlet")(y.numpy(), classes, clients, rng, alpha=alpha)
     ix = torch.from_numpy(part.client_indices[client])
+    if width > x.shape[1]:
+        raise CollapseLabError(f"--width {width} exceeds the input dimension {x.shape[1]}; use --width <= {x.shape[1]}")
     return x[ix].to(torch.float64).T.contiguous(), y[ix], classes
 
 
@@ -145,9 +149,7 @@ def thm1_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, et
     dataset = _dataset(dataset, data_root)
     steps = max(int(round(horizon / eta)), 4)
     # (a) the Eq. 40 identity as the step shrinks, on the first alpha's client
-    x, y, classes = client_data(dataset, data_root, alphas[0], client, clients, seed)
-    if width > x.shape[0]:
-        raise CollapseLabError(f"--width {width} exceeds the input dimension {x.shape[0]}")
+    x, y, classes = client_data(dataset, data_root, alphas[0], client, clients, seed, width)
     studies = []
     for div in (1, 2, 4):
         res = simulate(x, y, classes, depth, width, scale, eta / div, steps * div, records=10, seed=seed)
@@ -156,20 +158,22 @@ def thm1_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, et
     per_alpha, results = [], {}
     kmax = min(classes, width)
     for a in alphas:
-        x, y, classes = client_data(dataset, data_root, a, client, clients, seed)
+        x, y, classes = client_data(dataset, data_root, a, client, clients, seed, width)
         res = simulate(x, y, classes, depth, width, scale, eta, steps, records=20, align_at=(0.0, 0.5, 1.0), seed=seed)
         results[alpha_str(a)] = res
         ng = growing(res.sigma_all, kmax, grow_factor)
         per_alpha.append({
             "eq46_max_rel_error_growing_k_last": max(res.eq46_per_k[-1][:ng]) if ng else None,
+            "eq40_lastline_max_rel_error_growing_k_last": max(res.eq40_last_per_k[-1][:ng]) if ng else None,
             "alpha": alpha_str(a), "samples": int(x.shape[1]), "classes_present": int((torch.bincount(y, minlength=classes) > 0).sum()),
             "n_growing": ng, "of": kmax,
             "G_effective_rank_t0": res.G_rank[0], "G_effective_rank_mean": float(np.mean(res.G_rank)),
-            "G_effective_rank_end": res.G_rank[-1],
+            "G_effective_rank_end": res.G_rank[-1], "exact_residual_effective_rank_t0": res.G_exact_rank[0],
+            "exact_residual_effective_rank_end": res.G_exact_rank[-1],
             "eq40_max_rel_error": max(res.eq40_rel), "eq46_rel_error_first": res.eq46_rel[0],
             "eq46_rel_error_last": res.eq46_rel[-1], "eq46_rel_error_per_k_last": res.eq46_per_k[-1],
             "eq40_rel_error_per_k_last": res.eq40_per_k[-1],
-            "M_drift": res.M_drift, "assumption1_drift": res.balance_drift,
+            "G_eq45_rel_error_max": max(res.G_approx_rel), "M_drift": res.M_drift, "assumption1_drift": res.balance_drift,
             "alignment_diag_mean": {str(t): float(np.mean(np.diag(m)[: min(m.shape)])) for t, m in res.alignment.items()},
             "sigma_first": res.sigma[0], "sigma_last": res.sigma[-1], "times": res.times,
             "eq40_rel": res.eq40_rel, "eq46_rel": res.eq46_rel, "G_rank": res.G_rank,
@@ -206,13 +210,15 @@ def thm1_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, et
     click.echo(f"Eq. 40 (Assumption 1 only), largest relative error over t, as the step shrinks ({dataset}, alpha={alpha_str(alphas[0])}):")
     for s in studies:
         click.echo(f"  step {s['eta']:.3g}: {s['max_eq40_rel']:.3e}")
-    click.echo(f"{'alpha':>6} {'N':>5} {'classes':>7} {'growing':>8} {'rank G t0':>9} {'rank G end':>10} {'Eq.40 err':>10} {'Eq.46 err t0':>12} {'Eq.46 err end':>13} {'M drift':>8} {'align diag end':>14} {'Eq.46 err growing k end':>23}")
+    click.echo(f"{'alpha':>6} {'N':>5} {'classes':>7} {'growing':>8} {'rank G t0':>9} {'rank G end':>10} {'Eq.40 err':>10} {'Eq.46 err t0':>12} {'Eq.46 err end':>13} {'M drift':>8} {'align diag end':>14} {'Eq.46 err grow-k end':>20} {'Eq.40-last err grow-k end':>25} {'Eq.45 G err':>11}")
     for p in per_alpha:
         align_end = list(p["alignment_diag_mean"].values())[-1]
         click.echo(f"{p['alpha']:>6} {p['samples']:>5} {p['classes_present']:>7} {str(p['n_growing']) + '/' + str(p['of']):>8} "
                    f"{p['G_effective_rank_t0']:>9.2f} {p['G_effective_rank_end']:>10.2f} {p['eq40_max_rel_error']:>10.2e} "
                    f"{p['eq46_rel_error_first']:>12.3f} {p['eq46_rel_error_last']:>13.3f} {p['M_drift']:>8.3f} {align_end:>14.3f} "
-                   f"{(p['eq46_max_rel_error_growing_k_last'] if p['n_growing'] else float('nan')):>23.3f}")
+                   f"{(p['eq46_max_rel_error_growing_k_last'] if p['n_growing'] else float('nan')):>20.3f} "
+                   f"{(p['eq40_lastline_max_rel_error_growing_k_last'] if p['n_growing'] else float('nan')):>25.3f} "
+                   f"{p['G_eq45_rel_error_max']:>11.3f}")
     click.echo("figures: " + ", ".join(str(p) for p in paths))
     click.echo(f"{time.time() - t0:.1f} s")
 
@@ -245,7 +251,7 @@ def align_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, e
     steps = max(int(round(horizon / eta)), 4)
     results = {}
     for a in alphas:
-        x, y, classes = client_data(dataset, data_root, a, client, clients, seed)
+        x, y, classes = client_data(dataset, data_root, a, client, clients, seed, width)
         results[alpha_str(a)] = simulate(x, y, classes, depth, width, scale, eta, steps, records=2,
                                          align_at=(0.0, 0.25, 0.5, 1.0), seed=seed)
     paths = save_figure(_alignment_figure(results, depth), Path(fig_dir), f"align_{dataset}_L{depth}")

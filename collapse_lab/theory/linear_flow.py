@@ -13,6 +13,13 @@ Eq. 46 / 32 (adds Assumption 2, |u_k^T v_{L+1,k'}| = 1{k = k'}):
 with M_k = sigma_{L+1,k}^2 - sigma_k^(2/L), constant in time by Eq. 42-43. (The main
 text's Eq. 3 puts the square root around the whole product; Eq. 32 is the precise form.)
 
+Eq. 45 equates (Y - Gamma) X^T with N G(t); that holds only when gamma_i is the same for
+every sample of a class (sum_i gamma_i X_i^T is not N_c gamma_bar_c X_bar_c^T), so G(t) of
+Eq. 4 is an approximation, whose relative size is recorded.
+
+Eq. 40, last line (Assumption 2 at time t, no constant M):
+    d sigma_k / dt = L sigma_k^(2 - 2/L) sigma_{L+1,k} u_{L+1,k}^T (Y - Gamma) X^T v_k
+
 Gradient descent with step eta discretises the flow at times t = s * eta; the measured
 derivative is the central difference (sigma(s+1) - sigma(s-1)) / (2 eta).
 """
@@ -55,6 +62,14 @@ def product(ws):
     return p
 
 
+def alignment_matrix(pi: torch.Tensor, head: torch.Tensor, n: int) -> torch.Tensor:
+    """Fig. 6: |u_k^T v_{L+1,k'}| for k, k' <= n, u_k left singular vectors of Pi, v_{L+1,k'}
+    right singular vectors of W_{L+1} (Assumption 2 says this is the identity)."""
+    u = torch.linalg.svd(pi, full_matrices=False)[0]
+    vh = torch.linalg.svd(head, full_matrices=True)[2]
+    return (u[:, :n].T @ vh[:n, :].T).abs()
+
+
 def class_G(x: torch.Tensor, y: torch.Tensor, gamma: torch.Tensor, classes: int) -> torch.Tensor:
     """Eq. 4 from its definition: sum over present classes of mu_c (e_c - gamma_bar_c) X_bar_c^T."""
     n = x.shape[1]
@@ -80,8 +95,11 @@ class FlowResult:
     eq46_rel: list = field(default_factory=list)
     eq40_per_k: list = field(default_factory=list)
     eq46_per_k: list = field(default_factory=list)
+    eq40_last_per_k: list = field(default_factory=list)  # Eq. 40's last line: Assumption 2 at time t
     G_rank: list = field(default_factory=list)  # effective rank of G(t)
     G_sv: list = field(default_factory=list)
+    G_exact_rank: list = field(default_factory=list)  # effective rank of (Y - Gamma) X^T / N
+    G_approx_rel: list = field(default_factory=list)  # ||G_Eq4 - (Y - Gamma) X^T / N|| / ||(Y - Gamma) X^T / N||
     M_drift: float = 0.0
     balance_drift: float = 0.0
     alignment: dict = field(default_factory=dict)  # time -> |u_k^T v_{L+1,k'}| matrix
@@ -131,10 +149,14 @@ def simulate(x: torch.Tensor, y: torch.Tensor, classes: int, depth: int = 2, wid
                     uhk = uh[:, :kmax] * sgn  # u_{L+1,k} with the paired sign
                     root = (sig[:kmax] ** (2.0 / depth) + m0).clamp_min(0).sqrt()
                     pred46 = n * depth * pow_ * root * torch.einsum("ik,ij,jk->k", uhk, g, vh[:kmax].T)
-                    pending[s] = (pred40.numpy(), pred46.numpy(), g, float(torch.nn.functional.cross_entropy(logits.T, y, reduction="sum")))
+                    # Eq. 40 last line: L sigma_k^(2-2/L) sigma_{L+1,k} u_{L+1,k}^T (Y - Gamma) X^T v_k
+                    pred40b = depth * pow_ * sh_full[:kmax] * torch.einsum("ik,ij,jk->k", uhk, resid, vh[:kmax].T)
+                    g_exact = resid / n
+                    g_err = float((g - g_exact).norm() / g_exact.norm().clamp_min(1e-300))
+                    gsv_exact = torch.linalg.svdvals(g_exact)
+                    pending[s] = (pred40.numpy(), pred46.numpy(), pred40b.numpy(), g, g_err, gsv_exact, float(torch.nn.functional.cross_entropy(logits.T, y, reduction="sum")))
                 if s in align_steps:
-                    a = (u[:, :align_size].T @ vhh[:align_size, :].T).abs()
-                    res.alignment[round(s * eta, 10)] = a.numpy()
+                    res.alignment[round(s * eta, 10)] = alignment_matrix(pi, head_now, align_size).numpy()
             if s == steps:
                 m_end = sh_full[:kmax] ** 2 - sig[:kmax] ** (2.0 / depth)
                 res.M_drift = float((m_end - m0).abs().max() / m0.abs().max().clamp_min(1e-300))
@@ -152,7 +174,9 @@ def simulate(x: torch.Tensor, y: torch.Tensor, classes: int, depth: int = 2, wid
                 p -= eta * gr
     res.sigma_all = sig_traj
     for s in record_steps:
-        pred40, pred46, g, loss_val = pending[s]
+        pred40, pred46, pred40b, g, g_err, gsv_exact, loss_val = pending[s]
+        res.G_approx_rel.append(g_err)
+        res.G_exact_rank.append(effective_rank(gsv_exact, float(gsv_exact[0]) * 1e-12))
         meas = (sig_traj[s + 1, :kmax] - sig_traj[s - 1, :kmax]) / (2 * eta)
         res.times.append(s * eta)
         res.sigma.append(sig_traj[s, :kmax].tolist())
@@ -160,6 +184,7 @@ def simulate(x: torch.Tensor, y: torch.Tensor, classes: int, depth: int = 2, wid
         res.eq46_rel.append(float(np.linalg.norm(meas - pred46) / max(np.linalg.norm(meas), 1e-300)))
         res.eq40_per_k.append((np.abs(meas - pred40) / np.maximum(np.abs(pred40), 1e-300)).tolist())
         res.eq46_per_k.append((np.abs(meas - pred46) / np.maximum(np.abs(meas), 1e-300)).tolist())
+        res.eq40_last_per_k.append((np.abs(meas - pred40b) / np.maximum(np.abs(meas), 1e-300)).tolist())
         gsv = torch.linalg.svdvals(g)
         res.G_sv.append(gsv.tolist())
         res.G_rank.append(effective_rank(gsv, float(gsv[0]) * 1e-12 if len(gsv) else 0.0))

@@ -1,0 +1,90 @@
+"""spectrum / compare on a real run store, checked against direct computations."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import torch
+from click.testing import CliRunner
+
+from collapse_lab.cli import cli
+from collapse_lab.data import load_dataset
+from collapse_lab.models import build_model
+from collapse_lab.spectra.functional import local_global_gap, spectrum
+from collapse_lab.store import find_runs
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, list(args))
+
+
+def direct_spectrum(run, r, client=None):
+    """Independent route: rebuild the model from run.json, run it on the test split, spectrum."""
+    m = run.meta
+    ds = load_dataset("gaussian", **m["dataset_options"])
+    model = build_model(m["model"], ds.num_classes, ds.input_shape).double().eval()
+    model.load_state_dict(run.load_global(r) if client is None else run.load_client(r, client))
+    with torch.no_grad():
+        z = model(ds.to_float(ds.test_x).double())[1]
+    return spectrum(z)
+
+
+def test_spectrum_json_matches_direct_computation(store, tmp_path):
+    res = invoke("spectrum", "--out-runs", str(store), "--alpha", "0.1", "--out", str(tmp_path), "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    # alpha 0.1 with and without FedDecorr: 2 runs x (global, client_0)
+    assert len(out["spectra"]) == 4
+    assert {(e["reg"], e["model"]) for e in out["spectra"]} == {("none", "global"), ("none", "client_0"),
+                                                                 ("feddecorr", "global"), ("feddecorr", "client_0")}
+    runs = {r.path.name: r for r in find_runs(store)}
+    for e in out["spectra"]:
+        assert set(e) >= {"run", "alpha", "round", "model", "singular_values", "n_significant", "tau", "effective_rank"}
+        sv, floor = direct_spectrum(runs[e["run"]], e["round"], None if e["model"] == "global" else 0)
+        assert np.allclose(e["singular_values"], sv[:100].numpy(), rtol=1e-8, atol=floor)
+        assert e["n_significant"] == int((sv > 1e-2).sum()) and e["round"] == 3
+    assert all(p.endswith((".pdf", ".png")) for p in out["figures"])
+    assert all((tmp_path / p.split("/")[-1]).stat().st_size > 1000 for p in out["figures"])
+
+
+def test_spectrum_all_alphas_and_cache(store, tmp_path):
+    res = invoke("spectrum", "--out-runs", str(store), "--out", str(tmp_path), "--json")
+    assert res.exit_code == 0, res.output
+    alphas = {e["alpha"] for e in json.loads(res.stdout)["spectra"]}
+    assert alphas == {"0.1", "inf"}
+    cached = list((store / ".features").glob("*.safetensors"))
+    assert len(cached) >= 6
+    # a second analysis reads the cache: identical numbers, no new cache files
+    res2 = invoke("spectrum", "--out-runs", str(store), "--out", str(tmp_path), "--json")
+    assert json.loads(res2.stdout)["spectra"] == json.loads(res.stdout)["spectra"]
+    assert len(list((store / ".features").glob("*.safetensors"))) == len(cached)
+
+
+def test_compare_R_matches_direct(store, tmp_path):
+    res = invoke("compare", "--out-runs", str(store), "--alpha", "inf", "--out", str(tmp_path), "--json")
+    assert res.exit_code == 0, res.output
+    e = json.loads(res.stdout)["compare"][0]
+    run = {r.path.name: r for r in find_runs(store)}[e["run"]]
+    sg, fg = direct_spectrum(run, 3)
+    sl, fl = direct_spectrum(run, 3, 0)
+    r, k = local_global_gap(sl, sg, fl, fg)
+    assert abs(e["R"] - r) < 1e-8 and e["K"] == k
+
+
+def test_rounds_evolution(store, tmp_path):
+    res = invoke("spectrum", "--out-runs", str(store), "--alpha", "inf", "--rounds", "all", "--out", str(tmp_path), "--json")
+    assert res.exit_code == 0, res.output
+    rows = json.loads(res.stdout)["rounds"]
+    assert [r["round"] for r in rows] == [1, 2, 3] and all("R" in r for r in rows)
+
+
+def test_bad_analysis_input(store, tmp_path):
+    for args, msg in ((["--alpha", "0.5"], "no trained run with alpha 0.5"),
+                      (["--round", "9"], "has rounds 0..3"),
+                      (["--client", "7"], "no client 7 checkpoint"),
+                      (["--rounds", "x"], "--rounds 'x'"),
+                      (["--tau", "0"], "--tau must be > 0")):
+        res = invoke("spectrum", "--out-runs", str(store), "--out", str(tmp_path), *args)
+        assert res.exit_code == 2 and msg in res.stderr, (args, res.output)
+    res = invoke("spectrum", "--out-runs", str(tmp_path / "empty"))
+    assert res.exit_code == 2 and "no trained runs" in res.stderr
