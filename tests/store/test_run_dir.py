@@ -52,3 +52,13 @@ def test_bad_keep_local():
     for bad in ("some", "every:0", "every:x"):
         with pytest.raises(CollapseLabError):
             parse_keep_local(bad)
+
+
+def test_checkpoint_metadata_names_round_and_model(tmp_path):
+    from collapse_lab.io import read_metadata
+
+    part = Partition.from_indices([np.array([0])], np.array([0]), 1)
+    run = RunDir.create(tmp_path, "r", {"x": 1}, part, {"w": torch.zeros(1)}, {})
+    run.save_client(3, 7, {"w": torch.ones(1)})
+    assert read_metadata(run.client_path(3, 7)) == {"model": "client_7", "round": "3"}
+    assert read_metadata(run.global_path(0)) == {"model": "global", "round": "0"}
