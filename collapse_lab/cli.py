@@ -147,8 +147,9 @@ def train(ctx, **params):
     steps = sum(total_steps(p) for p in todo)
     summaries = []
     t0 = time.time()
+    # disable=None: the bar shows on a terminal and stays out of logs
     with tqdm(total=steps, unit="step", desc="train", file=sys.stderr, dynamic_ncols=True,
-              disable=None if not sys.stderr.isatty() else False, mininterval=0.5) as bar:
+              disable=None, mininterval=0.5) as bar:
         for p in todo:
             bar.set_postfix_str(p.path.name)
             summaries.append({**train_run(p, on_step=lambda: bar.update(1)), "alpha": alpha_str(p.config.alpha),

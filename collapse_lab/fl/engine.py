@@ -7,7 +7,6 @@ the rounds and writes the store.
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from ..partition import PARTITIONS, Partition
 from ..regularizers import build_regularizer
 from ..store import RunDir, parse_keep_local
 from .evaluate import evaluate
-from .local import train_client
+from .local import num_batches, train_client
 from .methods import METHODS
 
 
@@ -205,11 +204,7 @@ def total_steps(p: Prepared) -> int:
     total = 0
     for r in range(1, cfg.rounds + 1):
         for k in sample_clients(cfg, r):
-            n = int(p.partition.sizes[k])
-            nb = math.ceil(n / cfg.batch_size)
-            if nb > 1 and n % cfg.batch_size == 1:
-                nb -= 1
-            total += nb * cfg.local_epochs
+            total += num_batches(int(p.partition.sizes[k]), cfg.batch_size) * cfg.local_epochs
     return total
 
 

@@ -8,6 +8,12 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
+def num_batches(n: int, batch_size: int) -> int:
+    """Batches per epoch under the rule of ``batches`` (a 1-sample tail is dropped when n > 1)."""
+    nb = -(-n // batch_size)
+    return nb - 1 if nb > 1 and n % batch_size == 1 else nb
+
+
 def batches(n: int, batch_size: int, generator: torch.Generator) -> list[torch.Tensor]:
     """A fresh random order each epoch, cut into batches. A trailing batch of a single
     sample is dropped (when n > 1): BatchNorm cannot normalise one sample and a

@@ -81,7 +81,7 @@ def test_existing_complete_run_is_skipped_and_conflict_is_an_error(tmp_path):
     before = next(tmp_path.iterdir()).joinpath("round_1", "global.safetensors").read_bytes()
     res = run_cli(*args)
     assert res.exit_code == 0 and "already complete" in res.stderr
-    res = run_cli(*[a if a != "1" else "1" for a in args], "--lr", "0.5")
+    res = run_cli(*args, "--lr", "0.5")
     assert res.exit_code == 2 and "different configuration (differs in: lr)" in res.stderr
     assert next(tmp_path.iterdir()).joinpath("round_1", "global.safetensors").read_bytes() == before
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from collapse_lab.fl.local import batches, train_client
+from collapse_lab.fl.local import batches, num_batches, train_client
 from collapse_lab.models import build_model
 from collapse_lab.regularizers.feddecorr import feddecorr_loss
 
@@ -42,5 +42,7 @@ def test_batches_cover_and_drop_single_tail():
     g = torch.Generator().manual_seed(0)
     b = batches(129, 64, g)
     assert [len(t) for t in b] == [64, 64]  # the 1-sample tail is dropped
+    for n in (1, 2, 63, 64, 65, 129, 130):
+        assert num_batches(n, 64) == len(batches(n, 64, torch.Generator().manual_seed(0)))
     b = batches(130, 64, torch.Generator().manual_seed(0))
     assert sorted(torch.cat(b).tolist()) == list(range(130))
