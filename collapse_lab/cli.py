@@ -16,6 +16,9 @@ DEFAULT_MODEL = {"digits": "mlp", "gaussian": "mlp", "mnist": "cnn", "cifar10": 
                  "cifar100": "mobilenetv2", "tinyimagenet": "mobilenetv2", "domains": "resnet18"}
 
 
+METHOD_FLAGS = ("server_momentum", "server_lr", "gmv_warmup")  # named flags that fill method options
+
+
 class Group(click.Group):
     """Turns CollapseLabError into one line on stderr and exit status 2."""
 
@@ -37,11 +40,11 @@ def _explicit(ctx: click.Context, name: str) -> bool:
     return ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None)
 
 
-def _parse_dataset_options(items) -> dict:
+def _parse_dataset_options(items, flag: str = "--dataset-option", example: str = "dim=64") -> dict:
     out = {}
     for item in items:
         if "=" not in item:
-            raise CollapseLabError(f"--dataset-option {item!r}: write KEY=VALUE, e.g. dim=64")
+            raise CollapseLabError(f"{flag} {item!r}: write KEY=VALUE, e.g. {example}")
         k, v = item.split("=", 1)
         try:
             out[k.replace("-", "_")] = json.loads(v)
@@ -54,7 +57,7 @@ def build_configs(ctx: click.Context, params: dict) -> list[RunConfig]:
     """preset < config file < flags; --alpha, --seed and --classes-per-client expand into runs."""
     file_values = load_config_file(params["config"]) if params["config"] else {}
     fields = set(RunConfig.__dataclass_fields__)
-    unknown = sorted(set(file_values) - fields - {"alphas", "seeds"})
+    unknown = sorted(set(file_values) - fields - {"alphas", "seeds", *METHOD_FLAGS})
     if unknown:
         raise CollapseLabError(f"--config: unknown option(s) {', '.join(unknown)}")
     flag = {k: v for k, v in params.items() if k in fields or k in ("alpha", "seed", "classes_per_client")}
@@ -69,6 +72,19 @@ def build_configs(ctx: click.Context, params: dict) -> list[RunConfig]:
     for k in explicit:
         values[k] = flag[k]
     values["dataset_options"] = {**file_values.get("dataset_options", {}), **_parse_dataset_options(params["dataset_option"])}
+    method_options = {**file_values.get("method_options", {}),
+                      **{k: file_values[k] for k in METHOD_FLAGS if k in file_values},
+                      **_parse_dataset_options(params["method_option"], "--method-option", "mu=0.01")}
+    for flag_name in METHOD_FLAGS:
+        if params.get(flag_name) is not None:
+            method_options[flag_name] = params[flag_name]
+    values["method_options"] = method_options
+    values["reg_options"] = {**file_values.get("reg_options", {}),
+                             **_parse_dataset_options(params["reg_option"], "--reg-option", "groups=8")}
+    if values.get("beta") is None:  # the regularizer's own default (FedDecorr 0.1, FedUV 1)
+        from .regularizers import default_beta
+
+        values["beta"] = default_beta(values.get("reg", "none"))
     # list-valued axes
     alphas = values.pop("alphas", None) or values.get("alpha")
     if "alpha" not in explicit and "alpha" not in file_values and "alphas" not in file_values:
@@ -109,9 +125,17 @@ def build_configs(ctx: click.Context, params: dict) -> list[RunConfig]:
 @click.option("--min-size", type=int, default=10, show_default=True, help="Fewest samples per client (Dirichlet).")
 @click.option("--clients", type=int, default=10, show_default=True)
 @click.option("--sample-fraction", type=float, default=1.0, show_default=True, help="Share of clients per round.")
-@click.option("--method", default="fedavg", show_default=True)
-@click.option("--reg", default="none", show_default=True, help="none, feddecorr")
-@click.option("--beta", type=float, default=0.1, show_default=True, help="Regularizer weight (Eq. 9).")
+@click.option("--method", default="fedavg", show_default=True,
+              help="fedavg, fedavgm, fedprox, moon, scaffold, fednova, fedbn, fedetf")
+@click.option("--method-option", multiple=True, metavar="KEY=VALUE",
+              help="Method option, e.g. mu=0.01 (fedprox, moon), tau=0.5 (moon), gmv_weight=1 (fedetf) (repeatable).")
+@click.option("--server-momentum", type=float, default=None, help="fedavgm: server momentum (paper 0.5).")
+@click.option("--server-lr", type=float, default=None, help="fedavgm, scaffold: server learning rate (1.0).")
+@click.option("--gmv-warmup", type=int, default=None, help="fedetf: first round using the memory vectors (half the rounds).")
+@click.option("--reg", default="none", show_default=True, help="none, feddecorr, decov, structured-decov, feduv")
+@click.option("--reg-option", multiple=True, metavar="KEY=VALUE",
+              help="Regularizer option, e.g. groups=8 (structured-decov), mu=0.5 lam=2.5 (feduv) (repeatable).")
+@click.option("--beta", type=float, default=None, help="Regularizer weight (Eq. 9); default 0.1, feduv 1.")
 @click.option("--decorr-norm", default="paper", show_default=True, help="FedDecorr scaling: paper (Eq. 8) or official (released code).")
 @click.option("--rounds", type=int, default=30, help="Communication rounds (paper preset: 100 CIFAR, 50 TinyImageNet, 300 domains, 30 otherwise).")
 @click.option("--local-epochs", type=int, default=10)

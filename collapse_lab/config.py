@@ -28,7 +28,9 @@ class RunConfig:
     clients: int = 10
     sample_fraction: float = 1.0
     method: str = "fedavg"
+    method_options: dict = field(default_factory=dict)  # resolved by fl.engine.prepare (paper defaults)
     reg: str = "none"
+    reg_options: dict = field(default_factory=dict)
     beta: float = 0.1
     decorr_norm: str = "paper"
     rounds: int = 20

@@ -60,3 +60,11 @@ def write_cifar(root: Path, kind: str, n_per_file: int = 20) -> dict:
     with open(base / meta[0], "wb") as fh:
         pickle.dump({meta[1]: [f"class{i}".encode() for i in range(n_cls)]}, fh, protocol=2)
     return written
+
+
+@pytest.fixture
+def cifar_root(tmp_path):
+    """A CIFAR-10 fixture in the python-pickle format: 100 training and 20 test images."""
+    root = tmp_path / "cifar_root"
+    write_cifar(root, "cifar10")
+    return root

@@ -16,7 +16,6 @@ from ..config import RunConfig
 from ..data import Dataset, load_dataset
 from ..errors import CollapseLabError
 from ..io import load_tensors, save_tensors
-from ..models import build_model
 from ..store import RunDir
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
@@ -91,7 +90,9 @@ class FeatureSource:
         cache = run.path.parent / ".features" / f"{key}.safetensors"
         if self.use_cache and cache.is_file():
             return load_tensors(cache)["z"]
-        model = build_model(cfg.model, ds.num_classes, ds.input_shape)
+        from ..fl.methods import build_run_model
+
+        model = build_run_model(cfg, ds.num_classes, ds.input_shape)
         model.load_state_dict(load_tensors(ckpt))
         x = getattr(ds, f"{self.split}_x")
         z = extract_features(model, x, ds.to_float, DTYPES[self.dtype], self.device, self.batch_size)

@@ -26,3 +26,52 @@ def weighted_average(states: Sequence[dict[str, torch.Tensor]], weights: Sequenc
             acc += wk.item() * s[key].to(torch.float64)
         out[key] = acc.round().to(ref.dtype) if not ref.is_floating_point() else acc.to(ref.dtype)
     return out
+
+
+def server_momentum(global_state: dict[str, torch.Tensor], average: dict[str, torch.Tensor],
+                    velocity: dict[str, torch.Tensor] | None, keys: Sequence[str], momentum: float,
+                    lr: float) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """FedAvgM (Hsu et al. 2019, Alg. 1): with the pseudo-gradient Delta = w - avg_k w_k,
+    v <- momentum * v + Delta and w <- w - lr * v, for the entries in ``keys``; every other
+    entry (BatchNorm statistics) is taken from the average. v is kept in float64."""
+    out = dict(average)
+    new_v = {}
+    for key in keys:
+        w = global_state[key].to(torch.float64)
+        delta = w - average[key].to(torch.float64)
+        v = delta if velocity is None or key not in velocity else momentum * velocity[key] + delta
+        new_v[key] = v
+        out[key] = (w - lr * v).to(global_state[key].dtype)
+    return out, new_v
+
+
+def momentum_norm(steps: int, momentum: float) -> float:
+    """||a_i||_1 of FedNova (Wang et al. 2020, Sec. 4 and App.) for SGD with heavy-ball
+    momentum rho over tau steps: sum_{t=1}^{tau} (1 - rho^t) / (1 - rho)
+    = [tau - rho (1 - rho^tau) / (1 - rho)] / (1 - rho); tau when rho = 0."""
+    if momentum == 0:
+        return float(steps)
+    rho = momentum
+    return (steps - rho * (1 - rho**steps) / (1 - rho)) / (1 - rho)
+
+
+def normalized_average(global_state: dict[str, torch.Tensor], states: Sequence[dict[str, torch.Tensor]],
+                       weights: Sequence[float], norms: Sequence[float], keys: Sequence[str]) -> dict[str, torch.Tensor]:
+    """FedNova (Wang et al. 2020, Eq. 7): with p_k = n_k / n and a_k = ||a_k||_1,
+    w <- w - tau_eff * sum_k p_k (w - w_k) / a_k, tau_eff = sum_k p_k a_k, for the
+    entries in ``keys``; the other entries (BatchNorm statistics) are the plain average.
+    With equal a_k this is exactly FedAvg."""
+    out = weighted_average(states, weights)
+    p = torch.tensor([float(x) for x in weights], dtype=torch.float64)
+    p = p / p.sum()
+    a = torch.tensor([float(x) for x in norms], dtype=torch.float64)
+    if (a <= 0).any():
+        raise ValueError("FedNova needs at least one local step per client")
+    tau_eff = float((p * a).sum())
+    for key in keys:
+        w = global_state[key].to(torch.float64)
+        d = torch.zeros_like(w)
+        for pk, ak, s in zip(p.tolist(), a.tolist(), states):
+            d += (pk / ak) * (w - s[key].to(torch.float64))
+        out[key] = (w - tau_eff * d).to(global_state[key].dtype)
+    return out

@@ -18,13 +18,13 @@ import torch
 from ..config import RunConfig
 from ..data import Dataset, load_dataset
 from ..errors import CollapseLabError
-from ..models import build_model
 from ..partition import PARTITIONS, Partition
 from ..regularizers import build_regularizer
+from ..regularizers import resolve_options as resolve_reg_options
 from ..store import RunDir, parse_keep_local
-from .evaluate import evaluate
 from .local import num_batches, train_client
-from .methods import METHODS
+from .methods import METHODS, ClientResult, EvalData, build_run_model
+from .seeds import PURPOSE_BATCHES, PURPOSE_INIT, PURPOSE_PARTITION, PURPOSE_SAMPLE, seed_for  # noqa: F401
 
 
 def resolve_device(spec: str) -> torch.device:
@@ -36,14 +36,6 @@ def resolve_device(spec: str) -> torch.device:
         return torch.device(spec)
     except RuntimeError:
         raise CollapseLabError(f"--device {spec!r} is not a device; use auto, cpu, cuda or cuda:N") from None
-
-
-def seed_for(*parts: int) -> int:
-    """A 63-bit seed derived from integers: independent streams per (seed, purpose, round, client)."""
-    return int(np.random.SeedSequence([int(p) for p in parts]).generate_state(2, dtype=np.uint64)[0] >> np.uint64(1))
-
-
-PURPOSE_PARTITION, PURPOSE_INIT, PURPOSE_SAMPLE, PURPOSE_BATCHES = 1, 2, 3, 4
 
 
 def make_partition(cfg: RunConfig, ds: Dataset) -> Partition:
@@ -65,8 +57,17 @@ def sample_clients(cfg: RunConfig, r: int) -> list[int]:
 
 
 def init_model(cfg: RunConfig, ds: Dataset) -> torch.nn.Module:
+    """The round-0 model: the architecture plus the method's additions (MOON's projection
+    head, FedETF's fixed classifier), from the run's seed."""
     torch.manual_seed(seed_for(cfg.seed, PURPOSE_INIT))
-    return build_model(cfg.model, ds.num_classes, ds.input_shape)
+    return build_run_model(cfg, ds.num_classes, ds.input_shape)
+
+
+def resolve_options(cfg: RunConfig, num_classes: int) -> RunConfig:
+    """Fill in the method's and the regularizer's defaults (idempotent)."""
+    return dataclasses.replace(
+        cfg, method_options=METHODS.get(cfg.method).resolve_options(dict(cfg.method_options), cfg),
+        reg_options=resolve_reg_options(cfg.reg, dict(cfg.reg_options), num_classes))
 
 
 @dataclass
@@ -93,8 +94,8 @@ def check_config(cfg: RunConfig) -> None:
         raise CollapseLabError("--momentum, --weight-decay and --beta must be >= 0")
     if cfg.decorr_norm not in ("paper", "official"):
         raise CollapseLabError(f"--decorr-norm {cfg.decorr_norm!r}: use paper or official")
-    METHODS.get(cfg.method)
-    build_regularizer(cfg.reg, normalization=cfg.decorr_norm)
+    METHODS.get(cfg.method).resolve_options(dict(cfg.method_options), cfg)
+    resolve_reg_options(cfg.reg, dict(cfg.reg_options))
     from ..models import MODELS
 
     MODELS.get(cfg.model)
@@ -114,6 +115,7 @@ def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False) -> lis
             cache[key] = load_dataset(cfg.dataset, data_root=cfg.data_root, download=cfg.download, image_size=cfg.image_size,
                                       **cfg.dataset_options)
         ds = cache[key]
+        cfg = resolve_options(cfg, ds.num_classes)
         if cfg.partition == "domain" and cfg.clients == 0:
             cfg = dataclasses.replace(cfg, clients=max(len(ds.domains), 1))
         if cfg.clients > len(ds.train_y):
@@ -155,39 +157,42 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
     x_train, y_train = ds.train_x.to(device), ds.train_y.to(device)
     x_test, y_test = ds.test_x.to(device), ds.test_y.to(device)
     client_idx = [torch.from_numpy(ix).to(device) for ix in part.client_indices]
-    reg = build_regularizer(cfg.reg, normalization=cfg.decorr_norm)
-    method = METHODS.get(cfg.method)(cfg)
+    reg = build_regularizer(cfg.reg, normalization=cfg.decorr_norm, num_classes=ds.num_classes, **cfg.reg_options)
+    method = METHODS.get(cfg.method)(cfg, model, cfg.clients)
+    eval_data = EvalData(x_test, y_test, ds.to_float, cfg.eval_batch_size,
+                         None if ds.test_domain is None else ds.test_domain.to(device),
+                         None if ds.train_domain is None else
+                         [sorted(set(ds.train_domain[torch.from_numpy(ix)].tolist())) for ix in part.client_indices])
 
     extra = {"n_train": len(ds.train_y), "n_test": len(ds.test_y), "num_classes": ds.num_classes,
              "feature_dim": model.feature_dim, "client_sizes": part.sizes.tolist(), "device": str(device)}
-    run = RunDir.create(p.path.parent, p.path.name, cfg.to_json(), part,
-                        _cpu_state(model), extra)
-    ev = evaluate(model, x_test, y_test, ds.to_float, cfg.eval_batch_size)
+    global_state = _cpu_state(model)
+    run = RunDir.create(p.path.parent, p.path.name, cfg.to_json(), part, global_state, extra)
+    ev = method.evaluate(model, global_state, eval_data)
     run.log({"event": "round", "round": 0, **ev})
     t0 = time.time()
-    global_state = _cpu_state(model)
     for r in range(1, cfg.rounds + 1):
         participants = sample_clients(cfg, r)
-        states, weights = [], []
+        results = []
         for k in participants:
-            model.load_state_dict(global_state)
+            hooks = method.client_start(k, r, model, global_state)
             gen = torch.Generator().manual_seed(seed_for(cfg.seed, PURPOSE_BATCHES, r, k))
             ix = client_idx[k]
             hist = train_client(model, x_train[ix], y_train[ix], ds.to_float, epochs=cfg.local_epochs,
                                 batch_size=cfg.batch_size, lr=cfg.lr, momentum=cfg.momentum,
                                 weight_decay=cfg.weight_decay, reg=reg, beta=cfg.beta, generator=gen,
-                                extra_loss=method.local_loss(k, global_state), on_step=on_step)
+                                hooks=hooks, on_step=on_step)
             for h in hist:
                 run.log({"event": "local_epoch", "round": r, "client": k, **h})
             state = _cpu_state(model)
             run.save_client(r, k, state)
-            states.append(state)
-            weights.append(len(ix))
-        global_state = method.aggregate(global_state, states, weights)
+            result = ClientResult(k, state, len(ix), sum(h["steps"] for h in hist))
+            method.client_end(k, r, model, result)
+            results.append(result)
+        global_state = method.aggregate(r, global_state, results)
         run.save_global(r, global_state)
-        run.save_method_state(r, method.state())
-        model.load_state_dict(global_state)
-        ev = evaluate(model, x_test, y_test, ds.to_float, cfg.eval_batch_size)
+        run.save_method_state(r, method.server_state(), method.client_state())
+        ev = method.evaluate(model, global_state, eval_data)
         run.log({"event": "round", "round": r, "clients": participants, "seconds": round(time.time() - t0, 3), **ev})
         run.prune_local(r, keep, cfg.rounds)
         run.update(rounds_complete=r)

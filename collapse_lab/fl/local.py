@@ -1,4 +1,9 @@
-"""Local training of one client: SGD epochs over its own index set (Eq. 9: CE + beta * R(z))."""
+"""Local training of one client: SGD epochs over its own index set (Eq. 9: CE + beta * R(z)).
+
+Methods change local training only through ``LocalHooks`` (FedProx/MOON add a loss term,
+SCAFFOLD corrects the gradient, FedETF's memory vectors change the logits), so every
+method composes with every regularizer.
+"""
 from __future__ import annotations
 
 from typing import Callable
@@ -25,6 +30,28 @@ def batches(n: int, batch_size: int, generator: torch.Generator) -> list[torch.T
     return out
 
 
+class LocalHooks:
+    """The points where a method enters a client's local training; every hook is optional."""
+
+    def logits(self, model: nn.Module, z: torch.Tensor, y: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
+        """The logits the cross-entropy sees (default: the model's own)."""
+        return logits
+
+    def loss(self, model: nn.Module, x: torch.Tensor, y: torch.Tensor, logits: torch.Tensor,
+             z: torch.Tensor) -> torch.Tensor | None:
+        """An extra loss term added to CE + beta * R (already weighted by the method)."""
+        return None
+
+    def before_step(self, model: nn.Module) -> None:
+        """Called after backward, before the optimizer step (gradient corrections)."""
+
+    def on_batch(self, epoch: int, z: torch.Tensor, y: torch.Tensor) -> None:
+        """Sees every batch's representations (detached), e.g. to average them per class."""
+
+
+NO_HOOKS = LocalHooks()
+
+
 def train_client(
     model: nn.Module,
     x: torch.Tensor,
@@ -39,31 +66,37 @@ def train_client(
     reg: Callable | None,
     beta: float,
     generator: torch.Generator,
-    extra_loss: Callable | None = None,
+    hooks: LocalHooks = NO_HOOKS,
     on_step: Callable[[], None] | None = None,
 ) -> list[dict]:
     """Train ``model`` in place; returns one record per epoch with the mean loss split
-    into cross-entropy and regularizer (sample-weighted over batches)."""
-    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=momentum, weight_decay=weight_decay)
+    into cross-entropy, regularizer and the method's extra term (sample-weighted over
+    batches) and the number of optimizer steps taken. Frozen parameters
+    (``requires_grad=False``, e.g. FedETF's classifier) are left out of the optimizer."""
+    params = [p for p in model.parameters() if p.requires_grad]
+    opt = torch.optim.SGD(params, lr=lr, momentum=momentum, weight_decay=weight_decay)
     model.train()
     history = []
     for epoch in range(epochs):
-        sums = {"ce": 0.0, "reg": 0.0, "extra": 0.0, "n": 0}
+        sums = {"ce": 0.0, "reg": 0.0, "extra": 0.0, "n": 0, "steps": 0}
         for idx in batches(len(y), batch_size, generator):
             idx = idx.to(x.device)
             xb, yb = to_float(x[idx]), y[idx]
             logits, z = model(xb)
-            ce = F.cross_entropy(logits, yb)
+            hooks.on_batch(epoch, z.detach(), yb)
+            ce = F.cross_entropy(hooks.logits(model, z, yb, logits), yb)
             loss = ce
             r = reg(z, logits) if reg is not None else None
             if r is not None:
                 loss = loss + beta * r
-            e = extra_loss(model, xb, yb, logits, z) if extra_loss is not None else None
+            e = hooks.loss(model, xb, yb, logits, z)
             if e is not None:
                 loss = loss + e
             opt.zero_grad(set_to_none=True)
             loss.backward()
+            hooks.before_step(model)
             opt.step()
+            sums["steps"] += 1
             b = len(yb)
             sums["ce"] += ce.item() * b
             sums["reg"] += (r.item() if r is not None else 0.0) * b
@@ -73,6 +106,6 @@ def train_client(
                 on_step()
         n = max(sums["n"], 1)
         ce_m, reg_m, ex_m = sums["ce"] / n, sums["reg"] / n, sums["extra"] / n
-        history.append({"epoch": epoch + 1, "ce": ce_m, "reg": reg_m,
-                        "loss": ce_m + beta * reg_m + ex_m, "samples": sums["n"]})
+        history.append({"epoch": epoch + 1, "ce": ce_m, "reg": reg_m, "extra": ex_m,
+                        "loss": ce_m + beta * reg_m + ex_m, "samples": sums["n"], "steps": sums["steps"]})
     return history

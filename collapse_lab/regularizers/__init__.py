@@ -1,22 +1,76 @@
 """Regularizers on the batch representations z, added to the local loss as ``CE + beta * R``
-(Eq. 9 of the FedDecorr paper). Each entry is a factory ``(**options) -> callable(z, logits) -> scalar``.
-``none`` is the plain cross-entropy."""
+(Eq. 9 of the FedDecorr paper), keyed by the ``--reg`` name.
+
+Each entry is a ``RegSpec``: a factory ``(num_classes, normalization, **options) ->
+callable(z, logits) -> scalar`` (or None for ``none``), its options with the papers'
+values as defaults, and the default ``beta``. ``resolve_options`` fills the defaults in,
+so a run's configuration records every value it used.
+"""
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..errors import CollapseLabError
 from ..registry import Registry
 
 REGULARIZERS: Registry = Registry("regularizer")
 
-from . import feddecorr  # noqa: E402,F401
+
+@dataclass(frozen=True)
+class RegSpec:
+    factory: Callable
+    defaults: dict = field(default_factory=dict)  # None: derived from the class count, see ``derive``
+    beta: float = 0.1
+    derive: Callable | None = None  # (options, num_classes) -> options with the None values filled in
 
 
-@REGULARIZERS.register("none")
+def register(name: str, defaults: dict | None = None, beta: float = 0.1, derive: Callable | None = None):
+    def deco(fn):
+        REGULARIZERS.register(name)(RegSpec(fn, dict(defaults or {}), beta, derive))
+        return fn
+
+    return deco
+
+
+def default_beta(name: str) -> float:
+    return REGULARIZERS.get(name).beta
+
+
+def resolve_options(name: str, given: dict, num_classes: int | None = None) -> dict:
+    spec = REGULARIZERS.get(name)
+    unknown = sorted(set(given) - set(spec.defaults))
+    if unknown:
+        known = ", ".join(sorted(spec.defaults)) or "none"
+        raise CollapseLabError(f"regularizer {name} has no option {', '.join(unknown)}; its options: {known}")
+    out = {}
+    for k, default in spec.defaults.items():
+        v = given.get(k, default)
+        if v is not None:
+            try:
+                v = float(v)
+            except (TypeError, ValueError):
+                raise CollapseLabError(f"regularizer option {k}={v!r} is not a number") from None
+            if not math.isfinite(v):
+                raise CollapseLabError(f"regularizer option {k}={v!r} must be finite")
+        out[k] = v
+    if spec.derive is not None and num_classes is not None:
+        out = spec.derive(out, num_classes)
+    return out
+
+
+def build_regularizer(name: str, normalization: str = "paper", num_classes: int | None = None, **options):
+    spec = REGULARIZERS.get(name)
+    return spec.factory(num_classes=num_classes, normalization=normalization,
+                        **resolve_options(name, options, num_classes))
+
+
+@register("none")
 def none(**_):
     return None
 
 
-def build_regularizer(name: str, **options):
-    return REGULARIZERS.get(name)(**options)
+from . import decov, feddecorr, feduv  # noqa: E402,F401
 
-
-__all__ = ["REGULARIZERS", "build_regularizer"]
+__all__ = ["REGULARIZERS", "build_regularizer", "default_beta", "resolve_options"]

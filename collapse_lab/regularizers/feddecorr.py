@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import torch
 
-from . import REGULARIZERS
+from . import register
 
 CONST_EPS = 1e-10  # relative variance below which a dimension counts as constant
 OFFICIAL_EPS = 1e-8  # the released code's epsilon
@@ -68,7 +68,7 @@ def official_from_paper(loss_paper: float, n: int, d: int) -> float:
     return (n - 1) ** 2 / (n * d * (d - 1)) * (d * d * loss_paper - d)
 
 
-@REGULARIZERS.register("feddecorr")
+@register("feddecorr", beta=0.1)
 def feddecorr(normalization: str = "paper", **_):
     if normalization == "official":
         return lambda z, logits=None: feddecorr_loss_official(z)

@@ -5,6 +5,13 @@
     <out>/<run>/metrics.jsonl             one JSON object per event
     <out>/<run>/round_<r>/global.safetensors       global model after aggregation (r = 0: init)
     <out>/<run>/round_<r>/client_<k>.safetensors   client k after its local training in round r
+    <out>/<run>/round_<r>/method.safetensors       what the method carries across rounds on the
+                                                   server (SCAFFOLD's c, FedAvgM's velocity, FedETF's
+                                                   memory vectors), after round r
+    <out>/<run>/round_<r>/method_clients.safetensors   the same per client, keys "<k>/<name>"
+                                                   (SCAFFOLD's c_k, MOON's previous models, FedBN's
+                                                   BatchNorm); pruned with the client checkpoints,
+                                                   except for the latest round
 """
 from __future__ import annotations
 
@@ -127,9 +134,22 @@ class RunDir:
     def save_client(self, r: int, k: int, state) -> None:
         save_tensors(self.client_path(r, k), state, metadata={"round": str(r), "model": f"client_{k}"})
 
-    def save_method_state(self, r: int, state: dict) -> None:
-        if state:
-            save_tensors(self.round_dir(r) / "method.safetensors", state, metadata={"round": str(r)})
+    def method_path(self, r: int, clients: bool = False) -> Path:
+        return self.round_dir(r) / ("method_clients.safetensors" if clients else "method.safetensors")
+
+    def save_method_state(self, r: int, server: dict, clients: dict | None = None) -> None:
+        if server:
+            save_tensors(self.method_path(r), server, metadata={"round": str(r), "model": "method"})
+        if clients:
+            save_tensors(self.method_path(r, True), clients, metadata={"round": str(r), "model": "method_clients"})
+
+    def load_method_state(self, r: int) -> tuple[dict, dict]:
+        """(server, per-client) method state after round r; empty where the method keeps none."""
+        out = []
+        for clients in (False, True):
+            p = self.method_path(r, clients)
+            out.append(load_tensors(p) if p.is_file() else {})
+        return out[0], out[1]
 
     def prune_local(self, r: int, keep: tuple[str, int], final_round: int) -> None:
         """Apply --keep-local after round r completes (last/every keep the final round)."""
@@ -146,6 +166,11 @@ class RunDir:
         for q in drop:
             for f in self.round_dir(q).glob("client_*.safetensors"):
                 f.unlink()
+        # Per-client method state follows the client checkpoints, but the latest round's
+        # stays (a resumed run needs it).
+        for q in set(drop) | {r - 1}:
+            if 0 < q < r and not any(self.round_dir(q).glob("client_*.safetensors")):
+                self.method_path(q, True).unlink(missing_ok=True)
 
 
 def find_runs(out: Path) -> list[RunDir]:

@@ -1,0 +1,158 @@
+"""Server/client algorithms, keyed by the ``--method`` name.
+
+A method enters a round at four points: ``client_start`` (load the model a client starts
+from, return the ``LocalHooks`` of its local training), ``client_end`` (record what the
+client carries to later rounds), ``aggregate`` (client results -> new global state) and
+``evaluate``. ``server_state``/``client_state`` are the tensors it carries across rounds;
+they are saved with each round's checkpoint and read back by ``load_state``.
+
+Options are plain numbers with the papers' tuned values as defaults (``defaults``); the
+resolved values are part of the run's configuration. Any method composes with any
+regularizer: the regularizer is applied by local training, outside the method.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+import torch.nn as nn
+
+from ...errors import CollapseLabError
+from ...registry import Registry
+from ..aggregate import weighted_average
+from ..evaluate import evaluate
+from ..local import NO_HOOKS, LocalHooks
+
+METHODS: Registry = Registry("method")
+
+
+@dataclass
+class ClientResult:
+    client: int
+    state: dict[str, torch.Tensor]  # the client's model after local training (CPU)
+    samples: int  # n_k, the aggregation weight
+    steps: int  # optimizer steps taken in this round
+
+
+@dataclass
+class EvalData:
+    x: torch.Tensor
+    y: torch.Tensor
+    to_float: object
+    batch_size: int
+    test_domain: torch.Tensor | None = None
+    client_domains: list | None = None  # per client: the domains in its training data
+
+
+def trainable_names(model: nn.Module) -> list[str]:
+    """State-dict keys of the parameters local SGD updates (frozen ones excluded)."""
+    return [n for n, p in model.named_parameters() if p.requires_grad]
+
+
+class Method:
+    defaults: dict = {}  # option -> the papers' value (None: derived from the run, see check_options)
+    int_options: frozenset = frozenset()
+
+    @classmethod
+    def resolve_options(cls, given: dict, cfg) -> dict:
+        """Fill in the defaults and check names and values; raises CollapseLabError."""
+        unknown = sorted(set(given) - set(cls.defaults))
+        if unknown:
+            known = ", ".join(sorted(cls.defaults)) or "none"
+            raise CollapseLabError(f"method {cfg.method} has no option {', '.join(unknown)}; its options: {known}")
+        out = {}
+        for k, default in cls.defaults.items():
+            v = given.get(k, default)
+            if v is None:
+                out[k] = None
+                continue
+            try:
+                f = float(v)
+            except (TypeError, ValueError):
+                raise CollapseLabError(f"method option {k}={v!r} is not a number") from None
+            if not math.isfinite(f):
+                raise CollapseLabError(f"method option {k}={v!r} must be finite")
+            if k in cls.int_options:
+                if f != int(f):
+                    raise CollapseLabError(f"method option {k}={v!r} must be a whole number")
+                f = int(f)
+            out[k] = f
+        return cls.check_options(out, cfg)
+
+    @classmethod
+    def check_options(cls, opts: dict, cfg) -> dict:
+        return opts
+
+    @classmethod
+    def prepare_model(cls, model: nn.Module, cfg, num_classes: int) -> None:
+        """Additions to the model before round 0 (projection head, fixed classifier)."""
+
+    def __init__(self, cfg, model: nn.Module, num_clients: int):
+        self.cfg = cfg
+        self.opts = dict(cfg.method_options)
+        self.num_clients = num_clients
+
+    def client_start(self, k: int, r: int, model: nn.Module, global_state: dict) -> LocalHooks:
+        model.load_state_dict(global_state)
+        return NO_HOOKS
+
+    def client_end(self, k: int, r: int, model: nn.Module, result: ClientResult) -> None:
+        pass
+
+    def aggregate(self, r: int, global_state: dict, results: list[ClientResult]) -> dict:
+        raise NotImplementedError
+
+    def evaluate(self, model: nn.Module, global_state: dict, data: EvalData) -> dict:
+        model.load_state_dict(global_state)
+        return evaluate(model, data.x, data.y, data.to_float, data.batch_size)
+
+    def server_state(self) -> dict[str, torch.Tensor]:
+        return {}
+
+    def client_state(self) -> dict[str, torch.Tensor]:
+        """Per-client tensors, keyed ``"<k>/<name>"``."""
+        return {}
+
+    def load_state(self, server: dict[str, torch.Tensor], clients: dict[str, torch.Tensor]) -> None:
+        pass
+
+
+def split_client_state(flat: dict[str, torch.Tensor]) -> dict[int, dict[str, torch.Tensor]]:
+    out: dict[int, dict[str, torch.Tensor]] = {}
+    for key, v in flat.items():
+        k, name = key.split("/", 1)
+        out.setdefault(int(k), {})[name] = v
+    return out
+
+
+def join_client_state(per_client: dict[int, dict[str, torch.Tensor]]) -> dict[str, torch.Tensor]:
+    return {f"{k}/{name}": v for k, d in sorted(per_client.items()) for name, v in d.items()}
+
+
+def fedavg_of(results: list[ClientResult]) -> dict[str, torch.Tensor]:
+    return weighted_average([c.state for c in results], [c.samples for c in results])
+
+
+@METHODS.register("fedavg")
+class FedAvg(Method):
+    """FedAvg (McMahan et al. 2017): sample-count weighted average of all parameters and buffers."""
+
+    def aggregate(self, r, global_state, results):
+        return fedavg_of(results)
+
+
+from . import fedavgm, fedbn, fedetf, fednova, fedprox, moon, scaffold  # noqa: E402,F401
+
+
+def build_run_model(cfg, num_classes: int, input_shape) -> nn.Module:
+    """The run's architecture: the model plus its method's additions, so a stored
+    checkpoint of any method loads into it."""
+    from ...models import build_model
+
+    model = build_model(cfg.model, num_classes, input_shape)
+    METHODS.get(cfg.method).prepare_model(model, cfg, num_classes)
+    return model
+
+
+__all__ = ["METHODS", "Method", "ClientResult", "EvalData", "build_run_model", "trainable_names"]

@@ -1,0 +1,41 @@
+"""FedAvgM (Hsu et al. 2019): FedAvg with server momentum on the aggregated update.
+Paper defaults (FedDecorr App. F): server momentum rho = 0.5, server learning rate 1."""
+from __future__ import annotations
+
+from ...errors import CollapseLabError
+from ..aggregate import server_momentum
+from . import METHODS, Method, fedavg_of, trainable_names
+
+
+@METHODS.register("fedavgm")
+class FedAvgM(Method):
+    defaults = {"server_momentum": 0.5, "server_lr": 1.0}
+
+    @classmethod
+    def check_options(cls, opts, cfg):
+        if not 0 <= opts["server_momentum"] < 1:
+            raise CollapseLabError("--server-momentum must be in [0, 1)")
+        if not opts["server_lr"] > 0:
+            raise CollapseLabError("--server-lr must be > 0")
+        return opts
+
+    def __init__(self, cfg, model, num_clients):
+        super().__init__(cfg, model, num_clients)
+        # Momentum acts on the parameters; BatchNorm statistics are averaged as in FedAvg
+        # (a running variance pushed by momentum could turn negative).
+        self.keys = trainable_names(model)
+        self.velocity = None
+
+    def aggregate(self, r, global_state, results):
+        new, self.velocity = server_momentum(global_state, fedavg_of(results), self.velocity, self.keys,
+                                             self.opts["server_momentum"], self.opts["server_lr"])
+        return new
+
+    def server_state(self):
+        return {f"velocity/{k}": v for k, v in (self.velocity or {}).items()}
+
+    def load_state(self, server, clients):
+        v = {k.split("/", 1)[1]: t for k, t in server.items() if k.startswith("velocity/")}
+        self.velocity = v or None
+
+

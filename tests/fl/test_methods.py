@@ -1,0 +1,383 @@
+"""Each FL method's defining math against an independent computation."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from collapse_lab.config import RunConfig
+from collapse_lab.errors import CollapseLabError
+from collapse_lab.fl.aggregate import momentum_norm, weighted_average
+from collapse_lab.fl.local import train_client
+from collapse_lab.fl.methods import METHODS, ClientResult, EvalData, build_run_model
+from collapse_lab.fl.methods.fedbn import batchnorm_keys
+from collapse_lab.fl.methods.fedetf import simplex_etf
+from collapse_lab.fl.methods.fedprox import proximal_term
+from collapse_lab.fl.methods.moon import moon_loss
+from collapse_lab.models import build_model
+
+
+def make(method: str, model: nn.Module | None = None, clients: int = 2, **over):
+    base = dict(dataset="gaussian", model="mlp", method=method, clients=clients, rounds=4, local_epochs=1,
+                batch_size=8, lr=0.1, momentum=0.0, weight_decay=0.0)
+    cfg = RunConfig(**{**base, **over})
+    cls = METHODS.get(method)
+    cfg = RunConfig(**{**cfg.__dict__, "method_options": cls.resolve_options(dict(cfg.method_options), cfg)})
+    if model is None:
+        torch.manual_seed(0)
+        model = build_run_model(cfg, 3, (5,))
+    return cfg, model, cls(cfg, model, clients)
+
+
+def data(n=16, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(n, 5, generator=g), torch.randint(0, 3, (n,), generator=g)
+
+
+def run_round(method, cfg, model, global_state, r, datasets, steps_seed=0):
+    results = []
+    for k, (x, y) in enumerate(datasets):
+        hooks = method.client_start(k, r, model, global_state)
+        hist = train_client(model, x, y, lambda t: t, epochs=cfg.local_epochs, batch_size=cfg.batch_size, lr=cfg.lr,
+                            momentum=cfg.momentum, weight_decay=cfg.weight_decay, reg=None, beta=0.0,
+                            generator=torch.Generator().manual_seed(steps_seed + k), hooks=hooks)
+        state = {n: v.detach().clone() for n, v in model.state_dict().items()}
+        res = ClientResult(k, state, len(y), sum(h["steps"] for h in hist))
+        method.client_end(k, r, model, res)
+        results.append(res)
+    return method.aggregate(r, global_state, results), results
+
+
+def close(a: dict, b: dict, atol=1e-6):
+    return all(torch.allclose(a[k].double(), b[k].double(), atol=atol) for k in a)
+
+
+# -- FedProx -------------------------------------------------------------------------
+
+
+def test_fedprox_gradient_is_ce_gradient_plus_mu_times_displacement():
+    cfg, model, method = make("fedprox", method_options={"mu": 0.3})
+    global_state = {k: v.clone() for k, v in model.state_dict().items()}
+    hooks = method.client_start(0, 1, model, global_state)
+    with torch.no_grad():  # move away from the anchor so the prox gradient is not zero
+        for p in model.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    x, y = data()
+    logits, z = model(x)
+    ce = F.cross_entropy(logits, y)
+    params = list(model.parameters())
+    g_ce = torch.autograd.grad(ce, params, retain_graph=True)
+    g_tot = torch.autograd.grad(ce + hooks.loss(model, x, y, logits, z), params)
+    for (name, p), gc, gt in zip(model.named_parameters(), g_ce, g_tot):
+        assert torch.allclose(gt, gc + 0.3 * (p.detach() - global_state[name]), atol=1e-6), name
+    # and the value: mu/2 sum ||w - w_g||^2
+    ref = 0.15 * sum(((p.detach() - global_state[n]) ** 2).sum() for n, p in model.named_parameters())
+    assert proximal_term(model, hooks.anchor, 0.3).item() == pytest.approx(ref.item(), rel=1e-6)
+
+
+def test_fedprox_term_is_zero_only_at_the_anchor():
+    cfg, model, method = make("fedprox")
+    global_state = {k: v.clone() for k, v in model.state_dict().items()}
+    hooks = method.client_start(0, 1, model, global_state)
+    x, y = data()
+    assert hooks.loss(model, x, y, *model(x)).item() == 0.0
+    with torch.no_grad():
+        next(model.parameters()).add_(1.0)
+    assert hooks.loss(model, x, y, *model(x)).item() > 0.0
+
+
+# -- SCAFFOLD ------------------------------------------------------------------------
+
+
+def test_scaffold_zero_control_variates_one_step_equals_fedavg():
+    datasets = [data(8, 1), data(8, 2)]  # batch 8: one local step each
+    cfg, model, scaffold = make("scaffold")
+    g0 = {k: v.clone() for k, v in model.state_dict().items()}
+    s_new, s_res = run_round(scaffold, cfg, model, g0, 1, datasets)
+    _, _, fedavg = make("fedavg", model=model)
+    a_new, a_res = run_round(fedavg, cfg, model, g0, 1, datasets)
+    assert all(r.steps == 1 for r in s_res)
+    assert close(s_new, a_new, atol=0)
+
+
+def test_scaffold_control_variate_is_the_gradient_and_corrects_the_next_step():
+    datasets = [data(8, 1), data(8, 2)]
+    cfg, model, scaffold = make("scaffold")
+    x0 = {k: v.clone() for k, v in model.state_dict().items()}
+    # independent route: the full-batch gradient of each client at x0
+    grads = []
+    for x, y in datasets:
+        ref = build_run_model(cfg, 3, (5,))
+        ref.load_state_dict(x0)
+        logits, _ = ref(x)
+        grads.append(dict(zip([n for n, _ in ref.named_parameters()],
+                              torch.autograd.grad(F.cross_entropy(logits, y), list(ref.parameters())))))
+    x1, _ = run_round(scaffold, cfg, model, x0, 1, datasets)
+    for k in range(2):  # option II after one plain SGD step: c_k = (x - y_k) / lr = g_k(x)
+        for n, g in grads[k].items():
+            assert torch.allclose(scaffold.ck[k][n].float(), g, atol=1e-5), n
+    for n in grads[0]:  # c = (1/N) sum_k (c_k - 0)
+        assert torch.allclose(scaffold.c[n].float(), (grads[0][n] + grads[1][n]) / 2, atol=1e-5)
+    # round 2, client 0: y = x1 - lr (g_0(x1) - c_0 + c)
+    x, y = datasets[0]
+    ref = build_run_model(cfg, 3, (5,))
+    ref.load_state_dict(x1)
+    g = torch.autograd.grad(F.cross_entropy(ref(x)[0], y), list(ref.parameters()))
+    expected = {n: x1[n] - cfg.lr * (gn - scaffold.ck[0][n].float() + scaffold.c[n].float())
+                for (n, _), gn in zip(ref.named_parameters(), g)}
+    hooks = scaffold.client_start(0, 2, model, x1)
+    train_client(model, x, y, lambda t: t, epochs=1, batch_size=8, lr=cfg.lr, momentum=0.0, weight_decay=0.0,
+                 reg=None, beta=0.0, generator=torch.Generator().manual_seed(0), hooks=hooks)
+    for n, p in model.named_parameters():
+        assert torch.allclose(p.detach(), expected[n], atol=1e-6), n
+
+
+def test_scaffold_state_round_trip():
+    cfg, model, scaffold = make("scaffold")
+    run_round(scaffold, cfg, model, {k: v.clone() for k, v in model.state_dict().items()}, 1, [data(8, 1), data(8, 2)])
+    _, _, other = make("scaffold", model=model)
+    other.load_state(scaffold.server_state(), scaffold.client_state())
+    assert close(other.server_state(), scaffold.server_state(), atol=0)
+    assert close(other.client_state(), scaffold.client_state(), atol=0)
+
+
+# -- FedNova -------------------------------------------------------------------------
+
+
+def test_fednova_equal_steps_without_momentum_equals_fedavg():
+    datasets = [data(16, 1), data(16, 2)]  # 2 steps each
+    cfg, model, nova = make("fednova")
+    g0 = {k: v.clone() for k, v in model.state_dict().items()}
+    n_new, n_res = run_round(nova, cfg, model, g0, 1, datasets)
+    _, _, fedavg = make("fedavg", model=model)
+    a_new, _ = run_round(fedavg, cfg, model, g0, 1, datasets)
+    assert [r.steps for r in n_res] == [2, 2]
+    assert close(n_new, a_new, atol=1e-7)
+
+
+def test_fednova_unequal_steps_by_hand_and_momentum_norm():
+    # momentum_norm equals the released code's per-step counter
+    for tau, rho in ((1, 0.9), (7, 0.9), (25, 0.5), (10, 0.0)):
+        counter, vec = 0.0, 0.0
+        for _ in range(tau):
+            counter = counter * rho + 1
+            vec += counter
+        assert momentum_norm(tau, rho) == pytest.approx(vec, rel=1e-12)
+    cfg, model, nova = make("fednova", momentum=0.9)
+    g = {"w": torch.tensor([1.0, 2.0])}
+    nova.keys = ["w"]
+    states = [{"w": torch.tensor([0.0, 1.0])}, {"w": torch.tensor([3.0, -1.0])}]
+    results = [ClientResult(0, states[0], 30, 2), ClientResult(1, states[1], 10, 6)]
+    out = nova.aggregate(1, g, results)
+    a = [momentum_norm(2, 0.9), momentum_norm(6, 0.9)]
+    p = [0.75, 0.25]
+    tau_eff = p[0] * a[0] + p[1] * a[1]
+    d = [p[i] * (np.array([1.0, 2.0]) - states[i]["w"].numpy()) / a[i] for i in range(2)]
+    ref = np.array([1.0, 2.0]) - tau_eff * (d[0] + d[1])
+    assert np.allclose(out["w"].numpy(), ref, atol=1e-6)
+    assert not np.allclose(ref, 0.75 * states[0]["w"].numpy() + 0.25 * states[1]["w"].numpy())
+
+
+# -- FedAvgM -------------------------------------------------------------------------
+
+
+def test_fedavgm_momentum_zero_equals_fedavg_and_two_rounds_by_hand():
+    datasets = [data(16, 1), data(16, 2)]
+    cfg, model, m0 = make("fedavgm", method_options={"server_momentum": 0.0})
+    g0 = {k: v.clone() for k, v in model.state_dict().items()}
+    new0, _ = run_round(m0, cfg, model, g0, 1, datasets)
+    _, _, fedavg = make("fedavg", model=model)
+    avg, _ = run_round(fedavg, cfg, model, g0, 1, datasets)
+    assert close(new0, avg, atol=1e-7)
+    # rho = 0.5, lr_s = 1 on toy states: v1 = d1, w1 = w0 - d1; v2 = 0.5 d1 + d2, w2 = w1 - v2
+    _, _, m = make("fedavgm", model=model, method_options={"server_momentum": 0.5})
+    m.keys = ["w"]
+    w0 = {"w": torch.tensor([1.0, -1.0])}
+    c1 = [ClientResult(0, {"w": torch.tensor([0.0, 0.0])}, 1, 1), ClientResult(1, {"w": torch.tensor([2.0, 2.0])}, 3, 1)]
+    w1 = m.aggregate(1, w0, c1)
+    d1 = np.array([1.0, -1.0]) - np.array([1.5, 1.5])
+    assert np.allclose(w1["w"].numpy(), np.array([1.0, -1.0]) - d1)
+    c2 = [ClientResult(0, {"w": torch.tensor([0.0, 1.0])}, 1, 1), ClientResult(1, {"w": torch.tensor([1.0, 1.0])}, 1, 1)]
+    w2 = m.aggregate(2, w1, c2)
+    d2 = w1["w"].numpy() - np.array([0.5, 1.0])
+    assert np.allclose(w2["w"].numpy(), w1["w"].numpy() - (0.5 * d1 + d2), atol=1e-6)
+
+
+# -- FedETF --------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("d,c", [(10, 10), (128, 10), (64, 3)])
+def test_simplex_etf_geometry(d, c):
+    w = simplex_etf(d, c, torch.Generator().manual_seed(1))
+    norms = w.norm(dim=0)
+    assert torch.allclose(norms, torch.ones(c, dtype=torch.float64), atol=1e-12)
+    cos = (w.T @ w) / torch.outer(norms, norms)
+    off = cos[~torch.eye(c, dtype=torch.bool)]
+    assert torch.allclose(off, torch.full_like(off, -1.0 / (c - 1)), atol=1e-12)
+    # tight frame: W W^T = C/(C-1) P (I - 11^T/C) P^T has C-1 equal nonzero eigenvalues
+    ev = torch.linalg.eigvalsh(w @ w.T)
+    assert torch.allclose(ev[-(c - 1):], torch.full((c - 1,), c / (c - 1), dtype=torch.float64), atol=1e-10)
+
+
+def test_fedetf_classifier_is_the_frozen_etf_and_gets_no_gradient():
+    cfg, model, method = make("fedetf")
+    w = model.classifier.weight.detach().double()
+    cos = F.normalize(w, dim=1) @ F.normalize(w, dim=1).T
+    assert torch.allclose(w.norm(dim=1), torch.ones(3, dtype=torch.float64), atol=1e-6)
+    assert torch.allclose(cos[0, 1], torch.tensor(-0.5, dtype=torch.float64), atol=1e-6)
+    assert torch.count_nonzero(model.classifier.bias) == 0
+    before = model.classifier.weight.detach().clone()
+    x, y = data()
+    logits, z = model(x)
+    F.cross_entropy(logits, y).backward()
+    assert model.classifier.weight.grad is None and model.classifier.bias.grad is None
+    assert model.body[1].weight.grad is not None
+    new, _ = run_round(method, cfg, model, {k: v.clone() for k, v in model.state_dict().items()}, 1, [data(16, 1)])
+    assert torch.equal(new["classifier.weight"], before)
+    with pytest.raises(CollapseLabError, match="d = 4 < C = 5"):
+        simplex_etf(4, 5, torch.Generator())
+
+
+def test_fedetf_memory_vectors_are_class_means_and_shift_the_logits():
+    cfg, model, method = make("fedetf", method_options={"gmv_warmup": 2, "gmv_weight": 0.7})
+    assert method.opts["gmv_warmup"] == 2
+    x2, y2 = data(16, 2)
+    datasets = [data(16, 1), (x2, y2 % 2)]  # client 1 holds no sample of class 2
+    g0 = {k: v.clone() for k, v in model.state_dict().items()}
+    # round 1: no memory vectors in use yet; after it, mu_j = mean over clients holding j
+    # of the client's mean last-epoch representation of class j
+    hooks = method.client_start(0, 1, model, g0)
+    assert hooks.mu is None
+    g1, results = run_round(method, cfg, model, g0, 1, datasets)
+    expected = torch.zeros(3, model.feature_dim, dtype=torch.float64)
+    count = torch.zeros(3)
+    for k, (x, y) in enumerate(datasets):
+        ref = build_run_model(cfg, 3, (5,))
+        ref.load_state_dict(g0)
+        zs, ys = [], []  # replay the client's single epoch to get the representations it saw
+        from collapse_lab.fl.local import batches
+        for idx in batches(len(y), 8, torch.Generator().manual_seed(k)):
+            zs.append(ref(x[idx])[1].detach())
+            ys.append(y[idx])
+            lg, _ = ref(x[idx])
+            loss = F.cross_entropy(lg, y[idx])
+            gr = torch.autograd.grad(loss, [p for p in ref.parameters() if p.requires_grad])
+            with torch.no_grad():
+                for p, gg in zip([p for p in ref.parameters() if p.requires_grad], gr):
+                    p -= cfg.lr * gg
+        zc, yc = torch.cat(zs).double(), torch.cat(ys)
+        for j in range(3):
+            if (yc == j).any():
+                expected[j] += zc[yc == j].mean(0)
+                count[j] += 1
+    assert count.tolist() == [2, 2, 1]
+    expected /= count[:, None].double()
+    assert torch.allclose(method.mu, expected, atol=1e-5)
+    # round 2 (>= warm-up): logits are classifier(z + 0.7 mu_y)
+    hooks = method.client_start(0, 2, model, g1)
+    x, y = datasets[0]
+    logits, z = model(x)
+    shifted = hooks.logits(model, z, y, logits)
+    ref = (z + 0.7 * method.mu[y].float()) @ model.classifier.weight.T
+    assert torch.allclose(shifted, ref, atol=1e-5)
+
+
+# -- MOON ----------------------------------------------------------------------------
+
+
+def test_moon_loss_matches_hand_computation():
+    p = torch.tensor([[1.0, 0.0], [0.0, 2.0]])
+    pg = torch.tensor([[1.0, 1.0], [0.0, 1.0]])
+    pp = torch.tensor([[-1.0, 0.0], [1.0, 1.0]])
+    tau = 0.5
+    vals = []
+    for i in range(2):
+        cos = lambda a, b: float(np.dot(a, b) / np.linalg.norm(a) / np.linalg.norm(b))  # noqa: E731
+        sg, sp = cos(p[i].numpy(), pg[i].numpy()), cos(p[i].numpy(), pp[i].numpy())
+        vals.append(-math.log(math.exp(sg / tau) / (math.exp(sg / tau) + math.exp(sp / tau))))
+    assert moon_loss(p, pg, pp, tau).item() == pytest.approx(np.mean(vals), rel=1e-6)
+    # tau is used: a different tau gives a different value
+    assert moon_loss(p, pg, pp, 1.0).item() != pytest.approx(np.mean(vals), rel=1e-3)
+
+
+def test_moon_previous_model_persists_and_the_head_is_part_of_the_model():
+    cfg, model, method = make("moon")
+    assert any(k.startswith("moon_head.") for k in model.state_dict())
+    g0 = {k: v.clone() for k, v in model.state_dict().items()}
+    hooks = method.client_start(0, 1, model, g0)
+    x, y = data()
+    # round 1: previous model = global model -> both similarities equal, loss = mu * log 2
+    assert hooks.loss(model, x, y, *model(x)).item() == pytest.approx(math.log(2), rel=1e-5)
+    g1, results = run_round(method, cfg, model, g0, 1, [data(16, 1), data(16, 2)])
+    assert close(method.prev[1], results[1].state, atol=0)
+    method.client_start(1, 2, model, g1)
+    assert close(method.prev_model.state_dict(), results[1].state, atol=0)
+
+
+# -- FedBN ---------------------------------------------------------------------------
+
+
+class BNNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(5, 8), nn.BatchNorm1d(8), nn.ReLU())
+        self.feature_dim = 8
+        self.classifier = nn.Linear(8, 3)
+
+    def forward(self, x):
+        z = self.body(x)
+        return self.classifier(z), z
+
+
+def test_fedbn_keeps_batchnorm_local_and_averages_the_rest():
+    torch.manual_seed(0)
+    cfg, model, method = make("fedbn", model=BNNet())
+    keys = batchnorm_keys(model)
+    assert sorted(keys) == sorted(f"body.1.{k}" for k in ("weight", "bias", "running_mean", "running_var",
+                                                          "num_batches_tracked"))
+    g0 = {k: v.clone() for k, v in model.state_dict().items()}
+    g1, results = run_round(method, cfg, model, g0, 1, [data(16, 1), data(16, 2)])
+    avg = weighted_average([r.state for r in results], [16, 16])
+    assert close({k: g1[k] for k in g1 if k not in keys}, avg)
+    for k in (0, 1):
+        method.client_start(k, 2, model, g1)
+        sd = model.state_dict()
+        for n in keys:  # own BatchNorm back in place
+            assert torch.equal(sd[n], results[k].state[n]), n
+        for n in g1:
+            if n not in keys:
+                assert torch.equal(sd[n], g1[n]), n
+    assert not torch.equal(results[0].state["body.1.running_mean"], results[1].state["body.1.running_mean"])
+    # personalised evaluation: client k's model on its own domain's test samples
+    x, y = data(20, 3)
+    dom = torch.tensor([0] * 10 + [1] * 10)
+    ev = method.evaluate(model, g1, EvalData(x, y, lambda t: t, 64, dom, [[0], [1]]))
+    ref = []
+    for k in (0, 1):
+        model.load_state_dict({**g1, **method.local[k]})
+        model.eval()
+        ref.append((model(x[dom == k])[0].argmax(1) == y[dom == k]).float().mean().item())
+    assert ev["client_test_acc"] == pytest.approx(ref) and ev["test_acc"] == pytest.approx(np.mean(ref))
+
+
+# -- options -------------------------------------------------------------------------
+
+
+def test_method_options_defaults_and_errors():
+    cfg = RunConfig(method="fedavgm")
+    assert METHODS.get("fedavgm").resolve_options({}, cfg) == {"server_momentum": 0.5, "server_lr": 1.0}
+    assert METHODS.get("fedprox").resolve_options({}, cfg) == {"mu": 1e-3}
+    assert METHODS.get("moon").resolve_options({}, cfg) == {"mu": 1.0, "tau": 0.5, "out_dim": 256}
+    assert METHODS.get("fedetf").resolve_options({}, RunConfig(rounds=30))["gmv_warmup"] == 15
+    with pytest.raises(CollapseLabError, match="has no option server_momentum; its options: mu"):
+        METHODS.get("fedprox").resolve_options({"server_momentum": 0.5}, RunConfig(method="fedprox"))
+    with pytest.raises(CollapseLabError, match=r"\[0, 1\)"):
+        METHODS.get("fedavgm").resolve_options({"server_momentum": 1.5}, cfg)
+    with pytest.raises(CollapseLabError, match="not a number"):
+        METHODS.get("moon").resolve_options({"tau": "warm"}, cfg)
+    with pytest.raises(CollapseLabError, match="whole number"):
+        METHODS.get("fedetf").resolve_options({"gmv_warmup": 2.5}, cfg)
