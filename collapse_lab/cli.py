@@ -165,6 +165,8 @@ def train(ctx, **params):
     configs = build_configs(ctx, params)
     prepared = prepare(configs, Path(params["out"]), overwrite=params["overwrite"])
     todo = [p for p in prepared if p.action == "train"]
+    for note in dict.fromkeys(n for p in todo for n in p.notes):
+        click.echo(f"note: {note}", err=True)
     for p in prepared:
         if p.action == "skip":
             click.echo(f"{p.path}: already complete with this configuration (--overwrite to retrain)", err=True)

@@ -19,7 +19,7 @@ def load_run(path: str | Path) -> RunDir:
 
 
 def select_runs(out: Path, alphas: tuple[str, ...], run_paths: tuple[str, ...], dataset: str | None = None,
-                model: str | None = None, regs: tuple[str, ...] = ()) -> list[RunDir]:
+                model: str | None = None, regs: tuple[str, ...] = (), methods: tuple[str, ...] = ()) -> list[RunDir]:
     """The runs to analyse: the ones named by --run, else every run in ``out`` matching the
     filters, newest per configuration group. All must share one data set and model."""
     if run_paths:
@@ -37,6 +37,8 @@ def select_runs(out: Path, alphas: tuple[str, ...], run_paths: tuple[str, ...], 
             runs = [r for r in runs if r.meta.get("model") == model]
         if regs:
             runs = [r for r in runs if r.meta.get("reg") in regs]
+        if methods:
+            runs = [r for r in runs if r.meta.get("method") in methods]
         if not runs:
             what = f"alpha {', '.join(sorted(want))}" if want else "those filters"
             raise CollapseLabError(f"no trained run with {what} in {out}; train one (collapse-lab train --alpha ...) or check --out")

@@ -21,6 +21,8 @@ def common_options(f):
         click.option("--out-runs", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False), help="Run store to search."),
         click.option("--dataset", default=None, help="Only runs on this data set."),
         click.option("--model", default=None, help="Only runs of this model."),
+        click.option("--method", "methods", multiple=True, help="Only runs of this method (repeatable)."),
+        click.option("--reg", "regs", multiple=True, help="Only runs with this regularizer (repeatable)."),
         click.option("--round", "round_", type=int, default=None, help="Round to analyse (default: the last)."),
         click.option("--client", type=int, default=0, show_default=True, help="Client whose local model is shown."),
         click.option("--tau", type=float, default=DEFAULT_TAU, show_default=True, help="Significance threshold."),
@@ -53,7 +55,7 @@ def print_table(rows: list[dict]) -> None:
 @common_options
 @click.option("--rounds", "rounds_spec", default=None, help="all, A:B or A,B,C: draw the evolution over rounds.")
 @click.option("--top", type=int, default=None, help="Indices used for R (default: all above the numerical floor).")
-def spectrum_cmd(alpha, runs, store, dataset, model, round_, client, tau, split, feature_dtype, device, fig_dir, as_json,
+def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device, fig_dir, as_json,
                  rounds_spec, top):
     """Covariance spectra of global and local models (FedDecorr Fig. 2/3), or their evolution over rounds."""
     from ..plots import plt, save_figure
@@ -61,7 +63,7 @@ def spectrum_cmd(alpha, runs, store, dataset, model, round_, client, tau, split,
 
     if tau <= 0:
         raise CollapseLabError(f"--tau must be > 0 (got {tau})")
-    selected = select_runs(Path(store), alpha, runs, dataset, model)
+    selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
     fs = FeatureSource(split=split, dtype=feature_dtype, device=device)
     if rounds_spec is not None:
         return _rounds(selected, fs, rounds_spec, client, tau, top, fig_dir, as_json)
@@ -140,14 +142,14 @@ def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
 @click.command("compare")
 @common_options
 @click.option("--top", type=int, default=None, help="Indices used for R (default: all above the numerical floor).")
-def compare_cmd(alpha, runs, store, dataset, model, round_, client, tau, split, feature_dtype, device, fig_dir, as_json, top):
+def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device, fig_dir, as_json, top):
     """Local vs global spectrum of one run with the gap R (journal Eq. 1, Fig. 4/6)."""
     from ..plots import plt, save_figure
     from ..plots.spectrum import Curve, plot_compare
 
     if top is not None and top < 1:
         raise CollapseLabError(f"--top must be >= 1 (got {top})")
-    selected = select_runs(Path(store), alpha, runs, dataset, model)
+    selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
     fs = FeatureSource(split=split, dtype=feature_dtype, device=device)
     results = []
     fig, axes = plt.subplots(1, len(selected), figsize=(4.6 * len(selected), 4), squeeze=False, sharey=True)

@@ -77,6 +77,7 @@ class Prepared:
     partition: Partition
     path: Path
     action: str  # "train" or "skip" (already complete with the same configuration)
+    notes: tuple[str, ...] = ()  # things the user should know (e.g. a method that reduces to FedAvg here)
 
 
 def check_config(cfg: RunConfig) -> None:
@@ -123,6 +124,7 @@ def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False) -> lis
         model = init_model(cfg, ds)  # a model that cannot take this input fails here
         if model.feature_dim < 1:
             raise CollapseLabError(f"model {cfg.model} has no representation")
+        notes = tuple(METHODS.get(cfg.method).notes(model, cfg))
         part = make_partition(cfg, ds)
         name = cfg.run_name()
         if name in names:
@@ -144,7 +146,7 @@ def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False) -> lis
                     f"{path} holds a run with a different configuration (differs in: {', '.join(diff)}); use another --out or --tag, or delete that folder")
             if existing.meta.get("status") == "complete" and not overwrite:
                 action = "skip"
-        prepared.append(Prepared(cfg, ds, part, path, action))
+        prepared.append(Prepared(cfg, ds, part, path, action, notes))
     return prepared
 
 

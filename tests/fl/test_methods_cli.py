@@ -86,3 +86,17 @@ def test_bad_method_and_regularizer_input(tmp_path, args, msg):
     assert res.exit_code == 2, res.output
     assert msg in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "ck").exists()
+
+
+def test_fedbn_without_batchnorm_says_so_and_spectrum_filters_by_method(tmp_path):
+    out = tmp_path / "ck"
+    res = CliRunner().invoke(cli, ["train", *FAST, "--method", "fedbn", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "note: fedbn: model mlp has no BatchNorm layer, so fedbn trains exactly as fedavg" in res.stderr
+    res = CliRunner().invoke(cli, ["train", *FAST, "--out", str(out)])
+    assert res.exit_code == 0 and "note:" not in res.stderr
+    res = CliRunner().invoke(cli, ["spectrum", "--out-runs", str(out), "--method", "fedbn", "--json",
+                                   "--out", str(tmp_path / "fig")])
+    assert res.exit_code == 0, res.output
+    runs = {e["run"] for e in json.loads(res.stdout)["spectra"]}
+    assert runs == {"gaussian_mlp_fedbn_none_dir0.5_K3_s0"}

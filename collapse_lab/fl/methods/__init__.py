@@ -85,6 +85,11 @@ class Method:
         return opts
 
     @classmethod
+    def notes(cls, model: nn.Module, cfg) -> list[str]:
+        """One-line remarks shown before training (e.g. that the method is FedAvg here)."""
+        return []
+
+    @classmethod
     def prepare_model(cls, model: nn.Module, cfg, num_classes: int) -> None:
         """Additions to the model before round 0 (projection head, fixed classifier)."""
 

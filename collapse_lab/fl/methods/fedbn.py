@@ -29,6 +29,13 @@ def batchnorm_keys(model: nn.Module) -> list[str]:
 
 @METHODS.register("fedbn")
 class FedBN(Method):
+    @classmethod
+    def notes(cls, model, cfg):
+        if not batchnorm_keys(model):
+            return [f"fedbn: model {cfg.model} has no BatchNorm layer, so fedbn trains exactly as fedavg "
+                    "(use resnet18/20/32 or mobilenetv2)"]
+        return []
+
     def __init__(self, cfg, model, num_clients):
         super().__init__(cfg, model, num_clients)
         self.keys = batchnorm_keys(model)
