@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import json
+import shlex
+import signal
 import sys
 import time
 from pathlib import Path
@@ -150,7 +152,8 @@ def build_configs(ctx: click.Context, params: dict) -> list[RunConfig]:
 @click.option("--preset", default="paper", show_default=True, help="paper (Sec. 5.1 settings) or quick (2 short rounds).")
 @click.option("--config", type=click.Path(dir_okay=False), default=None, help="YAML/TOML/JSON file of options; flags override it.")
 @click.option("--tag", default="", help="Suffix for the run folder names.")
-@click.option("--overwrite", is_flag=True, help="Retrain runs that are already complete.")
+@click.option("--overwrite", is_flag=True, help="Retrain runs that are already complete (or unfinished) from scratch.")
+@click.option("--resume", is_flag=True, help="Continue unfinished runs from their last complete round (bit-identical on CPU).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary of the runs on stdout.")
 @click.pass_context
 def train(ctx, **params):
@@ -162,9 +165,14 @@ def train(ctx, **params):
 
     from .fl.engine import prepare, total_steps, train as train_run
 
+    from .fl.engine import STOP, Interrupted, check_disk
+
+    if params["resume"] and params["overwrite"]:
+        raise CollapseLabError("--resume and --overwrite contradict each other; choose one")
     configs = build_configs(ctx, params)
-    prepared = prepare(configs, Path(params["out"]), overwrite=params["overwrite"])
-    todo = [p for p in prepared if p.action == "train"]
+    prepared = prepare(configs, Path(params["out"]), overwrite=params["overwrite"], resume=params["resume"])
+    todo = [p for p in prepared if p.action in ("train", "resume")]
+    check_disk(prepared, Path(params["out"]))
     for note in dict.fromkeys(n for p in todo for n in p.notes):
         click.echo(f"note: {note}", err=True)
     for p in prepared:
@@ -174,12 +182,24 @@ def train(ctx, **params):
     summaries = []
     t0 = time.time()
     # disable=None: the bar shows on a terminal and stays out of logs
-    with tqdm(total=steps, unit="step", desc="train", file=sys.stderr, dynamic_ncols=True,
-              disable=None, mininterval=0.5) as bar:
-        for p in todo:
-            bar.set_postfix_str(p.path.name)
-            summaries.append({**train_run(p, on_step=lambda: bar.update(1)), "alpha": alpha_str(p.config.alpha),
-                              "seed": p.config.seed})
+    old_handlers = _install_stop_handlers(STOP)
+    try:
+        with tqdm(total=steps, unit="step", desc="train", file=sys.stderr, dynamic_ncols=True,
+                  disable=None, mininterval=0.5) as bar:
+            for p in todo:
+                bar.set_postfix_str(p.path.name)
+                summaries.append({**train_run(p, on_step=lambda: bar.update(1)), "alpha": alpha_str(p.config.alpha),
+                                  "seed": p.config.seed, "resumed_from": p.start_round()})
+    except Interrupted as e:
+        cmd = " ".join(shlex.quote(a) for a in ["collapse-lab", *sys.argv[1:]] if a != "--overwrite")
+        if "--resume" not in sys.argv:
+            cmd += " --resume"
+        click.echo(f"{e.signame}: stopped {e.path.name} in round {e.round} after client {e.client}; rounds up to "
+                   f"{e.round - 1} are stored. Continue with: {cmd}", err=True)
+        ctx.exit(130 if e.signame == "SIGINT" else 143)
+    finally:
+        _restore_handlers(old_handlers)
+        STOP.requested = None
     for p in prepared:
         if p.action == "skip":
             summaries.append({"run": str(p.path), "status": "skipped (complete)", "alpha": alpha_str(p.config.alpha),
@@ -191,6 +211,30 @@ def train(ctx, **params):
             acc = f"test acc {s['final_test_acc']:.4f}" if "final_test_acc" in s else s["status"]
             click.echo(f"{s['run']}: {acc}")
         click.echo(f"{len(todo)} run(s) trained in {time.time() - t0:.1f} s")
+
+
+def _install_stop_handlers(stop) -> dict:
+    """SIGINT/SIGTERM finish the current client, then stop with a resume hint; a second
+    Ctrl-C stops at once."""
+    def handler(signum, frame):
+        if stop.requested:
+            raise KeyboardInterrupt
+        stop.requested = signal.Signals(signum).name
+        click.echo(f"\n{stop.requested} received: finishing the current client, then stopping "
+                   "(press Ctrl-C again to stop now)", err=True)
+
+    old = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            old[sig] = signal.signal(sig, handler)
+        except ValueError:  # not the main thread (e.g. some test runners)
+            pass
+    return old
+
+
+def _restore_handlers(old: dict) -> None:
+    for sig, h in old.items():
+        signal.signal(sig, h)
 
 
 from .commands.spectrum import compare_cmd, spectrum_cmd  # noqa: E402

@@ -13,6 +13,9 @@ from typing import Callable
 import torch
 from safetensors.torch import load_file, save_file
 
+from . import faults
+from .errors import CollapseLabError
+
 
 def _atomic(path: Path, write: Callable[[str], None]) -> None:
     path = Path(path)
@@ -23,11 +26,27 @@ def _atomic(path: Path, write: Callable[[str], None]) -> None:
         write(tmp)
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
+        faults.point("write")
         os.replace(tmp, path)
+        _fsync_dir(path.parent)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def _fsync_dir(folder: Path) -> None:
+    """Make the rename itself durable (a crash right after it keeps the new name)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def write_bytes(path: Path, data: bytes) -> None:
@@ -71,4 +90,39 @@ def read_metadata(path: Path) -> dict:
 
 
 def load_tensors(path: Path) -> dict[str, torch.Tensor]:
-    return load_file(str(path))
+    """Read a safetensors file (tensors only, never unpickled). A missing, truncated or
+    corrupt file raises CollapseLabError naming the file and what is wrong."""
+    path = Path(path)
+    if not path.is_file():
+        raise CollapseLabError(f"{path}: no such checkpoint file")
+    try:
+        return load_file(str(path))
+    except Exception as e:  # safetensors raises SafetensorError, OSError or ValueError
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise CollapseLabError(f"{path}: not a readable safetensors file ({reason}); it is truncated or corrupt, "
+                               "delete it and resume or retrain the run") from None
+
+
+def check_state(path: Path, state: dict[str, torch.Tensor], expected: dict[str, torch.Tensor]) -> None:
+    """Refuse a checkpoint whose tensor names or shapes differ from the model's."""
+    missing = sorted(set(expected) - set(state))
+    extra = sorted(set(state) - set(expected))
+    wrong = [f"{k} {tuple(state[k].shape)} != {tuple(expected[k].shape)}" for k in sorted(set(state) & set(expected))
+             if tuple(state[k].shape) != tuple(expected[k].shape)]
+    problems = []
+    if missing:
+        problems.append(f"missing {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}")
+    if extra:
+        problems.append(f"unexpected {', '.join(extra[:3])}{' ...' if len(extra) > 3 else ''}")
+    if wrong:
+        problems.append(f"shape {'; '.join(wrong[:3])}{' ...' if len(wrong) > 3 else ''}")
+    if problems:
+        raise CollapseLabError(f"{path} does not match the run's model ({'; '.join(problems)}); "
+                               "it belongs to another model or run")
+
+
+def load_state(path: Path, model: torch.nn.Module) -> dict[str, torch.Tensor]:
+    """Load a model checkpoint, checked against the model's names and shapes."""
+    state = load_tensors(path)
+    check_state(path, state, model.state_dict())
+    return state

@@ -15,7 +15,7 @@ import torch
 from ..config import RunConfig
 from ..data import Dataset, load_dataset
 from ..errors import CollapseLabError
-from ..io import load_tensors, save_tensors
+from ..io import load_state, load_tensors, save_tensors
 from ..store import RunDir
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
@@ -93,7 +93,7 @@ class FeatureSource:
         from ..fl.methods import build_run_model
 
         model = build_run_model(cfg, ds.num_classes, ds.input_shape)
-        model.load_state_dict(load_tensors(ckpt))
+        model.load_state_dict(load_state(ckpt, model))
         x = getattr(ds, f"{self.split}_x")
         z = extract_features(model, x, ds.to_float, DTYPES[self.dtype], self.device, self.batch_size)
         self.computed += 1

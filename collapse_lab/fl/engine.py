@@ -17,7 +17,9 @@ import torch
 
 from ..config import RunConfig
 from ..data import Dataset, load_dataset
+from .. import faults
 from ..errors import CollapseLabError
+from ..io import load_state
 from ..partition import PARTITIONS, Partition
 from ..regularizers import build_regularizer
 from ..regularizers import resolve_options as resolve_reg_options
@@ -78,6 +80,11 @@ class Prepared:
     path: Path
     action: str  # "train" or "skip" (already complete with the same configuration)
     notes: tuple[str, ...] = ()  # things the user should know (e.g. a method that reduces to FedAvg here)
+    state_bytes: int = 0  # one checkpoint of the model
+
+    def start_round(self) -> int:
+        """The last complete round a resumed run continues from (0 for a new run)."""
+        return int(RunDir(self.path).meta.get("rounds_complete", 0)) if self.action == "resume" else 0
 
 
 def check_config(cfg: RunConfig) -> None:
@@ -105,8 +112,12 @@ def check_config(cfg: RunConfig) -> None:
     resolve_device(cfg.device)
 
 
-def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False) -> list[Prepared]:
-    """Validate every run before any is trained; raises CollapseLabError on bad input."""
+def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume: bool = False) -> list[Prepared]:
+    """Validate every run before any is trained; raises CollapseLabError on bad input.
+
+    An existing folder with the same configuration is skipped when complete; when
+    unfinished (a crash, a kill, Ctrl-C) it is continued with ``resume`` and started over
+    with ``overwrite``; without either that is an error (nothing is lost silently)."""
     cache: dict[tuple, Dataset] = {}
     prepared, names = [], set()
     for cfg in configs:
@@ -144,9 +155,23 @@ def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False) -> lis
                 diff = sorted(k for k in set(old) | set(cfg.identity()) if old.get(k) != cfg.identity().get(k))
                 raise CollapseLabError(
                     f"{path} holds a run with a different configuration (differs in: {', '.join(diff)}); use another --out or --tag, or delete that folder")
-            if existing.meta.get("status") == "complete" and not overwrite:
+            meta = existing.meta
+            if meta.get("status") == "complete" and not overwrite:
                 action = "skip"
-        prepared.append(Prepared(cfg, ds, part, path, action, notes))
+            elif meta.get("status") != "complete" and not overwrite:
+                done = int(meta.get("rounds_complete", 0))
+                if not resume:
+                    raise CollapseLabError(
+                        f"{path} holds an unfinished run ({done} of {cfg.rounds} rounds complete); add --resume to "
+                        "continue it or --overwrite to start it over")
+                if meta.get("partition_hash") != part.content_hash():
+                    raise CollapseLabError(
+                        f"{path}: the partition drawn now (sha256 {part.content_hash()[:12]}) differs from the stored one "
+                        f"({str(meta.get('partition_hash'))[:12]}); the data set files changed, so the run cannot be "
+                        "resumed; use --overwrite to start over")
+                action = "resume"
+        state_bytes = sum(v.numel() * v.element_size() for v in model.state_dict().values())
+        prepared.append(Prepared(cfg, ds, part, path, action, notes, state_bytes))
     return prepared
 
 
@@ -169,11 +194,27 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
     extra = {"n_train": len(ds.train_y), "n_test": len(ds.test_y), "num_classes": ds.num_classes,
              "feature_dim": model.feature_dim, "client_sizes": part.sizes.tolist(), "device": str(device)}
     global_state = _cpu_state(model)
-    run = RunDir.create(p.path.parent, p.path.name, cfg.to_json(), part, global_state, extra)
-    ev = method.evaluate(model, global_state, eval_data)
-    run.log({"event": "round", "round": 0, **ev})
+    start = p.start_round()
+    if start == 0:
+        run = RunDir.create(p.path.parent, p.path.name, cfg.to_json(), part, global_state, extra)
+        ev = method.evaluate(model, global_state, eval_data)
+        run.log({"event": "round", "round": 0, **ev})
+    else:
+        run = RunDir(p.path)
+        run.discard_after(start)
+        global_state = load_state(run.global_path(start), model)
+        server, clients = run.load_method_state(start)
+        try:
+            method.load_state(server, clients)
+        except (KeyError, RuntimeError, ValueError) as e:
+            raise CollapseLabError(f"{run.method_path(start)}: the {cfg.method} state of round {start} is incomplete "
+                                   f"({type(e).__name__}: {e}); use --overwrite to start the run over") from None
+        run.update(status="running", device=str(device))
+        ev = method.evaluate(model, global_state, eval_data)  # the summary's numbers if no round is left
+        if log:
+            log(f"{p.path.name}: resuming after round {start}/{cfg.rounds}")
     t0 = time.time()
-    for r in range(1, cfg.rounds + 1):
+    for r in range(start + 1, cfg.rounds + 1):
         participants = sample_clients(cfg, r)
         results = []
         for k in participants:
@@ -183,7 +224,7 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
             hist = train_client(model, x_train[ix], y_train[ix], ds.to_float, epochs=cfg.local_epochs,
                                 batch_size=cfg.batch_size, lr=cfg.lr, momentum=cfg.momentum,
                                 weight_decay=cfg.weight_decay, reg=reg, beta=cfg.beta, generator=gen,
-                                hooks=hooks, on_step=on_step)
+                                hooks=hooks, on_step=_step_hook(on_step, r, k))
             for h in hist:
                 run.log({"event": "local_epoch", "round": r, "client": k, **h})
             state = _cpu_state(model)
@@ -191,13 +232,18 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
             result = ClientResult(k, state, len(ix), sum(h["steps"] for h in hist))
             method.client_end(k, r, model, result)
             results.append(result)
+            faults.point(f"client:{r}:{k}")
+            if STOP.requested:
+                raise Interrupted(p.path, r, k, STOP.requested)
         global_state = method.aggregate(r, global_state, results)
         run.save_global(r, global_state)
         run.save_method_state(r, method.server_state(), method.client_state())
         ev = method.evaluate(model, global_state, eval_data)
         run.log({"event": "round", "round": r, "clients": participants, "seconds": round(time.time() - t0, 3), **ev})
-        run.prune_local(r, keep, cfg.rounds)
+        # The round counts as complete only once all its files exist; pruning comes after,
+        # so the state a resume needs is never deleted before a newer round is recorded.
         run.update(rounds_complete=r)
+        run.prune_local(r, keep, cfg.rounds)
         if log:
             log(f"{p.path.name} round {r}/{cfg.rounds}: test acc {ev['test_acc']:.4f}")
     run.update(status="complete", finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"), train_seconds=round(time.time() - t0, 2))
@@ -205,11 +251,86 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
             "final_test_loss": ev["test_loss"], "seconds": round(time.time() - t0, 2)}
 
 
+class _Stop:
+    requested: str | None = None  # the signal's name once SIGINT/SIGTERM arrived
+
+
+STOP = _Stop()
+
+
+class Interrupted(Exception):
+    def __init__(self, path: Path, r: int, k: int, signame: str):
+        super().__init__(f"{signame}: stopped {path.name} in round {r} after client {k}")
+        self.path, self.round, self.client, self.signame = path, r, k, signame
+
+
+def _step_hook(on_step, r: int, k: int):
+    name = f"step:{r}:{k}"
+
+    def hook():
+        faults.point(name)
+        if on_step is not None:
+            on_step()
+
+    return hook
+
+
+def estimate_bytes(p: Prepared, keep_spec: str | None = None) -> int:
+    """Checkpoint volume a run will still write: one global model per round, the client
+    models --keep-local retains, and the method's state (``Method.server_copies`` /
+    ``client_copies`` model-sized copies per round)."""
+    cfg = p.config
+    mode, n = parse_keep_local(keep_spec or cfg.keep_local)
+    start = p.start_round()
+    rounds = list(range(start + 1, cfg.rounds + 1))
+    per_round = max(1, int(round(cfg.sample_fraction * cfg.clients))) if cfg.sample_fraction < 1 else cfg.clients
+    if mode == "all":
+        kept_rounds = len(rounds)
+    elif mode == "every":
+        kept_rounds = sum(1 for r in rounds if r % n == 0 or r == cfg.rounds)
+    else:  # last / none: one round's worth exists at a time
+        kept_rounds = 1
+    cls = METHODS.get(cfg.method)
+    client_state_rounds = kept_rounds + 1
+    copies = (len(rounds) + (1 if start == 0 else 0)            # global models (+ round 0)
+              + kept_rounds * per_round                         # client models
+              + len(rounds) * cls.server_copies                 # server method state
+              + client_state_rounds * cfg.clients * cls.client_copies)  # per-client method state
+    return int(copies * p.state_bytes)
+
+
+def check_disk(prepared: list[Prepared], out: Path) -> dict:
+    """Compare the checkpoint volume of the runs to be trained with the free space of
+    ``out``; raise CollapseLabError with a --keep-local setting that fits, if one does."""
+    import shutil
+
+    todo = [p for p in prepared if p.action in ("train", "resume")]
+    need = sum(estimate_bytes(p) for p in todo)
+    probe = Path(out)
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    free = shutil.disk_usage(probe).free
+    info = {"estimate_bytes": need, "free_bytes": free}
+    if need <= free:
+        return info
+    gb = lambda b: f"{b / 1e9:.2f} GB"  # noqa: E731
+    fits = None
+    for spec in ("every:10", "every:5", "last", "none"):
+        alt = sum(estimate_bytes(p, spec) for p in todo)
+        if alt <= free:
+            fits = (spec, alt)
+            break
+    hint = (f"--keep-local {fits[0]} would need about {gb(fits[1])}" if fits else
+            "even --keep-local none does not fit; free some space or choose another --out")
+    raise CollapseLabError(f"the runs would write about {gb(need)} of checkpoints to {out} but only {gb(free)} is free; "
+                           f"{hint}")
+
+
 def total_steps(p: Prepared) -> int:
     """Local SGD steps of the whole run (for the progress bar)."""
     cfg = p.config
     total = 0
-    for r in range(1, cfg.rounds + 1):
+    for r in range(p.start_round() + 1, cfg.rounds + 1):
         for k in sample_clients(cfg, r):
             total += num_batches(int(p.partition.sizes[k]), cfg.batch_size) * cfg.local_epochs
     return total

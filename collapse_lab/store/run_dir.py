@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 
 from ..errors import CollapseLabError
-from ..io import append_jsonl, load_tensors, save_tensors, write_json
+from ..io import append_jsonl, load_tensors, save_tensors, write_bytes, write_json
 from ..partition import Partition
 
 
@@ -150,6 +150,29 @@ class RunDir:
             p = self.method_path(r, clients)
             out.append(load_tensors(p) if p.is_file() else {})
         return out[0], out[1]
+
+    def discard_after(self, r: int) -> None:
+        """Before a resume from round r: remove later (partial) rounds, temporary files and
+        the metrics events of later rounds, so the continued run writes them afresh."""
+        for d in self.path.glob("round_*"):
+            try:
+                q = int(d.name.split("_", 1)[1])
+            except ValueError:
+                continue
+            if q > r:
+                shutil.rmtree(d)
+        for tmp in list(self.path.glob(".*.tmp")) + list(self.path.glob("round_*/.*.tmp")):
+            tmp.unlink(missing_ok=True)
+        p = self.path / "metrics.jsonl"
+        keep = []
+        for line in (p.read_text().splitlines() if p.exists() else []):
+            try:
+                e = json.loads(line)
+            except json.JSONDecodeError:
+                continue  # the torn last line of a killed write
+            if int(e.get("round", 0)) <= r:
+                keep.append(line + "\n")
+        write_bytes(p, "".join(keep).encode())
 
     def prune_local(self, r: int, keep: tuple[str, int], final_round: int) -> None:
         """Apply --keep-local after round r completes (last/every keep the final round)."""

@@ -53,6 +53,9 @@ def trainable_names(model: nn.Module) -> list[str]:
 class Method:
     defaults: dict = {}  # option -> the papers' value (None: derived from the run, see check_options)
     int_options: frozenset = frozenset()
+    # model-sized copies of state written each round, for the disk estimate
+    server_copies: float = 0.0
+    client_copies: float = 0.0
 
     @classmethod
     def resolve_options(cls, given: dict, cfg) -> dict:

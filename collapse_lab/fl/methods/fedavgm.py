@@ -9,6 +9,7 @@ from . import METHODS, Method, fedavg_of, trainable_names
 
 @METHODS.register("fedavgm")
 class FedAvgM(Method):
+    server_copies = 2.0  # float64 velocity
     defaults = {"server_momentum": 0.5, "server_lr": 1.0}
 
     @classmethod

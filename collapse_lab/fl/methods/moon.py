@@ -49,6 +49,7 @@ class MoonHooks(LocalHooks):
 
 @METHODS.register("moon")
 class Moon(Method):
+    client_copies = 1.0  # previous local models
     defaults = {"mu": 1.0, "tau": 0.5, "out_dim": 256}
     int_options = frozenset({"out_dim"})
 

@@ -38,6 +38,8 @@ class ControlHooks(LocalHooks):
 
 @METHODS.register("scaffold")
 class Scaffold(Method):
+    server_copies = 2.0  # float64 c
+    client_copies = 2.0  # float64 c_k
     defaults = {"server_lr": 1.0}
 
     @classmethod
