@@ -89,7 +89,10 @@ class FeatureSource:
         key = hashlib.sha256(f"{file_sha256(ckpt)}|{cfg.model}|{fp}|{self.split}|{self.dtype}".encode()).hexdigest()[:32]
         cache = run.path.parent / ".features" / f"{key}.safetensors"
         if self.use_cache and cache.is_file():
-            return load_tensors(cache)["z"]
+            try:
+                return load_tensors(cache)["z"]
+            except (CollapseLabError, KeyError):
+                pass  # a damaged cache entry is recomputed and rewritten
         from ..fl.methods import build_run_model
 
         model = build_run_model(cfg, ds.num_classes, ds.input_shape)

@@ -291,7 +291,8 @@ def estimate_bytes(p: Prepared, keep_spec: str | None = None) -> int:
     else:  # last / none: one round's worth exists at a time
         kept_rounds = 1
     cls = METHODS.get(cfg.method)
-    client_state_rounds = kept_rounds + 1
+    # per-client method state follows the client files; last/none briefly hold two rounds
+    client_state_rounds = kept_rounds if mode in ("all", "every") else min(len(rounds), 2)
     copies = (len(rounds) + (1 if start == 0 else 0)            # global models (+ round 0)
               + kept_rounds * per_round                         # client models
               + len(rounds) * cls.server_copies                 # server method state

@@ -1,0 +1,119 @@
+"""Damaged and mismatched files, the disk-space estimate and refused combinations: each is
+one clear line (exit 2) that names the file or the conflict."""
+from __future__ import annotations
+
+import shutil
+from collections import namedtuple
+
+import pytest
+from click.testing import CliRunner
+
+from collapse_lab.cli import cli
+from collapse_lab.io import load_tensors, save_tensors
+
+FAST = ["--dataset", "gaussian", "--dataset-option", "dim=8", "--dataset-option", "train_per_class=30",
+        "--dataset-option", "test_per_class=10", "--local-epochs", "1", "--batch-size", "16", "--rounds", "2",
+        "--clients", "3", "--alpha", "0.5"]
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, list(args))
+
+
+def one_line_error(res, *parts):
+    assert res.exit_code == 2, res.output
+    assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    assert "Traceback" not in res.output
+    for p in parts:
+        assert p in res.stderr, res.stderr
+
+
+@pytest.fixture
+def store(tmp_path):
+    out = tmp_path / "ck"
+    assert invoke("train", *FAST, "--out", str(out)).exit_code == 0
+    return out, next(p for p in out.iterdir() if not p.name.startswith("."))
+
+
+def test_truncated_checkpoint_is_named(store, tmp_path):
+    out, run = store
+    g = run / "round_2" / "global.safetensors"
+    g.write_bytes(g.read_bytes()[:100])
+    res = invoke("spectrum", "--out-runs", str(out), "--out", str(tmp_path / "fig"))
+    one_line_error(res, str(g), "not a readable safetensors file", "truncated or corrupt")
+
+
+def test_garbage_and_pickle_are_refused(tmp_path):
+    p = tmp_path / "x.safetensors"
+    p.write_bytes(b"\x80\x04\x95" + b"\x00" * 64)  # the start of a pickle
+    with pytest.raises(Exception, match="not a readable safetensors file"):
+        load_tensors(p)
+    with pytest.raises(Exception, match="no such checkpoint file"):
+        load_tensors(tmp_path / "missing.safetensors")
+
+
+def test_wrong_shape_checkpoint_is_named(store, tmp_path):
+    out, run = store
+    g = run / "round_2" / "global.safetensors"
+    state = load_tensors(g)
+    state["classifier.weight"] = state["classifier.weight"][:, :5].contiguous()
+    save_tensors(g, state)
+    res = invoke("compare", "--out-runs", str(out), "--out", str(tmp_path / "fig"))
+    one_line_error(res, str(g), "does not match the run's model", "classifier.weight (10, 5) != (10, 128)")
+    # a checkpoint of another model: names differ
+    save_tensors(g, {"w": state["classifier.bias"]})
+    res = invoke("spectrum", "--out-runs", str(out), "--out", str(tmp_path / "fig"))
+    one_line_error(res, "missing body.1.bias", "unexpected w")
+
+
+def test_resume_from_a_corrupt_round_names_the_file(store):
+    out, run = store
+    import json
+
+    meta = json.loads((run / "run.json").read_text())
+    meta.update(status="running", rounds_complete=1)
+    (run / "run.json").write_text(json.dumps(meta))
+    g = run / "round_1" / "global.safetensors"
+    g.write_bytes(b"garbage")
+    res = invoke("train", *FAST, "--out", str(out), "--resume")
+    one_line_error(res, str(g), "truncated or corrupt")
+
+
+def test_disk_estimate_refuses_and_suggests_keep_local(tmp_path, monkeypatch):
+    Usage = namedtuple("Usage", "total used free")
+    # mlp on dim 8: 36,490 parameters -> 145,960 bytes per checkpoint; 10 clients x 30 rounds
+    # with --keep-local all is (31 + 300) checkpoints = 0.048 GB; every:10 keeps the clients
+    # of rounds 10, 20, 30: (31 + 30) checkpoints = 0.0089 GB, which fits in 0.01 GB
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: Usage(10**9, 10**9 - 10**7, 10**7))
+    args = [*FAST[:-6], "--rounds", "30", "--clients", "10", "--alpha", "0.5"]
+    res = invoke("train", *args, "--out", str(tmp_path / "ck"))
+    one_line_error(res, "would write about 0.05 GB", "only 0.01 GB is free", "--keep-local every:10 would need about 0.01 GB")
+    assert not (tmp_path / "ck").exists()
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: Usage(10**9, 10**9 - 10**5, 10**5))
+    res = invoke("train", *args, "--out", str(tmp_path / "ck"))
+    one_line_error(res, "even --keep-local none does not fit")
+
+
+def test_estimate_matches_what_a_run_writes(tmp_path):
+    from collapse_lab.config import RunConfig
+    from collapse_lab.fl.engine import estimate_bytes, prepare, train
+
+    cfg = RunConfig(dataset="gaussian", dataset_options={"dim": 8, "train_per_class": 30, "test_per_class": 10},
+                    rounds=3, clients=3, local_epochs=1, batch_size=16, alpha=0.5, method="scaffold")
+    (p,) = prepare([cfg], tmp_path)
+    est = estimate_bytes(p)
+    train(p)
+    written = sum(f.stat().st_size for f in p.path.rglob("*.safetensors") if f.name != "partition.safetensors")
+    # the estimate counts tensor bytes; files add a small header each
+    assert est <= written <= est * 1.05, (est, written)
+
+
+def test_bad_combinations_are_refused(store, tmp_path):
+    out, run = store
+    other = tmp_path / "other"
+    assert invoke("train", "--preset", "quick", "--alpha", "0.5", "--out", str(other)).exit_code == 0
+    (digits_run,) = [p for p in other.iterdir() if not p.name.startswith(".")]
+    res = invoke("spectrum", "--run", str(run), "--run", str(digits_run), "--out", str(tmp_path / "fig"))
+    one_line_error(res, "the selected runs mix datasets (digits, gaussian); choose one with --dataset")
+    res = invoke("train", *FAST, "--out", str(out), "--resume", "--overwrite")
+    one_line_error(res, "--resume and --overwrite contradict each other")
