@@ -117,3 +117,14 @@ def test_bad_combinations_are_refused(store, tmp_path):
     one_line_error(res, "the selected runs mix datasets (digits, gaussian); choose one with --dataset")
     res = invoke("train", *FAST, "--out", str(out), "--resume", "--overwrite")
     one_line_error(res, "--resume and --overwrite contradict each other")
+
+
+def test_resume_checks_the_partition_hash(store):
+    import json
+
+    out, run = store
+    meta = json.loads((run / "run.json").read_text())
+    meta.update(status="running", rounds_complete=1, partition_hash="0" * 64)
+    (run / "run.json").write_text(json.dumps(meta))
+    res = invoke("train", *FAST, "--out", str(out), "--resume")
+    one_line_error(res, "differs from the stored one (000000000000)", "cannot be resumed")
