@@ -42,7 +42,7 @@ def _explicit(ctx: click.Context, name: str) -> bool:
     return ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None)
 
 
-def _parse_dataset_options(items, flag: str = "--dataset-option", example: str = "dim=64") -> dict:
+def _parse_key_values(items, flag: str = "--dataset-option", example: str = "dim=64") -> dict:
     out = {}
     for item in items:
         if "=" not in item:
@@ -73,16 +73,16 @@ def build_configs(ctx: click.Context, params: dict) -> list[RunConfig]:
     values.update(file_values)
     for k in explicit:
         values[k] = flag[k]
-    values["dataset_options"] = {**file_values.get("dataset_options", {}), **_parse_dataset_options(params["dataset_option"])}
+    values["dataset_options"] = {**file_values.get("dataset_options", {}), **_parse_key_values(params["dataset_option"])}
     method_options = {**file_values.get("method_options", {}),
                       **{k: file_values[k] for k in METHOD_FLAGS if k in file_values},
-                      **_parse_dataset_options(params["method_option"], "--method-option", "mu=0.01")}
+                      **_parse_key_values(params["method_option"], "--method-option", "mu=0.01")}
     for flag_name in METHOD_FLAGS:
         if params.get(flag_name) is not None:
             method_options[flag_name] = params[flag_name]
     values["method_options"] = method_options
     values["reg_options"] = {**file_values.get("reg_options", {}),
-                             **_parse_dataset_options(params["reg_option"], "--reg-option", "groups=8")}
+                             **_parse_key_values(params["reg_option"], "--reg-option", "groups=8")}
     if values.get("beta") is None:  # the regularizer's own default (FedDecorr 0.1, FedUV 1)
         from .regularizers import default_beta
 
@@ -189,7 +189,7 @@ def train(ctx, **params):
             for p in todo:
                 bar.set_postfix_str(p.path.name)
                 summaries.append({**train_run(p, on_step=lambda: bar.update(1)), "alpha": alpha_str(p.config.alpha),
-                                  "seed": p.config.seed, "resumed_from": p.start_round()})
+                                  "seed": p.config.seed, "resumed_from": p.start})
     except Interrupted as e:
         cmd = " ".join(shlex.quote(a) for a in ["collapse-lab", *sys.argv[1:]] if a != "--overwrite")
         if "--resume" not in sys.argv:

@@ -61,7 +61,8 @@ def normalized_average(global_state: dict[str, torch.Tensor], states: Sequence[d
     w <- w - tau_eff * sum_k p_k (w - w_k) / a_k, tau_eff = sum_k p_k a_k, for the
     entries in ``keys``; the other entries (BatchNorm statistics) are the plain average.
     With equal a_k this is exactly FedAvg."""
-    out = weighted_average(states, weights)
+    normalized = set(keys)
+    out = weighted_average([{k: v for k, v in st.items() if k not in normalized} for st in states], weights)
     p = torch.tensor([float(x) for x in weights], dtype=torch.float64)
     p = p / p.sum()
     a = torch.tensor([float(x) for x in norms], dtype=torch.float64)
@@ -74,4 +75,4 @@ def normalized_average(global_state: dict[str, torch.Tensor], states: Sequence[d
         for pk, ak, s in zip(p.tolist(), a.tolist(), states):
             d += (pk / ak) * (w - s[key].to(torch.float64))
         out[key] = (w - tau_eff * d).to(global_state[key].dtype)
-    return out
+    return {k: out[k] for k in states[0]}  # the state-dict order

@@ -49,9 +49,13 @@ def make_partition(cfg: RunConfig, ds: Dataset) -> Partition:
         domains=None if ds.train_domain is None else ds.train_domain.numpy())
 
 
+def clients_per_round(cfg: RunConfig) -> int:
+    return min(cfg.clients, max(1, int(round(cfg.sample_fraction * cfg.clients))))
+
+
 def sample_clients(cfg: RunConfig, r: int) -> list[int]:
     """The clients taking part in round r, drawn from the run's seed and r alone."""
-    m = max(1, int(round(cfg.sample_fraction * cfg.clients)))
+    m = clients_per_round(cfg)
     if m >= cfg.clients:
         return list(range(cfg.clients))
     rng = np.random.default_rng(seed_for(cfg.seed, PURPOSE_SAMPLE, r))
@@ -81,10 +85,7 @@ class Prepared:
     action: str  # "train" or "skip" (already complete with the same configuration)
     notes: tuple[str, ...] = ()  # things the user should know (e.g. a method that reduces to FedAvg here)
     state_bytes: int = 0  # one checkpoint of the model
-
-    def start_round(self) -> int:
-        """The last complete round a resumed run continues from (0 for a new run)."""
-        return int(RunDir(self.path).meta.get("rounds_complete", 0)) if self.action == "resume" else 0
+    start: int = 0  # the last complete round a resumed run continues from (0 for a new run)
 
 
 def check_config(cfg: RunConfig) -> None:
@@ -142,7 +143,7 @@ def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume
             raise CollapseLabError(f"two runs would share the folder {name}; give different --alpha/--seed values or a --tag")
         names.add(name)
         path = Path(out) / name
-        action = "train"
+        action, start = "train", 0
         if path.exists():
             if not (path / "run.json").is_file():
                 raise CollapseLabError(f"{path} exists but is not a collapse-lab run; move it away or choose another --out")
@@ -169,9 +170,9 @@ def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume
                         f"{path}: the partition drawn now (sha256 {part.content_hash()[:12]}) differs from the stored one "
                         f"({str(meta.get('partition_hash'))[:12]}); the data set files changed, so the run cannot be "
                         "resumed; use --overwrite to start over")
-                action = "resume"
+                action, start = "resume", done
         state_bytes = sum(v.numel() * v.element_size() for v in model.state_dict().values())
-        prepared.append(Prepared(cfg, ds, part, path, action, notes, state_bytes))
+        prepared.append(Prepared(cfg, ds, part, path, action, notes, state_bytes, start))
     return prepared
 
 
@@ -194,7 +195,7 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
     extra = {"n_train": len(ds.train_y), "n_test": len(ds.test_y), "num_classes": ds.num_classes,
              "feature_dim": model.feature_dim, "client_sizes": part.sizes.tolist(), "device": str(device)}
     global_state = _cpu_state(model)
-    start = p.start_round()
+    start = p.start
     if start == 0:
         run = RunDir.create(p.path.parent, p.path.name, cfg.to_json(), part, global_state, extra)
         ev = method.evaluate(model, global_state, eval_data)
@@ -210,7 +211,8 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
             raise CollapseLabError(f"{run.method_path(start)}: the {cfg.method} state of round {start} is incomplete "
                                    f"({type(e).__name__}: {e}); use --overwrite to start the run over") from None
         run.update(status="running", device=str(device))
-        ev = method.evaluate(model, global_state, eval_data)  # the summary's numbers if no round is left
+        if start >= cfg.rounds:  # killed after its last round was stored: only the status is left
+            ev = method.evaluate(model, global_state, eval_data)
         if log:
             log(f"{p.path.name}: resuming after round {start}/{cfg.rounds}")
     t0 = time.time()
@@ -281,9 +283,9 @@ def estimate_bytes(p: Prepared, keep_spec: str | None = None) -> int:
     ``client_copies`` model-sized copies per round)."""
     cfg = p.config
     mode, n = parse_keep_local(keep_spec or cfg.keep_local)
-    start = p.start_round()
+    start = p.start
     rounds = list(range(start + 1, cfg.rounds + 1))
-    per_round = max(1, int(round(cfg.sample_fraction * cfg.clients))) if cfg.sample_fraction < 1 else cfg.clients
+    per_round = clients_per_round(cfg)
     if mode == "all":
         kept_rounds = len(rounds)
     elif mode == "every":
@@ -331,7 +333,7 @@ def total_steps(p: Prepared) -> int:
     """Local SGD steps of the whole run (for the progress bar)."""
     cfg = p.config
     total = 0
-    for r in range(p.start_round() + 1, cfg.rounds + 1):
+    for r in range(p.start + 1, cfg.rounds + 1):
         for k in sample_clients(cfg, r):
             total += num_batches(int(p.partition.sizes[k]), cfg.batch_size) * cfg.local_epochs
     return total

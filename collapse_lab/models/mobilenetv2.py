@@ -6,7 +6,6 @@ last 1x1 conv block.
 """
 from __future__ import annotations
 
-import torch
 import torch.nn as nn
 import torch.nn.functional as F
 

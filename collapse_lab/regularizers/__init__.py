@@ -8,11 +8,10 @@ so a run's configuration records every value it used.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..errors import CollapseLabError
+from ..options import resolve_numeric
 from ..registry import Registry
 
 REGULARIZERS: Registry = Registry("regularizer")
@@ -40,21 +39,7 @@ def default_beta(name: str) -> float:
 
 def resolve_options(name: str, given: dict, num_classes: int | None = None) -> dict:
     spec = REGULARIZERS.get(name)
-    unknown = sorted(set(given) - set(spec.defaults))
-    if unknown:
-        known = ", ".join(sorted(spec.defaults)) or "none"
-        raise CollapseLabError(f"regularizer {name} has no option {', '.join(unknown)}; its options: {known}")
-    out = {}
-    for k, default in spec.defaults.items():
-        v = given.get(k, default)
-        if v is not None:
-            try:
-                v = float(v)
-            except (TypeError, ValueError):
-                raise CollapseLabError(f"regularizer option {k}={v!r} is not a number") from None
-            if not math.isfinite(v):
-                raise CollapseLabError(f"regularizer option {k}={v!r} must be finite")
-        out[k] = v
+    out = resolve_numeric("regularizer", name, spec.defaults, given)
     if spec.derive is not None and num_classes is not None:
         out = spec.derive(out, num_classes)
     return out

@@ -18,7 +18,6 @@ from collapse_lab.fl.methods.fedbn import batchnorm_keys
 from collapse_lab.fl.methods.fedetf import simplex_etf
 from collapse_lab.fl.methods.fedprox import proximal_term
 from collapse_lab.fl.methods.moon import moon_loss
-from collapse_lab.models import build_model
 
 
 def make(method: str, model: nn.Module | None = None, clients: int = 2, **over):

@@ -1,7 +1,6 @@
 """Proposition 1 and the pieces of Theorem 1 against independent computations."""
 from __future__ import annotations
 
-import numpy as np
 import pytest
 import torch
 

@@ -12,13 +12,12 @@ regularizer: the regularizer is applied by local training, outside the method.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import torch
 import torch.nn as nn
 
-from ...errors import CollapseLabError
+from ...options import resolve_numeric
 from ...registry import Registry
 from ..aggregate import weighted_average
 from ..evaluate import evaluate
@@ -60,27 +59,7 @@ class Method:
     @classmethod
     def resolve_options(cls, given: dict, cfg) -> dict:
         """Fill in the defaults and check names and values; raises CollapseLabError."""
-        unknown = sorted(set(given) - set(cls.defaults))
-        if unknown:
-            known = ", ".join(sorted(cls.defaults)) or "none"
-            raise CollapseLabError(f"method {cfg.method} has no option {', '.join(unknown)}; its options: {known}")
-        out = {}
-        for k, default in cls.defaults.items():
-            v = given.get(k, default)
-            if v is None:
-                out[k] = None
-                continue
-            try:
-                f = float(v)
-            except (TypeError, ValueError):
-                raise CollapseLabError(f"method option {k}={v!r} is not a number") from None
-            if not math.isfinite(f):
-                raise CollapseLabError(f"method option {k}={v!r} must be finite")
-            if k in cls.int_options:
-                if f != int(f):
-                    raise CollapseLabError(f"method option {k}={v!r} must be a whole number")
-                f = int(f)
-            out[k] = f
+        out = resolve_numeric("method", cfg.method, cls.defaults, given, cls.int_options)
         return cls.check_options(out, cfg)
 
     @classmethod

@@ -38,5 +38,3 @@ class FedAvgM(Method):
     def load_state(self, server, clients):
         v = {k.split("/", 1)[1]: t for k, t in server.items() if k.startswith("velocity/")}
         self.velocity = v or None
-
-

@@ -42,12 +42,14 @@ class FedProx(Method):
     def __init__(self, cfg, model, num_clients):
         super().__init__(cfg, model, num_clients)
         self.keys = trainable_names(model)
+        self._anchor = (None, None)  # (round, the round's global parameters on the device)
 
     def client_start(self, k, r, model, global_state):
         model.load_state_dict(global_state)
-        device = next(model.parameters()).device
-        anchor = {n: global_state[n].detach().to(device) for n in self.keys}
-        return ProxHooks(anchor, self.opts["mu"])
+        if self._anchor[0] != r:
+            device = next(model.parameters()).device
+            self._anchor = (r, {n: global_state[n].detach().to(device) for n in self.keys})
+        return ProxHooks(self._anchor[1], self.opts["mu"])
 
     def aggregate(self, r, global_state, results):
         return fedavg_of(results)

@@ -70,10 +70,13 @@ class Moon(Method):
         self.glob = copy.deepcopy(model).eval().requires_grad_(False)
         self.prev_model = copy.deepcopy(model).eval().requires_grad_(False)
         self.prev: dict[int, dict[str, torch.Tensor]] = {}
+        self._glob_round = None
 
     def client_start(self, k, r, model, global_state):
         model.load_state_dict(global_state)
-        self.glob.load_state_dict(global_state)
+        if self._glob_round != r:  # the round's global model is the same for every client
+            self.glob.load_state_dict(global_state)
+            self._glob_round = r
         self.prev_model.load_state_dict(self.prev.get(k, self.init_state))
         return MoonHooks(self.glob, self.prev_model, self.opts["mu"], self.opts["tau"])
 
