@@ -147,6 +147,15 @@ def build_configs(ctx: click.Context, params: dict) -> list[RunConfig]:
 @click.option("--weight-decay", type=float, default=1e-4)
 @click.option("--seed", type=int, multiple=True, default=[0], help="Run seed (repeatable).")
 @click.option("--device", default="auto", show_default=True, help="auto (CUDA when present), cpu, cuda, cuda:N")
+@click.option("--augment", default="auto", show_default=True,
+              help="Batched on-device augmentation: auto (paper: cifar10 crop+flip, cifar100 crop+flip+autoaugment, "
+                   "tinyimagenet autoaugment, else none), none, or steps joined by '+' from crop, flip, autoaugment.")
+@click.option("--precision", default="auto", show_default=True,
+              help="auto (bf16 autocast on CUDA, fp32 elsewhere), fp32, bf16 (CUDA only). Losses and regularizers stay fp32.")
+@click.option("--channels-last/--no-channels-last", default=True, show_default=True,
+              help="channels_last memory format for image models (speed only).")
+@click.option("--compile", default="off", show_default=True,
+              help="torch.compile the model: off, default, reduce-overhead (CUDA graphs), max-autotune (speed only).")
 @click.option("--out", type=click.Path(file_okay=False), default="checkpoints", show_default=True, help="Run store folder.")
 @click.option("--keep-local", default="all", show_default=True, help="Client checkpoints to keep: all, last, none, every:N")
 @click.option("--preset", default="paper", show_default=True, help="paper (Sec. 5.1 settings) or quick (2 short rounds).")

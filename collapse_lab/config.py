@@ -44,6 +44,12 @@ class RunConfig:
     keep_local: str = "all"
     preset: str = "paper"
     eval_batch_size: int = 1024
+    # Fast path (issue 5). augment and precision change what is computed, so they are part
+    # of a run's identity; channels_last and compile change only speed (and fp32 round-off).
+    augment: str = "auto"  # '+'-joined steps, none, or auto = the paper's choice for the data set
+    precision: str = "auto"  # fp32, bf16 (CUDA autocast), auto = bf16 on CUDA, fp32 elsewhere
+    channels_last: bool = True
+    compile: str = "off"  # off or a torch.compile mode (default, reduce-overhead = CUDA graphs, max-autotune)
     image_size: int | None = None
     dataset_options: dict = field(default_factory=dict)  # e.g. gaussian dim / num_classes
     tag: str = ""
@@ -51,7 +57,7 @@ class RunConfig:
     def identity(self) -> dict:
         """The fields that define what a run computes (a run directory holds one identity)."""
         d = dataclasses.asdict(self)
-        for k in ("device", "data_root", "download", "keep_local", "eval_batch_size"):
+        for k in ("device", "data_root", "download", "keep_local", "eval_batch_size", "channels_last", "compile"):
             d.pop(k)
         d["alpha"] = alpha_str(self.alpha)
         return d
@@ -65,6 +71,9 @@ class RunConfig:
     def from_json(d: dict) -> "RunConfig":
         d = dict(d)
         d["alpha"] = parse_alpha(d["alpha"])
+        # Runs stored before the fast path trained without augmentation, in fp32.
+        d.setdefault("augment", "none")
+        d.setdefault("precision", "fp32")
         names = {f.name for f in dataclasses.fields(RunConfig)}
         return RunConfig(**{k: v for k, v in d.items() if k in names})
 

@@ -19,14 +19,16 @@ from ..config import RunConfig
 from ..data import Dataset, load_dataset
 from .. import faults
 from ..errors import CollapseLabError
-from ..io import load_state
+from ..io import AsyncWriter, load_state
+from .. import augment as augmentation
+from . import fast as fastpath
 from ..partition import PARTITIONS, Partition
 from ..regularizers import build_regularizer
 from ..regularizers import resolve_options as resolve_reg_options
 from ..store import RunDir, parse_keep_local
 from .local import num_batches, train_client
 from .methods import METHODS, ClientResult, EvalData, build_run_model
-from .seeds import PURPOSE_BATCHES, PURPOSE_INIT, PURPOSE_PARTITION, PURPOSE_SAMPLE, seed_for  # noqa: F401
+from .seeds import PURPOSE_AUGMENT, PURPOSE_BATCHES, PURPOSE_INIT, PURPOSE_PARTITION, PURPOSE_SAMPLE, seed_for
 
 
 def resolve_device(spec: str) -> torch.device:
@@ -70,10 +72,13 @@ def init_model(cfg: RunConfig, ds: Dataset) -> torch.nn.Module:
 
 
 def resolve_options(cfg: RunConfig, num_classes: int) -> RunConfig:
-    """Fill in the method's and the regularizer's defaults (idempotent)."""
+    """Fill in the method's and the regularizer's defaults, the data set's augmentation and
+    the device's precision (idempotent)."""
     return dataclasses.replace(
         cfg, method_options=METHODS.get(cfg.method).resolve_options(dict(cfg.method_options), cfg),
-        reg_options=resolve_reg_options(cfg.reg, dict(cfg.reg_options), num_classes))
+        reg_options=resolve_reg_options(cfg.reg, dict(cfg.reg_options), num_classes),
+        augment=augmentation.resolve(cfg.augment, cfg.dataset),
+        precision=fastpath.resolve_precision(cfg.precision, resolve_device(cfg.device)))
 
 
 @dataclass
@@ -111,6 +116,9 @@ def check_config(cfg: RunConfig) -> None:
     PARTITIONS.get(cfg.partition)
     parse_keep_local(cfg.keep_local)
     resolve_device(cfg.device)
+    augmentation.resolve(cfg.augment, cfg.dataset)
+    fastpath.resolve_precision(cfg.precision, resolve_device(cfg.device))
+    fastpath.check_compile(cfg.compile)
 
 
 def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume: bool = False) -> list[Prepared]:
@@ -133,6 +141,9 @@ def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume
             cfg = dataclasses.replace(cfg, clients=max(len(ds.domains), 1))
         if cfg.clients > len(ds.train_y):
             raise CollapseLabError(f"--clients {cfg.clients} is more than the {len(ds.train_y)} training samples of {cfg.dataset}; use fewer clients")
+        if cfg.augment != "none" and len(ds.input_shape) != 3:
+            raise CollapseLabError(f"--augment {cfg.augment}: {cfg.dataset} samples have shape {ds.input_shape}, not "
+                                   "images (C, H, W); use --augment none")
         model = init_model(cfg, ds)  # a model that cannot take this input fails here
         if model.feature_dim < 1:
             raise CollapseLabError(f"model {cfg.model} has no representation")
@@ -180,8 +191,9 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
     """Run all rounds of one prepared run into its run directory; returns a summary."""
     cfg, ds, part = p.config, p.dataset, p.partition
     device = resolve_device(cfg.device)
-    keep = parse_keep_local(cfg.keep_local)
-    model = init_model(cfg, ds).to(device)
+    model, fast = fastpath.build(cfg, init_model(cfg, ds).to(device), len(ds.input_shape))
+    if device.type == "cuda":
+        torch.backends.cudnn.benchmark = True  # fixed shapes: pick the fastest kernels once
     x_train, y_train = ds.train_x.to(device), ds.train_y.to(device)
     x_test, y_test = ds.test_x.to(device), ds.test_y.to(device)
     client_idx = [torch.from_numpy(ix).to(device) for ix in part.client_indices]
@@ -211,10 +223,37 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
             raise CollapseLabError(f"{run.method_path(start)}: the {cfg.method} state of round {start} is incomplete "
                                    f"({type(e).__name__}: {e}); use --overwrite to start the run over") from None
         run.update(status="running", device=str(device))
-        if start >= cfg.rounds:  # killed after its last round was stored: only the status is left
-            ev = method.evaluate(model, global_state, eval_data)
         if log:
             log(f"{p.path.name}: resuming after round {start}/{cfg.rounds}")
+    t0 = time.time()
+    run.writer = AsyncWriter()
+    try:
+        with fastpath.no_tf32() if cfg.precision == "fp32" else _nothing():
+            ev = _rounds(p, run, model, fast, method, reg, eval_data, x_train, y_train, client_idx, global_state, start,
+                         on_step, log)
+    except BaseException:
+        run.writer.close()  # pending checkpoint writes finish; the error in flight is the one to report
+        raise
+    run.writer.close()
+    run.update(status="complete", finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"), train_seconds=round(time.time() - t0, 2))
+    return {"run": str(p.path), "status": "complete", "rounds": cfg.rounds, "final_test_acc": ev["test_acc"],
+            "final_test_loss": ev["test_loss"], "seconds": round(time.time() - t0, 2)}
+
+
+def _nothing():
+    import contextlib
+
+    return contextlib.nullcontext()
+
+
+def _rounds(p, run, model, fast, method, reg, eval_data, x_train, y_train, client_idx, global_state, start, on_step,
+            log) -> dict:
+    """The rounds after ``start``; returns the last evaluation of the global model."""
+    cfg, ds = p.config, p.dataset
+    keep = parse_keep_local(cfg.keep_local)
+    ev = None
+    if start >= cfg.rounds:  # killed after its last round was stored: only the status is left
+        ev = method.evaluate(model, global_state, eval_data)
     t0 = time.time()
     for r in range(start + 1, cfg.rounds + 1):
         participants = sample_clients(cfg, r)
@@ -222,11 +261,14 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
         for k in participants:
             hooks = method.client_start(k, r, model, global_state)
             gen = torch.Generator().manual_seed(seed_for(cfg.seed, PURPOSE_BATCHES, r, k))
+            # Augmentation draws from its own stream, so the batch order is the same with
+            # and without it, and a resumed run augments exactly as an uninterrupted one.
+            fast.aug_generator = torch.Generator().manual_seed(seed_for(cfg.seed, PURPOSE_AUGMENT, r, k))
             ix = client_idx[k]
             hist = train_client(model, x_train[ix], y_train[ix], ds.to_float, epochs=cfg.local_epochs,
                                 batch_size=cfg.batch_size, lr=cfg.lr, momentum=cfg.momentum,
                                 weight_decay=cfg.weight_decay, reg=reg, beta=cfg.beta, generator=gen,
-                                hooks=hooks, on_step=_step_hook(on_step, r, k))
+                                hooks=hooks, on_step=_step_hook(on_step, r, k), fast=fast)
             for h in hist:
                 run.log({"event": "local_epoch", "round": r, "client": k, **h})
             state = _cpu_state(model)
@@ -241,16 +283,17 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
         run.save_global(r, global_state)
         run.save_method_state(r, method.server_state(), method.client_state())
         ev = method.evaluate(model, global_state, eval_data)
-        run.log({"event": "round", "round": r, "clients": participants, "seconds": round(time.time() - t0, 3), **ev})
+        tw = time.time()
+        run.flush()  # the checkpoints were written while the next clients trained
+        run.log({"event": "round", "round": r, "clients": participants, "seconds": round(time.time() - t0, 3),
+                 "write_wait_seconds": round(time.time() - tw, 4), **ev})
         # The round counts as complete only once all its files exist; pruning comes after,
         # so the state a resume needs is never deleted before a newer round is recorded.
         run.update(rounds_complete=r)
         run.prune_local(r, keep, cfg.rounds)
         if log:
             log(f"{p.path.name} round {r}/{cfg.rounds}: test acc {ev['test_acc']:.4f}")
-    run.update(status="complete", finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"), train_seconds=round(time.time() - t0, 2))
-    return {"run": str(p.path), "status": "complete", "rounds": cfg.rounds, "final_test_acc": ev["test_acc"],
-            "final_test_loss": ev["test_loss"], "seconds": round(time.time() - t0, 2)}
+    return ev
 
 
 class _Stop:
@@ -340,4 +383,6 @@ def total_steps(p: Prepared) -> int:
 
 
 def _cpu_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
-    return {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
+    # contiguous: a channels_last model's weights are stored (and averaged) in the
+    # standard layout, so checkpoints do not depend on the memory format.
+    return {k: v.detach().to("cpu", copy=True).contiguous() for k, v in model.state_dict().items()}

@@ -52,6 +52,52 @@ class LocalHooks:
 NO_HOOKS = LocalHooks()
 
 
+class FastPath:
+    """How local training runs on its device (none of it changes the math, except bf16):
+    ``augment`` a batched pipeline applied to each epoch's data in chunks on the device,
+    with its own generator; ``autocast`` a dtype for the forward pass on CUDA (bf16; the
+    weights, optimizer state, losses and the regularizer stay fp32); ``channels_last``
+    for convolutional inputs; ``forward`` a compiled version of the model to call."""
+
+    def __init__(self, augment=None, aug_generator: torch.Generator | None = None, autocast: torch.dtype | None = None,
+                 channels_last: bool = False, forward: Callable | None = None, chunk: int = 4096):
+        self.augment, self.aug_generator = augment, aug_generator
+        self.autocast, self.channels_last, self.forward, self.chunk = autocast, channels_last, forward, chunk
+
+
+PLAIN = FastPath()
+
+
+def epoch_batches(x: torch.Tensor, y: torch.Tensor, idx_batches: list[torch.Tensor], to_float: Callable,
+                  fast: FastPath):
+    """Yield (float input, labels) per batch. With augmentation the epoch's samples are
+    gathered in batch order and augmented a chunk (whole batches, about ``fast.chunk``
+    images) at a time, so kernel launches are paid per chunk, not per image or batch."""
+    dev = x.device
+    if not fast.augment:
+        for idx in idx_batches:
+            idx = idx.to(dev, non_blocking=True)
+            yield _input(to_float(x[idx]), fast), y[idx]
+        return
+    i = 0
+    while i < len(idx_batches):
+        group, n = [], 0
+        while i < len(idx_batches) and (not group or n + len(idx_batches[i]) <= fast.chunk):
+            group.append(idx_batches[i])
+            n += len(idx_batches[i])
+            i += 1
+        idx = torch.cat(group).to(dev, non_blocking=True)
+        xa = fast.augment(x[idx], fast.aug_generator)
+        s = 0
+        for b in group:
+            yield _input(to_float(xa[s : s + len(b)]), fast), y[idx[s : s + len(b)]]
+            s += len(b)
+
+
+def _input(xb: torch.Tensor, fast: FastPath) -> torch.Tensor:
+    return xb.contiguous(memory_format=torch.channels_last) if fast.channels_last and xb.dim() == 4 else xb
+
+
 def train_client(
     model: nn.Module,
     x: torch.Tensor,
@@ -68,21 +114,31 @@ def train_client(
     generator: torch.Generator,
     hooks: LocalHooks = NO_HOOKS,
     on_step: Callable[[], None] | None = None,
+    fast: FastPath = PLAIN,
 ) -> list[dict]:
     """Train ``model`` in place; returns one record per epoch with the mean loss split
     into cross-entropy, regularizer and the method's extra term (sample-weighted over
     batches) and the number of optimizer steps taken. Frozen parameters
-    (``requires_grad=False``, e.g. FedETF's classifier) are left out of the optimizer."""
+    (``requires_grad=False``, e.g. FedETF's classifier) are left out of the optimizer.
+
+    The batch order comes from ``generator`` alone (CPU), so it is the same with and
+    without the fast path; loss sums stay on the device and are read once per epoch."""
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.SGD(params, lr=lr, momentum=momentum, weight_decay=weight_decay)
     model.train()
+    forward = fast.forward or model
+    use_amp = fast.autocast is not None and x.device.type == "cuda"
     history = []
     for epoch in range(epochs):
-        sums = {"ce": 0.0, "reg": 0.0, "extra": 0.0, "n": 0, "steps": 0}
-        for idx in batches(len(y), batch_size, generator):
-            idx = idx.to(x.device)
-            xb, yb = to_float(x[idx]), y[idx]
-            logits, z = model(xb)
+        zero = torch.zeros((), dtype=torch.float64, device=x.device)
+        sums = {"ce": zero, "reg": zero.clone(), "extra": zero.clone()}
+        n_seen, steps = 0, 0
+        for xb, yb in epoch_batches(x, y, batches(len(y), batch_size, generator), to_float, fast):
+            with torch.autocast("cuda", dtype=fast.autocast, enabled=use_amp):
+                logits, z = forward(xb)
+            # Losses and the regularizer in fp32 whatever the forward's precision: the
+            # correlation matrix of z is the quantity under study.
+            logits, z = logits.float(), z.float()
             hooks.on_batch(epoch, z.detach(), yb)
             ce = F.cross_entropy(hooks.logits(model, z, yb, logits), yb)
             loss = ce
@@ -96,16 +152,18 @@ def train_client(
             loss.backward()
             hooks.before_step(model)
             opt.step()
-            sums["steps"] += 1
+            steps += 1
             b = len(yb)
-            sums["ce"] += ce.item() * b
-            sums["reg"] += (r.item() if r is not None else 0.0) * b
-            sums["extra"] += (e.item() if e is not None else 0.0) * b
-            sums["n"] += b
+            sums["ce"] += ce.detach().double() * b
+            if r is not None:
+                sums["reg"] += r.detach().double() * b
+            if e is not None:
+                sums["extra"] += e.detach().double() * b
+            n_seen += b
             if on_step is not None:
                 on_step()
-        n = max(sums["n"], 1)
-        ce_m, reg_m, ex_m = sums["ce"] / n, sums["reg"] / n, sums["extra"] / n
+        n = max(n_seen, 1)
+        ce_m, reg_m, ex_m = (sums[k].item() / n for k in ("ce", "reg", "extra"))
         history.append({"epoch": epoch + 1, "ce": ce_m, "reg": reg_m, "extra": ex_m,
-                        "loss": ce_m + beta * reg_m + ex_m, "samples": sums["n"], "steps": sums["steps"]})
+                        "loss": ce_m + beta * reg_m + ex_m, "samples": n_seen, "steps": steps})
     return history

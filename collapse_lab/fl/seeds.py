@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-PURPOSE_PARTITION, PURPOSE_INIT, PURPOSE_SAMPLE, PURPOSE_BATCHES, PURPOSE_ETF = 1, 2, 3, 4, 5
+PURPOSE_PARTITION, PURPOSE_INIT, PURPOSE_SAMPLE, PURPOSE_BATCHES, PURPOSE_ETF, PURPOSE_AUGMENT = 1, 2, 3, 4, 5, 6
 
 
 def seed_for(*parts: int) -> int:

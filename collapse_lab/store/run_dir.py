@@ -55,6 +55,18 @@ def parse_keep_local(spec: str) -> tuple[str, int]:
 class RunDir:
     def __init__(self, path: Path):
         self.path = Path(path)
+        self.writer = None  # an io.AsyncWriter: checkpoint writes then go to its thread
+
+    def _save(self, path: Path, state: dict, metadata: dict) -> None:
+        if self.writer is None:
+            save_tensors(path, state, metadata=metadata)
+        else:
+            self.writer.submit(lambda: save_tensors(path, state, metadata=metadata))
+
+    def flush(self) -> None:
+        """Wait until every submitted checkpoint is on disk (before a round counts as complete)."""
+        if self.writer is not None:
+            self.writer.flush()
 
     # -- reading -----------------------------------------------------------------
     @property
@@ -129,19 +141,19 @@ class RunDir:
         append_jsonl(self.path / "metrics.jsonl", event)
 
     def save_global(self, r: int, state) -> None:
-        save_tensors(self.global_path(r), state, metadata={"round": str(r), "model": "global"})
+        self._save(self.global_path(r), state, {"round": str(r), "model": "global"})
 
     def save_client(self, r: int, k: int, state) -> None:
-        save_tensors(self.client_path(r, k), state, metadata={"round": str(r), "model": f"client_{k}"})
+        self._save(self.client_path(r, k), state, {"round": str(r), "model": f"client_{k}"})
 
     def method_path(self, r: int, clients: bool = False) -> Path:
         return self.round_dir(r) / ("method_clients.safetensors" if clients else "method.safetensors")
 
     def save_method_state(self, r: int, server: dict, clients: dict | None = None) -> None:
         if server:
-            save_tensors(self.method_path(r), server, metadata={"round": str(r), "model": "method"})
+            self._save(self.method_path(r), server, {"round": str(r), "model": "method"})
         if clients:
-            save_tensors(self.method_path(r, True), clients, metadata={"round": str(r), "model": "method_clients"})
+            self._save(self.method_path(r, True), clients, {"round": str(r), "model": "method_clients"})
 
     def load_method_state(self, r: int) -> tuple[dict, dict]:
         """(server, per-client) method state after round r; empty where the method keeps none."""

@@ -41,6 +41,7 @@ def _snapshot(out: Path) -> dict:
     events = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     for e in events:
         e.pop("seconds", None)
+        e.pop("write_wait_seconds", None)
     meta = json.loads((run / "run.json").read_text())
     return {"files": files, "events": events, "status": meta["status"], "rounds": meta["rounds_complete"]}
 
