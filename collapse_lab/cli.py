@@ -255,6 +255,10 @@ from .commands.theory import theory  # noqa: E402
 
 cli.add_command(theory)
 
+from .commands.bench import bench_cmd  # noqa: E402
+
+cli.add_command(bench_cmd)
+
 
 def main():
     cli(prog_name="collapse-lab")

@@ -85,7 +85,9 @@ def autocontrast(x: torch.Tensor, _=None) -> torch.Tensor:
     flat = x.reshape(b, c, -1)
     lo = flat.amin(dim=2).to(torch.float64).view(b, c, 1)
     hi = flat.amax(dim=2).to(torch.float64).view(b, c, 1)
-    scale = 255.0 / torch.where(hi > lo, hi - lo, torch.ones_like(hi))
+    # a true division: ``255.0 / tensor`` would compute 255 * (1 / d), one rounding more
+    # than Python's 255.0 / d, and flip int() at exact levels such as 255
+    scale = torch.full_like(hi, 255.0) / torch.where(hi > lo, hi - lo, torch.ones_like(hi))
     out = torch.trunc(flat.to(torch.float64) * scale + (-lo * scale)).clamp(0, 255).to(torch.uint8)
     return torch.where(hi > lo, out, flat).view_as(x)
 

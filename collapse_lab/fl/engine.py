@@ -187,10 +187,14 @@ def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume
     return prepared
 
 
-def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[[str], None] | None = None) -> dict:
-    """Run all rounds of one prepared run into its run directory; returns a summary."""
+def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[[str], None] | None = None,
+          keep_memory: bool = True) -> dict:
+    """Run all rounds of one prepared run into its run directory; returns a summary.
+    ``keep_memory``: let the process keep freed host memory for reuse (``fast.keep_host_memory``)."""
     cfg, ds, part = p.config, p.dataset, p.partition
     device = resolve_device(cfg.device)
+    if keep_memory:
+        fastpath.keep_host_memory()
     model, fast = fastpath.build(cfg, init_model(cfg, ds).to(device), len(ds.input_shape))
     if device.type == "cuda":
         torch.backends.cudnn.benchmark = True  # fixed shapes: pick the fastest kernels once

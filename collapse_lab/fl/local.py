@@ -126,15 +126,17 @@ def train_client(
     params = [p for p in model.parameters() if p.requires_grad]
     opt = torch.optim.SGD(params, lr=lr, momentum=momentum, weight_decay=weight_decay)
     model.train()
-    forward = fast.forward or model
-    use_amp = fast.autocast is not None and x.device.type == "cuda"
+    forward = fast.forward if fast.forward is not None else model
+    # Autocast runs on whatever device the data is on; the engine asks for bf16 on CUDA only
+    # (fast.resolve_precision), and the tests run this same code on CPU.
+    use_amp = fast.autocast is not None
     history = []
     for epoch in range(epochs):
         zero = torch.zeros((), dtype=torch.float64, device=x.device)
         sums = {"ce": zero, "reg": zero.clone(), "extra": zero.clone()}
         n_seen, steps = 0, 0
         for xb, yb in epoch_batches(x, y, batches(len(y), batch_size, generator), to_float, fast):
-            with torch.autocast("cuda", dtype=fast.autocast, enabled=use_amp):
+            with torch.autocast(x.device.type, dtype=fast.autocast or torch.bfloat16, enabled=use_amp):
                 logits, z = forward(xb)
             # Losses and the regularizer in fp32 whatever the forward's precision: the
             # correlation matrix of z is the quantity under study.

@@ -1,0 +1,274 @@
+"""``collapse-lab bench``: the fast path against the reference loop, in one process, on
+the same machine, data, partition, batches and initial model.
+
+Both train FedAvg rounds on CIFAR-shaped synthetic data (speed does not depend on pixel
+values) and write per-round client and global checkpoints; each round ends with one
+evaluation of the global model. Rounds after ``warmup`` are timed (the first one pays
+for compilation and kernel selection).
+"""
+from __future__ import annotations
+
+import dataclasses
+import random
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from ..config import RunConfig
+from ..data import Dataset
+from ..data.cifar import STATS
+from ..errors import CollapseLabError
+from ..fl.aggregate import weighted_average
+from ..fl.engine import Prepared, init_model, make_partition, resolve_device, resolve_options, sample_clients, train
+from ..fl.local import batches
+from ..fl.seeds import PURPOSE_BATCHES, seed_for
+from ..io import save_tensors
+from ..store import RunDir
+from . import reference as ref
+
+PRESETS = {
+    # The paper's round scaled down 1/78 for 2 CPU cores: 640 training and 128 test images
+    # (CIFAR's 5:1), 10 clients, alpha 0.5, 10 local epochs, so local training and the
+    # official evaluations weigh what they weigh in the paper's round. No warm-up round:
+    # on CPU nothing is compiled by default.
+    "cpu": dict(images=640, test_images=128, local_epochs=10, rounds=1, warmup=0, reference_epochs=None),
+    # FedDecorr Sec. 5.1 / journal Table 6: CIFAR-10, 10 clients, alpha 0.5, 10 local epochs,
+    # batch 64, SGD lr 0.01 momentum 0.9, weight decay 1e-5. The reference loop runs one of
+    # the 10 epochs per client (its rate does not change between epochs; a full reference
+    # round would take most of the time limit of a benchmark job).
+    "paper-cifar10": dict(images=50000, test_images=10000, local_epochs=10, rounds=1, warmup=1, reference_epochs=1),
+}
+
+
+@dataclass
+class Settings:
+    model: str = "mobilenetv2"
+    preset: str = "cpu"
+    device: str = "auto"
+    images: int = 2560
+    test_images: int = 1000
+    clients: int = 10
+    alpha: float = 0.5
+    local_epochs: int = 1
+    rounds: int = 1
+    warmup: int = 1
+    reference_epochs: int | None = None  # None: the same as local_epochs
+    batch_size: int = 64
+    lr: float = 0.01
+    momentum: float = 0.9
+    weight_decay: float = 1e-5
+    augment: str = "crop+flip"
+    precision: str = "auto"
+    channels_last: bool = True
+    compile: str = "off"
+    workers: int | None = None  # reference DataLoader workers; None: 6 on CUDA (the official code), 0 on CPU
+    seed: int = 0
+    reference: bool = True
+    official_evals: bool = True  # the reference evaluates as the official code does (see reference_round)
+    keep_memory: bool = True  # fast path keeps freed host memory (fast.keep_host_memory); process-wide
+
+
+def settings_for(preset: str, **overrides) -> Settings:
+    if preset not in PRESETS:
+        raise CollapseLabError(f"--preset {preset!r}: choose one of {', '.join(PRESETS)}")
+    values = {**PRESETS[preset], **{k: v for k, v in overrides.items() if v is not None}}
+    return Settings(preset=preset, **values)
+
+
+def synthetic_cifar(n_train: int, n_test: int, seed: int) -> Dataset:
+    """CIFAR-10-shaped uint8 images and labels, uniform at random."""
+    g = torch.Generator().manual_seed(seed)
+    mean, std = STATS["cifar10"]
+    return Dataset("synthetic-cifar10", torch.randint(0, 256, (n_train, 3, 32, 32), generator=g, dtype=torch.uint8),
+                   torch.randint(0, 10, (n_train,), generator=g), torch.randint(0, 256, (n_test, 3, 32, 32), generator=g,
+                   dtype=torch.uint8), torch.randint(0, 10, (n_test,), generator=g), num_classes=10, scale=255.0,
+                   mean=mean, std=std)
+
+
+def run_config(s: Settings) -> RunConfig:
+    cfg = RunConfig(dataset="cifar10", model=s.model, alpha=s.alpha, clients=s.clients, rounds=s.warmup + s.rounds,
+                    local_epochs=s.local_epochs, batch_size=s.batch_size, lr=s.lr, momentum=s.momentum,
+                    weight_decay=s.weight_decay, seed=s.seed, device=s.device, augment=s.augment,
+                    precision=s.precision, channels_last=s.channels_last, compile=s.compile, min_size=10)
+    return resolve_options(cfg, 10)
+
+
+def fast_rounds(cfg: RunConfig, ds: Dataset, part, out: Path, keep_memory: bool = True) -> list[dict]:
+    """Train with the engine (the fast path); per round: seconds, images, steps."""
+    p = Prepared(cfg, ds, part, out / cfg.run_name(), "train")
+    train(p, keep_memory=keep_memory)
+    events = RunDir(p.path).metrics()
+    rounds, prev = [], 0.0
+    for e in (e for e in events if e.get("event") == "round" and e["round"] > 0):
+        local = [x for x in events if x.get("event") == "local_epoch" and x["round"] == e["round"]]
+        rounds.append({"round": e["round"], "seconds": e["seconds"] - prev, "images": sum(x["samples"] for x in local),
+                       "steps": sum(x["steps"] for x in local), "test_acc": e["test_acc"],
+                       "write_wait_seconds": e.get("write_wait_seconds", 0.0)})
+        prev = e["seconds"]
+    return rounds
+
+
+def client_batches(cfg: RunConfig, n: int, r: int, k: int, epochs: int) -> list[list[torch.Tensor]]:
+    """The batches of client k in round r, epoch by epoch: the same generator as the engine."""
+    gen = torch.Generator().manual_seed(seed_for(cfg.seed, PURPOSE_BATCHES, r, k))
+    return [batches(n, cfg.batch_size, gen) for _ in range(epochs)]
+
+
+def reference_round(cfg: RunConfig, ds: Dataset, part, model: torch.nn.Module, global_state: dict, r: int,
+                    device: torch.device, workers: int, epochs: int, out: Path | None = None,
+                    official_evals: bool = False) -> dict:
+    """One FedAvg round the official way; returns the new global state, client states,
+    steps and the seconds spent in local training proper.
+
+    With ``official_evals`` every client is evaluated as the official ``_local_training``
+    does: accuracy on its own (augmented) training loader and on the test set, before and
+    after local training."""
+    images = ds.train_x.permute(0, 2, 3, 1).contiguous().numpy()  # HWC, as CIFAR10_truncated holds them
+    labels = ds.train_y.numpy()
+    test_images, test_labels = ds.test_x.permute(0, 2, 3, 1).contiguous().numpy(), ds.test_y.numpy()
+    transform = ref.OfficialTransform(cfg.augment, ds.mean, ds.std)
+    states, sizes, steps, n_images, train_seconds = {}, [], {}, 0, 0.0
+
+    def client_evals(ix):
+        ref.evaluate_reference(model, images[ix], labels[ix], ds.mean, ds.std, device, workers=workers,
+                               transform=transform, batch_size=cfg.batch_size)
+        ref.evaluate_reference(model, test_images, test_labels, ds.mean, ds.std, device, workers=workers)
+
+    for k in sample_clients(cfg, r):
+        ix = part.client_indices[k]
+        model.load_state_dict(global_state)
+        if official_evals:
+            client_evals(ix)
+        orders = client_batches(cfg, len(ix), r, k, epochs)
+        loaders = [ref.client_loader(images[ix], labels[ix], transform, order, workers) for order in orders]
+        t0 = time.perf_counter()
+        steps[k] = ref.train_client_reference(model, loaders, device, lr=cfg.lr, momentum=cfg.momentum,
+                                              weight_decay=cfg.weight_decay)
+        train_seconds += time.perf_counter() - t0
+        if official_evals:
+            client_evals(ix)
+        n_images += sum(len(b) for order in orders for b in order)
+        states[k] = {n: v.detach().clone() for n, v in model.state_dict().items()}
+        if out is not None:
+            save_tensors(out / f"round_{r}" / f"client_{k}.safetensors", states[k])
+        sizes.append(len(ix))
+    new_global = weighted_average(list(states.values()), sizes)
+    if out is not None:
+        save_tensors(out / f"round_{r}" / "global.safetensors", new_global)
+    return {"global": new_global, "clients": states, "steps": steps, "images": n_images, "train_seconds": train_seconds}
+
+
+def reference_rounds(cfg: RunConfig, ds: Dataset, part, out: Path, device: torch.device, workers: int,
+                     epochs: int, official_evals: bool = True) -> list[dict]:
+    random.seed(cfg.seed)
+    model = init_model(cfg, ds)
+    global_state = {n: v.clone() for n, v in model.state_dict().items()}
+    test_images = ds.test_x.permute(0, 2, 3, 1).contiguous().numpy()
+    rounds = []
+    for r in range(1, cfg.rounds + 1):
+        t0 = time.perf_counter()
+        res = reference_round(cfg, ds, part, model, global_state, r, device, workers, epochs, out, official_evals)
+        global_state = res["global"]
+        model.load_state_dict(global_state)
+        if official_evals:  # the official round also measures the global model on the whole training set
+            ref.evaluate_reference(model, ds.train_x.permute(0, 2, 3, 1).contiguous().numpy(), ds.train_y.numpy(),
+                                   ds.mean, ds.std, device, workers=workers,
+                                   transform=ref.OfficialTransform(cfg.augment, ds.mean, ds.std))
+        acc = ref.evaluate_reference(model, test_images, ds.test_y.numpy(), ds.mean, ds.std, device, workers=workers)
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        rounds.append({"round": r, "seconds": time.perf_counter() - t0, "images": res["images"],
+                       "steps": sum(res["steps"].values()), "test_acc": acc, "train_seconds": res["train_seconds"]})
+    return rounds
+
+
+def extraction(cfg: RunConfig, ds: Dataset, state: dict, device: torch.device) -> dict:
+    """Features of the test set in float64 (inference mode, batches of 1024) and their
+    float64 covariance spectrum, timed."""
+    from ..features.extract import extract_features
+    from ..spectra.functional import spectrum
+
+    model = init_model(cfg, ds)
+    model.load_state_dict(state)
+    _sync(device)
+    t0 = time.perf_counter()
+    z = extract_features(model, ds.test_x, ds.to_float, torch.float64, device, 1024)
+    t1 = time.perf_counter()
+    sv, _ = spectrum(z)
+    t2 = time.perf_counter()
+    return {"images": len(z), "extract_seconds": t1 - t0, "spectrum_seconds": t2 - t1, "total_seconds": t2 - t0,
+            "images_per_second": len(z) / max(t1 - t0, 1e-9), "feature_dim": int(z.shape[1]), "top_sv": float(sv[0])}
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def _summary(rounds: list[dict], warmup: int) -> dict:
+    timed = rounds[warmup:] or rounds
+    secs = sum(r["seconds"] for r in timed)
+    imgs = sum(r["images"] for r in timed)
+    return {"rounds_timed": len(timed), "seconds_per_round": secs / len(timed), "images_per_second": imgs / secs,
+            "images_per_round": imgs / len(timed), "steps_per_round": sum(r["steps"] for r in timed) / len(timed),
+            "first_round_seconds": rounds[0]["seconds"], "rounds": rounds}
+
+
+def bench(s: Settings, progress=None) -> dict:
+    device = resolve_device(s.device)
+    workers = s.workers if s.workers is not None else (6 if device.type == "cuda" else 0)
+    cfg = run_config(s)
+    ds = synthetic_cifar(s.images, s.test_images, s.seed)
+    part = make_partition(cfg, ds)
+    say = progress or (lambda msg: None)
+    out: dict = {"model": s.model, "preset": s.preset, "device": str(device), "device_name": _device_name(device),
+                 "settings": dataclasses.asdict(s), "resolved": {"augment": cfg.augment, "precision": cfg.precision},
+                 "partition_sizes": part.sizes.tolist(), "torch_threads": torch.get_num_threads()}
+    # The reference runs first: the fast path changes process-wide settings (the allocator's
+    # thresholds, cudnn.benchmark) that the official code does not. Each path gets its own
+    # untimed warm-up (one local epoch) unless warm-up rounds are timed out anyway.
+    with tempfile.TemporaryDirectory(prefix="collapse-lab-bench-") as tmp:
+        if s.reference:
+            epochs = s.reference_epochs or s.local_epochs
+            rcfg = dataclasses.replace(cfg, local_epochs=epochs)
+            if s.warmup == 0:
+                say(f"{s.model}: reference loop warm-up (one untimed local epoch)")
+                reference_rounds(dataclasses.replace(cfg, rounds=1, local_epochs=1), ds, part, Path(tmp) / "rwarm",
+                                 device, workers, 1, official_evals=False)
+            say(f"{s.model}: reference loop, {rcfg.rounds} round(s) of {epochs} local epoch(s), {workers} loader workers")
+            refr = reference_rounds(rcfg, ds, part, Path(tmp) / "reference", device, workers, epochs, s.official_evals)
+            out["reference"] = _summary(refr, s.warmup)
+            timed = refr[s.warmup:] or refr
+            out["reference"]["train_images_per_second"] = (sum(r["images"] for r in timed)
+                                                           / sum(r["train_seconds"] for r in timed))
+            out["reference"].update(local_epochs=epochs, workers=workers, official_evals=s.official_evals)
+        if s.warmup == 0:
+            say(f"{s.model}: fast path warm-up (one untimed local epoch)")
+            fast_rounds(dataclasses.replace(cfg, rounds=1, local_epochs=1, tag="warmup"), ds, part, Path(tmp) / "warm",
+                        s.keep_memory)
+        say(f"{s.model}: fast path, {cfg.rounds} round(s) ({s.warmup} warm-up)")
+        fast = fast_rounds(cfg, ds, part, Path(tmp) / "fast", s.keep_memory)
+        out["fast"] = _summary(fast, s.warmup)
+        out["fast"]["features"] = {"data_on_device": True, "batched_augmentation": cfg.augment != "none",
+                                   "channels_last": cfg.channels_last, "precision": cfg.precision, "compile": cfg.compile,
+                                   "keep_host_memory": s.keep_memory, "async_checkpoint_writes": True,
+                                   "evaluations_per_round": 1}
+        state = RunDir(Path(tmp) / "fast" / cfg.run_name()).load_global(cfg.rounds)
+        out["extraction"] = extraction(cfg, ds, state, device)
+        if s.reference:
+            out["speedup_images_per_second"] = out["fast"]["images_per_second"] / out["reference"]["images_per_second"]
+            # conservative: the fast path's whole round against the reference's local training alone
+            out["speedup_vs_reference_training_only"] = (out["fast"]["images_per_second"]
+                                                         / out["reference"]["train_images_per_second"])
+    return out
+
+
+def _device_name(device: torch.device) -> str:
+    if device.type == "cuda":
+        return torch.cuda.get_device_name(device)
+    import platform
+
+    return f"{platform.processor() or platform.machine()} CPU, {torch.get_num_threads()} threads"

@@ -1,0 +1,98 @@
+"""``collapse-lab bench``: images/s and seconds per round of the fast path and of the
+reference loop, their ratio, and the feature-extraction rate."""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from ..errors import CollapseLabError
+
+
+@click.command("bench")
+@click.option("--preset", default="cpu", show_default=True,
+              help="cpu (the paper's round scaled down: 640 images, 10 local epochs) or paper-cifar10 (50,000 images, 10 clients, alpha 0.5, "
+                   "10 local epochs, batch 64: the paper's CIFAR-10 round).")
+@click.option("--model", default="cnn,mobilenetv2", show_default=True, help="Model(s), comma-separated.")
+@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda, cuda:N")
+@click.option("--images", type=int, default=None, help="Training images (preset's by default).")
+@click.option("--test-images", type=int, default=None, help="Test images (preset's by default).")
+@click.option("--clients", type=int, default=None, help="Clients (10).")
+@click.option("--local-epochs", type=int, default=None, help="Local epochs of the fast path (preset's).")
+@click.option("--reference-epochs", type=int, default=None, help="Local epochs of the reference loop (preset's).")
+@click.option("--rounds", type=int, default=None, help="Timed rounds (1).")
+@click.option("--warmup", type=int, default=None, help="Untimed first rounds (1: compilation, kernel choice).")
+@click.option("--augment", default=None, help="Augmentation (crop+flip, the paper's CIFAR-10 setting).")
+@click.option("--precision", default=None, help="Fast path: auto (bf16 on CUDA), fp32, bf16.")
+@click.option("--channels-last/--no-channels-last", default=None, help="Fast path memory format (on).")
+@click.option("--compile", default=None, help="Fast path torch.compile mode: off, default, reduce-overhead, max-autotune "
+                                              "(default: off; see the README for when it pays).")
+@click.option("--workers", type=int, default=None, help="Reference DataLoader workers (6 on CUDA as the official code, 0 on CPU).")
+@click.option("--no-reference", is_flag=True, help="Time the fast path only.")
+@click.option("--keep-memory/--no-keep-memory", default=True, show_default=True,
+              help="Fast path keeps freed host memory for reuse (glibc thresholds; see the README).")
+@click.option("--official-evals/--no-official-evals", default=True, show_default=True,
+              help="Reference round evaluates like the official code: every client on its training loader and the "
+                   "test set before and after local training, the global model on the training and test sets.")
+@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout.")
+def bench_cmd(preset, model, device, images, test_images, clients, local_epochs, reference_epochs, rounds, warmup,
+              augment, precision, channels_last, compile, workers, no_reference, keep_memory, official_evals, as_json):
+    """Benchmark the fast path against the official-style reference loop."""
+    from ..augment import resolve
+    from ..bench.run import bench, settings_for
+    from ..fl import fast as fastpath
+    from ..models import MODELS
+
+    models = [m.strip() for m in model.split(",") if m.strip()]
+    for m in models:
+        MODELS.get(m)
+    for name, v in (("--images", images), ("--test-images", test_images), ("--clients", clients),
+                    ("--local-epochs", local_epochs), ("--reference-epochs", reference_epochs), ("--rounds", rounds)):
+        if v is not None and v < 1:
+            raise CollapseLabError(f"{name} must be >= 1 (got {v})")
+    if warmup is not None and warmup < 0:
+        raise CollapseLabError(f"--warmup must be >= 0 (got {warmup})")
+    if augment is not None:
+        augment = resolve(augment, "cifar10")
+    if compile is not None:
+        fastpath.check_compile(compile)
+    if workers is not None and workers < 0:
+        raise CollapseLabError(f"--workers must be >= 0 (got {workers})")
+    results = []
+    for m in models:
+        s = settings_for(preset, model=m, device=device, images=images, test_images=test_images, clients=clients,
+                         local_epochs=local_epochs, reference_epochs=reference_epochs, rounds=rounds, warmup=warmup,
+                         augment=augment, precision=precision, channels_last=channels_last, compile=compile,
+                         workers=workers, reference=not no_reference, official_evals=official_evals,
+                         keep_memory=keep_memory)
+        from ..fl.engine import resolve_device
+
+        fastpath.resolve_precision(s.precision, resolve_device(s.device))
+        if s.clients > s.images:
+            raise CollapseLabError(f"--clients {s.clients} is more than --images {s.images}")
+        results.append(bench(s, progress=lambda msg: click.echo(msg, err=True)))
+        if not as_json:
+            _print(results[-1])
+    if as_json:
+        click.echo(json.dumps({"results": results}, indent=2))
+
+
+def _print(r: dict) -> None:
+    f, e = r["fast"], r["extraction"]
+    out = sys.stdout
+    print(f"{r['model']} on {r['device']} ({r['device_name']}), preset {r['preset']}, augment {r['resolved']['augment']}, "
+          f"precision {r['resolved']['precision']}", file=out)
+    print(f"  fast path : {f['images_per_second']:10.1f} images/s  {f['seconds_per_round']:8.2f} s/round "
+          f"({f['images_per_round']:.0f} images, {f['steps_per_round']:.0f} steps; first round {f['first_round_seconds']:.2f} s)",
+          file=out)
+    if "reference" in r:
+        g = r["reference"]
+        print(f"  reference : {g['images_per_second']:10.1f} images/s  {g['seconds_per_round']:8.2f} s/round "
+              f"({g['images_per_round']:.0f} images, {g['steps_per_round']:.0f} steps, {g['local_epochs']} local epoch(s), "
+              f"{g['workers']} workers, official evaluations {'on' if g['official_evals'] else 'off'})", file=out)
+        print(f"              {g['train_images_per_second']:10.1f} images/s in local training alone", file=out)
+        print(f"  ratio     : {r['speedup_images_per_second']:.2f}x images/s per round; "
+              f"{r['speedup_vs_reference_training_only']:.2f}x against the reference's local training alone", file=out)
+    print(f"  features  : {e['images_per_second']:10.1f} images/s float64; extraction + spectrum of {e['images']} images "
+          f"{e['total_seconds']:.2f} s", file=out)

@@ -1,0 +1,110 @@
+"""The fast path against the reference loop built like the official code: same partition,
+same steps and, on CPU in fp32 without augmentation, the same weights after one local
+epoch (to fp32 round-off); and ``collapse-lab bench`` end to end."""
+import dataclasses
+import json
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from collapse_lab.bench.run import Settings, fast_rounds, reference_round, run_config, synthetic_cifar
+from collapse_lab.cli import cli
+from collapse_lab.fl.engine import init_model, make_partition
+from collapse_lab.fl.local import num_batches
+from collapse_lab.store import RunDir
+
+
+# Contiguous fp32: the same kernels in the same order, so the same bits. channels_last
+# reorders the convolution sums: within fp32 round-off for the CNN. (With BatchNorm the
+# fp32 gradients of either layout are 1e-3..1e-2 from float64 at these batch sizes, and
+# the layouts differ from each other by that much: see the README, "Fast path".)
+@pytest.mark.parametrize("model,channels_last", [("cnn", True), ("cnn", False), ("resnet20", False)])
+def test_fast_path_equals_reference_loop_after_one_epoch(tmp_path, model, channels_last):
+    s = Settings(model=model, images=120, test_images=20, clients=3, local_epochs=1, rounds=1, warmup=0,
+                 batch_size=16, augment="none", precision="fp32", channels_last=channels_last, device="cpu")
+    cfg = run_config(s)
+    ds = synthetic_cifar(s.images, s.test_images, seed=0)
+    part = make_partition(cfg, ds)
+    fast = fast_rounds(cfg, ds, part, tmp_path)
+    run = RunDir(tmp_path / cfg.run_name())
+
+    # the partition the reference draws afresh is the one the fast run stored
+    ref_part = make_partition(cfg, ds)
+    stored = run.partition()
+    assert all((a == b).all() for a, b in zip(stored.client_indices, ref_part.client_indices))
+
+    model0 = init_model(cfg, ds)
+    res = reference_round(cfg, ds, ref_part, model0, {k: v.clone() for k, v in model0.state_dict().items()}, 1,
+                          torch.device("cpu"), workers=0, epochs=1)
+    expected_steps = {k: num_batches(len(ix), cfg.batch_size) for k, ix in enumerate(part.client_indices)}
+    assert res["steps"] == expected_steps
+    assert fast[0]["steps"] == sum(expected_steps.values())
+
+    init = init_model(cfg, ds).state_dict()
+    for k, ref_state in res["clients"].items():
+        got = run.load_client(1, k)
+        assert set(got) == set(ref_state)
+        moved = 0.0
+        for name, v in ref_state.items():
+            if v.is_floating_point() and channels_last:
+                scale = max(v.abs().max().item(), 1e-3)
+                assert (got[name] - v).abs().max().item() <= 2e-6 * scale, (k, name)
+            else:
+                assert torch.equal(got[name], v), (k, name)
+            if v.is_floating_point():
+                moved = max(moved, (v - init[name]).abs().max().item())
+        assert moved > 1e-3  # local training changed the weights: the comparison has teeth
+    g = run.load_global(1)
+    for name, v in res["global"].items():
+        if v.is_floating_point():
+            assert torch.allclose(g[name], v, rtol=0, atol=2e-6 * max(v.abs().max().item(), 1e-3)), name
+
+
+def test_reference_with_augmentation_trains_the_same_steps(tmp_path):
+    s = Settings(model="cnn", images=60, test_images=12, clients=2, local_epochs=2, rounds=1, warmup=0,
+                 batch_size=16, augment="crop+flip+autoaugment", precision="fp32", device="cpu")
+    cfg = run_config(s)
+    ds = synthetic_cifar(s.images, s.test_images, seed=1)
+    part = make_partition(cfg, ds)
+    fast = fast_rounds(cfg, ds, part, tmp_path)
+    m = init_model(cfg, ds)
+    res = reference_round(cfg, ds, part, m, dict(m.state_dict()), 1, torch.device("cpu"), workers=0, epochs=2,
+                          official_evals=True)
+    assert sum(res["steps"].values()) == fast[0]["steps"] == sum(2 * num_batches(len(ix), 16) for ix in part.client_indices)
+
+
+def test_bench_cli_json(tmp_path):
+    res = CliRunner().invoke(cli, ["bench", "--model", "cnn", "--images", "60", "--test-images", "12",
+                                   "--local-epochs", "1", "--clients", "2", "--device", "cpu", "--json"])
+    assert res.exit_code == 0, res.output
+    (r,) = json.loads(res.stdout)["results"]
+    f, g = r["fast"], r["reference"]
+    assert f["steps_per_round"] == g["steps_per_round"] and f["images_per_round"] == g["images_per_round"] == 60
+    assert r["speedup_images_per_second"] == pytest.approx(f["images_per_second"] / g["images_per_second"])
+    assert f["images_per_second"] == pytest.approx(f["images_per_round"] / f["seconds_per_round"])
+    assert r["extraction"]["images"] == 12 and r["extraction"]["feature_dim"] == 256
+    assert r["resolved"] == {"augment": "crop+flip", "precision": "fp32"}
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["--preset", "huge"], "--preset 'huge': choose one of cpu, paper-cifar10"),
+    (["--model", "vit"], "unknown model 'vit'"),
+    (["--precision", "bf16", "--device", "cpu"], "--precision bf16 needs a CUDA device"),
+    (["--augment", "crop+mixup"], "unknown step 'mixup'"),
+    (["--images", "0"], "--images must be >= 1"),
+    (["--compile", "fast"], "--compile 'fast'"),
+])
+def test_bench_bad_input(args, msg):
+    res = CliRunner().invoke(cli, ["bench", *args])
+    assert res.exit_code == 2
+    assert msg in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_settings_are_the_papers_for_the_paper_preset():
+    from collapse_lab.bench.run import settings_for
+
+    s = settings_for("paper-cifar10", model="mobilenetv2")
+    assert (s.images, s.test_images, s.clients, s.alpha, s.local_epochs, s.batch_size, s.lr, s.momentum,
+            s.weight_decay, s.augment) == (50000, 10000, 10, 0.5, 10, 64, 0.01, 0.9, 1e-5, "crop+flip")
+    assert dataclasses.replace(s, images=5).images == 5
