@@ -156,6 +156,7 @@ def build_configs(ctx: click.Context, params: dict) -> list[RunConfig]:
               help="channels_last memory format for image models (speed only).")
 @click.option("--compile", default="off", show_default=True,
               help="torch.compile the model: off, default, reduce-overhead (CUDA graphs), max-autotune (speed only).")
+@click.option("--local-eval", is_flag=True, help="Also evaluate every client's model on the test set after local training.")
 @click.option("--out", type=click.Path(file_okay=False), default="checkpoints", show_default=True, help="Run store folder.")
 @click.option("--keep-local", default="all", show_default=True, help="Client checkpoints to keep: all, last, none, every:N")
 @click.option("--preset", default="paper", show_default=True, help="paper (Sec. 5.1 settings) or quick (2 short rounds).")

@@ -50,6 +50,7 @@ class RunConfig:
     precision: str = "auto"  # fp32, bf16 (CUDA autocast), auto = bf16 on CUDA, fp32 elsewhere
     channels_last: bool = True
     compile: str = "off"  # off or a torch.compile mode (default, reduce-overhead = CUDA graphs, max-autotune)
+    local_eval: bool = False  # also evaluate every client's model on the test set (the official code does, 4x)
     image_size: int | None = None
     dataset_options: dict = field(default_factory=dict)  # e.g. gaussian dim / num_classes
     tag: str = ""
@@ -57,7 +58,8 @@ class RunConfig:
     def identity(self) -> dict:
         """The fields that define what a run computes (a run directory holds one identity)."""
         d = dataclasses.asdict(self)
-        for k in ("device", "data_root", "download", "keep_local", "eval_batch_size", "channels_last", "compile"):
+        for k in ("device", "data_root", "download", "keep_local", "eval_batch_size", "channels_last", "compile",
+                  "local_eval"):
             d.pop(k)
         d["alpha"] = alpha_str(self.alpha)
         return d

@@ -26,6 +26,7 @@ from ..partition import PARTITIONS, Partition
 from ..regularizers import build_regularizer
 from ..regularizers import resolve_options as resolve_reg_options
 from ..store import RunDir, parse_keep_local
+from .evaluate import evaluate
 from .local import num_batches, train_client
 from .methods import METHODS, ClientResult, EvalData, build_run_model
 from .seeds import PURPOSE_AUGMENT, PURPOSE_BATCHES, PURPOSE_INIT, PURPOSE_PARTITION, PURPOSE_SAMPLE, seed_for
@@ -260,6 +261,7 @@ def _rounds(p, run, model, fast, method, reg, eval_data, x_train, y_train, clien
         ev = method.evaluate(model, global_state, eval_data)
     t0 = time.time()
     for r in range(start + 1, cfg.rounds + 1):
+        busy0 = run.writer.busy_seconds
         participants = sample_clients(cfg, r)
         results = []
         for k in participants:
@@ -275,6 +277,9 @@ def _rounds(p, run, model, fast, method, reg, eval_data, x_train, y_train, clien
                                 hooks=hooks, on_step=_step_hook(on_step, r, k), fast=fast)
             for h in hist:
                 run.log({"event": "local_epoch", "round": r, "client": k, **h})
+            if cfg.local_eval:  # optional (off by default): the client's model on the test set
+                run.log({"event": "local_eval", "round": r, "client": k,
+                         **evaluate(model, eval_data.x, eval_data.y, eval_data.to_float, eval_data.batch_size)})
             state = _cpu_state(model)
             run.save_client(r, k, state)
             result = ClientResult(k, state, len(ix), sum(h["steps"] for h in hist))
@@ -290,7 +295,8 @@ def _rounds(p, run, model, fast, method, reg, eval_data, x_train, y_train, clien
         tw = time.time()
         run.flush()  # the checkpoints were written while the next clients trained
         run.log({"event": "round", "round": r, "clients": participants, "seconds": round(time.time() - t0, 3),
-                 "write_wait_seconds": round(time.time() - tw, 4), **ev})
+                 "write_wait_seconds": round(time.time() - tw, 4),
+                 "write_seconds": round(run.writer.busy_seconds - busy0, 4), **ev})
         # The round counts as complete only once all its files exist; pruning comes after,
         # so the state a resume needs is never deleted before a newer round is recorded.
         run.update(rounds_complete=r)

@@ -146,3 +146,23 @@ def test_augmented_run_resumes_bit_identical(tmp_path):
     assert res.exit_code == 0, res.output
     _, got = _files(out)
     assert got == want
+
+
+def test_local_eval_is_optional_and_changes_nothing_else(tmp_path):
+    args = ["train", "--dataset", "gaussian", "--dataset-option", "dim=8", "--dataset-option", "train_per_class=20",
+            "--dataset-option", "test_per_class=5", "--local-epochs", "1", "--rounds", "2", "--clients", "3",
+            "--alpha", "0.5", "--device", "cpu"]
+    runs = {}
+    for name, extra in (("plain", []), ("evals", ["--local-eval"])):
+        res = CliRunner().invoke(cli, [*args, *extra, "--out", str(tmp_path / name)])
+        assert res.exit_code == 0, res.output
+        run, files = _files(tmp_path / name)
+        events = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+        runs[name] = (files, events)
+    assert runs["plain"][0] == runs["evals"][0]  # same checkpoints, byte for byte
+    assert not [e for e in runs["plain"][1] if e["event"] == "local_eval"]  # off by default
+    evals = [e for e in runs["evals"][1] if e["event"] == "local_eval"]
+    assert sorted((e["round"], e["client"]) for e in evals) == [(r, k) for r in (1, 2) for k in range(3)]
+    assert all(0 <= e["test_acc"] <= 1 for e in evals)
+    rounds = [e for e in runs["evals"][1] if e["event"] == "round" and e["round"] > 0]
+    assert all(e["write_seconds"] >= 0 and e["write_wait_seconds"] >= 0 for e in rounds)

@@ -42,6 +42,7 @@ def _snapshot(out: Path) -> dict:
     for e in events:
         e.pop("seconds", None)
         e.pop("write_wait_seconds", None)
+        e.pop("write_seconds", None)
     meta = json.loads((run / "run.json").read_text())
     return {"files": files, "events": events, "status": meta["status"], "rounds": meta["rounds_complete"]}
 
