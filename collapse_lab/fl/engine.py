@@ -6,6 +6,7 @@ the rounds and writes the store.
 """
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import time
 from dataclasses import dataclass
@@ -233,7 +234,7 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
     t0 = time.time()
     run.writer = AsyncWriter()
     try:
-        with fastpath.no_tf32() if cfg.precision == "fp32" else _nothing():
+        with fastpath.no_tf32() if cfg.precision == "fp32" else contextlib.nullcontext():
             ev = _rounds(p, run, model, fast, method, reg, eval_data, x_train, y_train, client_idx, global_state, start,
                          on_step, log)
     except BaseException:
@@ -243,12 +244,6 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
     run.update(status="complete", finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"), train_seconds=round(time.time() - t0, 2))
     return {"run": str(p.path), "status": "complete", "rounds": cfg.rounds, "final_test_acc": ev["test_acc"],
             "final_test_loss": ev["test_loss"], "seconds": round(time.time() - t0, 2)}
-
-
-def _nothing():
-    import contextlib
-
-    return contextlib.nullcontext()
 
 
 def _rounds(p, run, model, fast, method, reg, eval_data, x_train, y_train, client_idx, global_state, start, on_step,

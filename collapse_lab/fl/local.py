@@ -75,8 +75,10 @@ def epoch_batches(x: torch.Tensor, y: torch.Tensor, idx_batches: list[torch.Tens
     images) at a time, so kernel launches are paid per chunk, not per image or batch."""
     dev = x.device
     if not fast.augment:
-        for idx in idx_batches:
-            idx = idx.to(dev, non_blocking=True)
+        # one host-to-device copy of the epoch's order: a copy per batch from pageable
+        # memory would make the host wait for the GPU at every step
+        order = torch.cat(idx_batches).to(dev) if idx_batches else torch.zeros(0, dtype=torch.long, device=dev)
+        for idx in order.split([len(b) for b in idx_batches]):
             yield _input(to_float(x[idx]), fast), y[idx]
         return
     i = 0
