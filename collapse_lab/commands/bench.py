@@ -91,6 +91,10 @@ def _print(r: dict) -> None:
         print(f"  reference : {g['images_per_second']:10.1f} images/s  {g['seconds_per_round']:8.2f} s/round "
               f"({g['images_per_round']:.0f} images, {g['steps_per_round']:.0f} steps, {g['local_epochs']} local epoch(s), "
               f"{g['workers']} workers, official evaluations {'on' if g['official_evals'] else 'off'})", file=out)
+        if "extrapolated_epochs_factor" in g:
+            print(f"              (per-round figures scale the measured local training x{g['extrapolated_epochs_factor']:g} "
+                  f"to the fast path's epochs; measured {g['measured_seconds_per_round']:.2f} s for "
+                  f"{g['measured_images_per_round']:.0f} images)", file=out)
         print(f"              {g['train_images_per_second']:10.1f} images/s in local training alone", file=out)
         print(f"  ratio     : {r['speedup_images_per_second']:.2f}x images/s per round; "
               f"{r['speedup_vs_reference_training_only']:.2f}x against the reference's local training alone", file=out)

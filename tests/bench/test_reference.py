@@ -108,3 +108,24 @@ def test_settings_are_the_papers_for_the_paper_preset():
     assert (s.images, s.test_images, s.clients, s.alpha, s.local_epochs, s.batch_size, s.lr, s.momentum,
             s.weight_decay, s.augment) == (50000, 10000, 10, 0.5, 10, 64, 0.01, 0.9, 1e-5, "crop+flip")
     assert dataclasses.replace(s, images=5).images == 5
+
+
+def test_reference_with_fewer_epochs_is_scaled_to_the_full_round():
+    from collapse_lab.bench.run import _extrapolate
+
+    timed = [{"seconds": 12.0, "train_seconds": 10.0, "images": 100, "steps": 4}]
+    summary = {"seconds_per_round": 12.0, "images_per_second": 100 / 12.0, "images_per_round": 100}
+    _extrapolate(summary, timed, 10.0)
+    # 10 epochs of training at the measured rate plus the once-per-round 2 s
+    assert summary["seconds_per_round"] == pytest.approx(102.0)
+    assert summary["images_per_round"] == pytest.approx(1000)
+    assert summary["images_per_second"] == pytest.approx(1000 / 102.0)
+    assert summary["measured_seconds_per_round"] == 12.0
+
+
+def test_bench_cli_extrapolates_when_the_reference_runs_fewer_epochs():
+    res = CliRunner().invoke(cli, ["bench", "--model", "cnn", "--images", "40", "--test-images", "8", "--clients", "2",
+                                   "--local-epochs", "2", "--reference-epochs", "1", "--device", "cpu", "--json"])
+    assert res.exit_code == 0, res.output
+    g = json.loads(res.stdout)["results"][0]["reference"]
+    assert g["extrapolated_epochs_factor"] == 2.0 and g["images_per_round"] == 2 * g["measured_images_per_round"] == 80
