@@ -48,13 +48,13 @@ class Settings:
     model: str = "mobilenetv2"
     preset: str = "cpu"
     device: str = "auto"
-    images: int = 2560
-    test_images: int = 1000
+    images: int = 640  # defaults: the cpu preset
+    test_images: int = 128
     clients: int = 10
     alpha: float = 0.5
-    local_epochs: int = 1
+    local_epochs: int = 10
     rounds: int = 1
-    warmup: int = 1
+    warmup: int = 0
     reference_epochs: int | None = None  # None: the same as local_epochs
     batch_size: int = 64
     lr: float = 0.01

@@ -22,7 +22,8 @@ from ..errors import CollapseLabError
 @click.option("--local-epochs", type=int, default=None, help="Local epochs of the fast path (preset's).")
 @click.option("--reference-epochs", type=int, default=None, help="Local epochs of the reference loop (preset's).")
 @click.option("--rounds", type=int, default=None, help="Timed rounds (1).")
-@click.option("--warmup", type=int, default=None, help="Untimed first rounds (1: compilation, kernel choice).")
+@click.option("--warmup", type=int, default=None, help="Untimed first rounds (paper-cifar10: 1, for compilation and kernel choice; cpu: 0, "
+                   "each path then gets one untimed warm-up epoch).")
 @click.option("--augment", default=None, help="Augmentation (crop+flip, the paper's CIFAR-10 setting).")
 @click.option("--precision", default=None, help="Fast path: auto (bf16 on CUDA), fp32, bf16.")
 @click.option("--channels-last/--no-channels-last", default=None, help="Fast path memory format (on).")
