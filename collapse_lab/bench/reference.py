@@ -141,7 +141,6 @@ def train_client_reference(model: torch.nn.Module, loaders, device: torch.device
     opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=lr, momentum=momentum,
                           weight_decay=weight_decay)
     steps = 0
-    losses = []
     for loader in loaders:
         for xb, yb in loader:
             xb, yb = xb.to(device), yb.to(device)
@@ -152,7 +151,7 @@ def train_client_reference(model: torch.nn.Module, loaders, device: torch.device
                 loss = loss + beta * reg(z, logits)
             loss.backward()
             opt.step()
-            losses.append(loss.item())  # the official loop reads the loss every step
+            loss.item()  # the official loop reads the loss every step (a device sync)
             steps += 1
     model.to("cpu")
     return steps

@@ -70,30 +70,29 @@ PLAIN = FastPath()
 
 def epoch_batches(x: torch.Tensor, y: torch.Tensor, idx_batches: list[torch.Tensor], to_float: Callable,
                   fast: FastPath):
-    """Yield (float input, labels) per batch. With augmentation the epoch's samples are
-    gathered in batch order and augmented a chunk (whole batches, about ``fast.chunk``
-    images) at a time, so kernel launches are paid per chunk, not per image or batch."""
+    """Yield (float input, labels) per batch. The epoch's order goes to the device in one
+    copy (a copy per batch from pageable memory would make the host wait for the GPU at
+    every step); samples are gathered a chunk of whole batches (about ``fast.chunk``
+    images) at a time and, with augmentation, augmented per chunk, so kernel launches are
+    paid per chunk, not per image or batch."""
     dev = x.device
-    if not fast.augment:
-        # one host-to-device copy of the epoch's order: a copy per batch from pageable
-        # memory would make the host wait for the GPU at every step
-        order = torch.cat(idx_batches).to(dev) if idx_batches else torch.zeros(0, dtype=torch.long, device=dev)
-        for idx in order.split([len(b) for b in idx_batches]):
-            yield _input(to_float(x[idx]), fast), y[idx]
+    if not idx_batches:
         return
-    i = 0
+    order = torch.cat(idx_batches).to(dev)
+    i = start = 0
     while i < len(idx_batches):
         group, n = [], 0
         while i < len(idx_batches) and (not group or n + len(idx_batches[i]) <= fast.chunk):
-            group.append(idx_batches[i])
-            n += len(idx_batches[i])
+            group.append(len(idx_batches[i]))
+            n += group[-1]
             i += 1
-        idx = torch.cat(group).to(dev, non_blocking=True)
-        xa = fast.augment(x[idx], fast.aug_generator)
+        idx = order[start : start + n]
+        start += n
+        xa = fast.augment(x[idx], fast.aug_generator) if fast.augment else x[idx]
         s = 0
         for b in group:
-            yield _input(to_float(xa[s : s + len(b)]), fast), y[idx[s : s + len(b)]]
-            s += len(b)
+            yield _input(to_float(xa[s : s + b]), fast), y[idx[s : s + b]]
+            s += b
 
 
 def _input(xb: torch.Tensor, fast: FastPath) -> torch.Tensor:
