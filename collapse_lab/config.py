@@ -45,11 +45,14 @@ class RunConfig:
     preset: str = "paper"
     eval_batch_size: int = 1024
     # Fast path (issue 5). augment and precision change what is computed, so they are part
-    # of a run's identity; channels_last and compile change only speed (and fp32 round-off).
+    # of a run's identity; channels_last, compile, graphs and parallel_clients change only
+    # speed (and fp32 round-off).
     augment: str = "auto"  # '+'-joined steps, none, or auto = the paper's choice for the data set
     precision: str = "auto"  # fp32, bf16 (CUDA autocast), auto = bf16 on CUDA, fp32 elsewhere
     channels_last: bool = True
     compile: str = "off"  # off or a torch.compile mode (default, reduce-overhead = CUDA graphs, max-autotune)
+    graphs: str = "auto"  # captured step programs (fl.graphed): auto = on CUDA when the method allows, on, off
+    parallel_clients: int = 0  # clients trained side by side on step programs; 0 = automatic
     local_eval: bool = False  # also evaluate every client's model on the test set (the official code does, 4x)
     image_size: int | None = None
     dataset_options: dict = field(default_factory=dict)  # e.g. gaussian dim / num_classes
@@ -59,7 +62,7 @@ class RunConfig:
         """The fields that define what a run computes (a run directory holds one identity)."""
         d = dataclasses.asdict(self)
         for k in ("device", "data_root", "download", "keep_local", "eval_batch_size", "channels_last", "compile",
-                  "local_eval"):
+                  "local_eval", "graphs", "parallel_clients"):
             d.pop(k)
         d["alpha"] = alpha_str(self.alpha)
         return d

@@ -16,6 +16,7 @@ import math
 
 import torch
 
+from ..devices import to_device
 from . import color
 from .geometric import affine_spline, centred
 
@@ -130,6 +131,6 @@ def apply(x: torch.Tensor, params: dict[str, torch.Tensor]) -> torch.Tensor:
             if len(sel) == 0:
                 continue
             mag = magnitude(op, mag_idx[sel], params["v"][sel, slot])
-            idx = sel.to(x.device, non_blocking=True)
+            idx = to_device(sel, x.device)
             out[idx] = apply_op(op, out[idx], mag)
     return out

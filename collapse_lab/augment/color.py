@@ -11,9 +11,11 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from ..devices import to_device
+
 
 def _per_image(v: torch.Tensor, x: torch.Tensor, dtype=torch.float32) -> torch.Tensor:
-    return v.to(x.device, dtype).view(-1, *([1] * (x.dim() - 1)))
+    return to_device(v.to(dtype), x.device).view(-1, *([1] * (x.dim() - 1)))
 
 
 def grayscale(x: torch.Tensor) -> torch.Tensor:
@@ -75,7 +77,7 @@ def solarize(x: torch.Tensor, threshold: torch.Tensor) -> torch.Tensor:
 
 def posterize(x: torch.Tensor, bits: torch.Tensor) -> torch.Tensor:
     """Keep the top ``bits`` bits of every channel value."""
-    mask = (256 - (1 << (8 - bits.to(x.device, torch.int32)))).view(-1, 1, 1, 1)
+    mask = (256 - (1 << (8 - to_device(bits.to(torch.int32), x.device)))).view(-1, 1, 1, 1)
     return (x.to(torch.int32) & mask).to(torch.uint8)
 
 

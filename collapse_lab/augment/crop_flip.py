@@ -5,6 +5,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from ..devices import to_device
+
 
 def draw_crop(n: int, pad: int, generator: torch.Generator) -> torch.Tensor:
     """(n, 2) top/left offsets in [0, 2 pad] of the padded image."""
@@ -17,7 +19,7 @@ def crop(x: torch.Tensor, offsets: torch.Tensor, pad: int) -> torch.Tensor:
     if b == 0:
         return x.clone()
     xp = F.pad(x, (pad, pad, pad, pad))
-    off = offsets.to(x.device)
+    off = to_device(offsets, x.device)
     rows = (off[:, 0].view(b, 1) + torch.arange(h, device=x.device).view(1, h))  # (B, H)
     cols = (off[:, 1].view(b, 1) + torch.arange(w, device=x.device).view(1, w))  # (B, W)
     wp = w + 2 * pad
@@ -30,4 +32,4 @@ def draw_flip(n: int, generator: torch.Generator) -> torch.Tensor:
 
 
 def flip(x: torch.Tensor, flags: torch.Tensor) -> torch.Tensor:
-    return torch.where(flags.to(x.device).view(-1, 1, 1, 1), x.flip(3), x)
+    return torch.where(to_device(flags, x.device).view(-1, 1, 1, 1), x.flip(3), x)

@@ -13,6 +13,8 @@ import functools
 
 import torch
 
+from ..devices import to_device
+
 
 @functools.lru_cache(maxsize=16)
 def _prefilter_cpu(n: int) -> torch.Tensor:
@@ -31,7 +33,7 @@ def _prefilter_cpu(n: int) -> torch.Tensor:
 
 def prefilter_matrix(n: int, device: torch.device | str = "cpu") -> torch.Tensor:
     """(n, n) float64 matrix P with coefficients = P @ samples (mirror boundary)."""
-    return _prefilter_cpu(n).to(device)
+    return to_device(_prefilter_cpu(n), device)
 
 
 def _bspline_weights(t: torch.Tensor) -> list[torch.Tensor]:
@@ -60,7 +62,7 @@ def affine_spline(x: torch.Tensor, matrix: torch.Tensor, offset: torch.Tensor) -
     coef = coef.reshape(b, ch, h * w)
     rows = torch.arange(h, device=dev, dtype=torch.float64).view(1, h, 1)
     cols = torch.arange(w, device=dev, dtype=torch.float64).view(1, 1, w)
-    m, o = matrix.to(dev, torch.float64), offset.to(dev, torch.float64)
+    m, o = to_device(matrix.to(torch.float64), dev), to_device(offset.to(torch.float64), dev)
     cr = m[:, 0, 0].view(-1, 1, 1) * rows + m[:, 0, 1].view(-1, 1, 1) * cols + o[:, 0].view(-1, 1, 1)
     cc = m[:, 1, 0].view(-1, 1, 1) * rows + m[:, 1, 1].view(-1, 1, 1) * cols + o[:, 1].view(-1, 1, 1)
     inside = (cr >= 0) & (cr <= h - 1) & (cc >= 0) & (cc <= w - 1)

@@ -65,6 +65,8 @@ class Settings:
     precision: str = "auto"
     channels_last: bool = True
     compile: str = "off"
+    graphs: str = "auto"  # captured step programs, clients side by side (fl.graphed); auto = on CUDA
+    parallel_clients: int = 0  # 0: automatic (fast.DEFAULT_LANES on CUDA)
     workers: int | None = None  # reference DataLoader workers; None: 6 on CUDA (the official code), 0 on CPU
     seed: int = 0
     reference: bool = True
@@ -93,7 +95,8 @@ def run_config(s: Settings) -> RunConfig:
     cfg = RunConfig(dataset="cifar10", model=s.model, alpha=s.alpha, clients=s.clients, rounds=s.warmup + s.rounds,
                     local_epochs=s.local_epochs, batch_size=s.batch_size, lr=s.lr, momentum=s.momentum,
                     weight_decay=s.weight_decay, seed=s.seed, device=s.device, augment=s.augment,
-                    precision=s.precision, channels_last=s.channels_last, compile=s.compile, min_size=10)
+                    precision=s.precision, channels_last=s.channels_last, compile=s.compile, graphs=s.graphs,
+                    parallel_clients=s.parallel_clients, min_size=10)
     return resolve_options(cfg, 10)
 
 
@@ -233,20 +236,21 @@ def bench(s: Settings, progress=None) -> dict:
                  "settings": dataclasses.asdict(s), "resolved": {"augment": cfg.augment, "precision": cfg.precision},
                  "partition_sizes": part.sizes.tolist(), "torch_threads": torch.get_num_threads()}
     # The reference runs first: the fast path changes process-wide settings (the allocator's
-    # thresholds, cudnn.benchmark) that the official code does not. Each path gets its own
-    # untimed warm-up (one local epoch) unless warm-up rounds are timed out anyway.
+    # thresholds, cudnn.benchmark) that the official code does not. The reference gets one
+    # untimed warm-up epoch (it compiles and captures nothing, so that is all it needs); the
+    # fast path gets ``warmup`` untimed rounds in the same run (graphs are captured in its
+    # first round), or, with none, an untimed one-epoch run of its own.
     with tempfile.TemporaryDirectory(prefix="collapse-lab-bench-") as tmp:
         if s.reference:
             epochs = s.reference_epochs or s.local_epochs
-            rcfg = dataclasses.replace(cfg, local_epochs=epochs)
-            if s.warmup == 0:
-                say(f"{s.model}: reference loop warm-up (one untimed local epoch)")
-                reference_rounds(dataclasses.replace(cfg, rounds=1, local_epochs=1), ds, part, Path(tmp) / "rwarm",
-                                 device, workers, 1, official_evals=False)
+            rcfg = dataclasses.replace(cfg, local_epochs=epochs, rounds=s.rounds)
+            say(f"{s.model}: reference loop warm-up (one untimed local epoch)")
+            reference_rounds(dataclasses.replace(cfg, rounds=1, local_epochs=1), ds, part, Path(tmp) / "rwarm",
+                             device, workers, 1, official_evals=False)
             say(f"{s.model}: reference loop, {rcfg.rounds} round(s) of {epochs} local epoch(s), {workers} loader workers")
             refr = reference_rounds(rcfg, ds, part, Path(tmp) / "reference", device, workers, epochs, s.official_evals)
-            out["reference"] = _summary(refr, s.warmup)
-            timed = refr[s.warmup:] or refr
+            out["reference"] = _summary(refr, 0)
+            timed = refr
             out["reference"]["train_images_per_second"] = (sum(r["images"] for r in timed)
                                                            / sum(r["train_seconds"] for r in timed))
             out["reference"].update(local_epochs=epochs, workers=workers, official_evals=s.official_evals)
@@ -259,8 +263,11 @@ def bench(s: Settings, progress=None) -> dict:
         say(f"{s.model}: fast path, {cfg.rounds} round(s) ({s.warmup} warm-up)")
         fast = fast_rounds(cfg, ds, part, Path(tmp) / "fast", s.keep_memory)
         out["fast"] = _summary(fast, s.warmup)
+        meta = RunDir(Path(tmp) / "fast" / cfg.run_name()).meta
         out["fast"]["features"] = {"data_on_device": True, "batched_augmentation": cfg.augment != "none",
                                    "channels_last": cfg.channels_last, "precision": cfg.precision, "compile": cfg.compile,
+                                   "cuda_graphs": bool(meta.get("captured")),
+                                   "parallel_clients": int(meta.get("parallel_clients", 0)),
                                    "keep_host_memory": s.keep_memory, "async_checkpoint_writes": True,
                                    "evaluations_per_round": 1}
         state = RunDir(Path(tmp) / "fast" / cfg.run_name()).load_global(cfg.rounds)

@@ -29,6 +29,9 @@ from ..errors import CollapseLabError
 @click.option("--channels-last/--no-channels-last", default=None, help="Fast path memory format (on).")
 @click.option("--compile", default=None, help="Fast path torch.compile mode: off, default, reduce-overhead, max-autotune "
                                               "(default: off; see the README for when it pays).")
+@click.option("--graphs", default=None, help="Fast path step programs: auto (CUDA graphs on CUDA), on, off.")
+@click.option("--parallel-clients", type=int, default=None, help="Fast path clients trained at once with --graphs "
+                                                                 "(0: automatic, 4 on CUDA).")
 @click.option("--workers", type=int, default=None, help="Reference DataLoader workers (6 on CUDA as the official code, 0 on CPU).")
 @click.option("--no-reference", is_flag=True, help="Time the fast path only.")
 @click.option("--keep-memory/--no-keep-memory", default=True, show_default=True,
@@ -38,7 +41,7 @@ from ..errors import CollapseLabError
                    "test set before and after local training, the global model on the training and test sets.")
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout.")
 def bench_cmd(preset, model, device, images, test_images, clients, local_epochs, reference_epochs, rounds, warmup,
-              augment, precision, channels_last, compile, workers, no_reference, keep_memory, official_evals, as_json):
+              augment, precision, channels_last, compile, graphs, parallel_clients, workers, no_reference, keep_memory, official_evals, as_json):
     """Benchmark the fast path against the official-style reference loop."""
     from ..augment import resolve
     from ..bench.run import bench, settings_for
@@ -65,11 +68,16 @@ def bench_cmd(preset, model, device, images, test_images, clients, local_epochs,
         s = settings_for(preset, model=m, device=device, images=images, test_images=test_images, clients=clients,
                          local_epochs=local_epochs, reference_epochs=reference_epochs, rounds=rounds, warmup=warmup,
                          augment=augment, precision=precision, channels_last=channels_last, compile=compile,
-                         workers=workers, reference=not no_reference, official_evals=official_evals,
+                         graphs=graphs, parallel_clients=parallel_clients, workers=workers, reference=not no_reference, official_evals=official_evals,
                          keep_memory=keep_memory)
         from ..fl.engine import resolve_device
 
         fastpath.resolve_precision(s.precision, resolve_device(s.device))
+        from ..bench.run import run_config
+        from ..fl.engine import clients_per_round
+
+        cfg = run_config(s)
+        fastpath.resolve_lanes(cfg, resolve_device(s.device), clients_per_round(cfg))
         if s.clients > s.images:
             raise CollapseLabError(f"--clients {s.clients} is more than --images {s.images}")
         results.append(bench(s, progress=lambda msg: click.echo(msg, err=True)))
@@ -87,6 +95,10 @@ def _print(r: dict) -> None:
     print(f"  fast path : {f['images_per_second']:10.1f} images/s  {f['seconds_per_round']:8.2f} s/round "
           f"({f['images_per_round']:.0f} images, {f['steps_per_round']:.0f} steps; first round {f['first_round_seconds']:.2f} s)",
           file=out)
+    ft = f["features"]
+    if ft["parallel_clients"]:
+        print(f"              {ft['parallel_clients']} client(s) at once on "
+              f"{'CUDA graphs' if ft['cuda_graphs'] else 'uncaptured step programs'}", file=out)
     if "reference" in r:
         g = r["reference"]
         print(f"  reference : {g['images_per_second']:10.1f} images/s  {g['seconds_per_round']:8.2f} s/round "

@@ -29,6 +29,7 @@ class Dataset:
     train_domain: torch.Tensor | None = None
     test_domain: torch.Tensor | None = None
     domains: list[str] = field(default_factory=list)
+    _stats: dict = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for split in ("train", "test"):
@@ -45,8 +46,15 @@ class Dataset:
     def to_float(self, x: torch.Tensor) -> torch.Tensor:
         x = x.float() / self.scale
         if x.dim() == 4:  # images: per-channel normalisation
-            mean = torch.tensor(self.mean, device=x.device).view(1, -1, 1, 1)
-            std = torch.tensor(self.std, device=x.device).view(1, -1, 1, 1)
+            mean, std = self._channel_stats(x.device)
         else:
             mean, std = self.mean[0], self.std[0]
         return (x - mean) / std
+
+    def _channel_stats(self, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        # Made once per device: a tensor built from Python numbers on CUDA is a copy that
+        # makes the host wait for the GPU, at every batch, and cannot be captured in a graph.
+        if device not in self._stats:
+            self._stats[device] = (torch.tensor(self.mean, device=device).view(1, -1, 1, 1),
+                                   torch.tensor(self.std, device=device).view(1, -1, 1, 1))
+        return self._stats[device]

@@ -7,6 +7,7 @@ the rounds and writes the store.
 from __future__ import annotations
 
 import contextlib
+import copy
 import dataclasses
 import time
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ from ..errors import CollapseLabError
 from ..io import AsyncWriter, load_state
 from .. import augment as augmentation
 from . import fast as fastpath
+from . import graphed
 from ..partition import PARTITIONS, Partition
 from ..regularizers import build_regularizer
 from ..regularizers import resolve_options as resolve_reg_options
@@ -121,6 +123,7 @@ def check_config(cfg: RunConfig) -> None:
     augmentation.resolve(cfg.augment, cfg.dataset)
     fastpath.resolve_precision(cfg.precision, resolve_device(cfg.device))
     fastpath.check_compile(cfg.compile)
+    fastpath.resolve_lanes(cfg, resolve_device(cfg.device), clients_per_round(cfg))
 
 
 def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume: bool = False) -> list[Prepared]:
@@ -205,13 +208,19 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
     client_idx = [torch.from_numpy(ix).to(device) for ix in part.client_indices]
     reg = build_regularizer(cfg.reg, normalization=cfg.decorr_norm, num_classes=ds.num_classes, **cfg.reg_options)
     method = METHODS.get(cfg.method)(cfg, model, cfg.clients)
+    lanes = None
+    n_lanes = fastpath.resolve_lanes(cfg, device, clients_per_round(cfg))
+    if n_lanes:  # captured step programs, clients side by side (fl.graphed)
+        spec = graphed.StepSpec(ds.to_float, cfg.lr, cfg.momentum, cfg.weight_decay, reg, cfg.beta, fast)
+        lanes = [graphed.Lane(copy.deepcopy(model), spec, capture=device.type == "cuda") for _ in range(n_lanes)]
     eval_data = EvalData(x_test, y_test, ds.to_float, cfg.eval_batch_size,
                          None if ds.test_domain is None else ds.test_domain.to(device),
                          None if ds.train_domain is None else
                          [sorted(set(ds.train_domain[torch.from_numpy(ix)].tolist())) for ix in part.client_indices])
 
     extra = {"n_train": len(ds.train_y), "n_test": len(ds.test_y), "num_classes": ds.num_classes,
-             "feature_dim": model.feature_dim, "client_sizes": part.sizes.tolist(), "device": str(device)}
+             "feature_dim": model.feature_dim, "client_sizes": part.sizes.tolist(), "device": str(device),
+             "parallel_clients": n_lanes, "captured": bool(lanes) and device.type == "cuda"}
     global_state = _cpu_state(model)
     start = p.start
     if start == 0:
@@ -236,7 +245,7 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
     try:
         with fastpath.no_tf32() if cfg.precision == "fp32" else contextlib.nullcontext():
             ev = _rounds(p, run, model, fast, method, reg, eval_data, x_train, y_train, client_idx, global_state, start,
-                         on_step, log)
+                         on_step, log, lanes)
     except BaseException:
         run.writer.close()  # pending checkpoint writes finish; the error in flight is the one to report
         raise
@@ -247,8 +256,10 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
 
 
 def _rounds(p, run, model, fast, method, reg, eval_data, x_train, y_train, client_idx, global_state, start, on_step,
-            log) -> dict:
-    """The rounds after ``start``; returns the last evaluation of the global model."""
+            log, lanes=None) -> dict:
+    """The rounds after ``start``; returns the last evaluation of the global model. With
+    ``lanes`` the round's clients train together on captured step programs first; their
+    results are then stored in client order, as the sequential loop stores them."""
     cfg, ds = p.config, p.dataset
     keep = parse_keep_local(cfg.keep_local)
     ev = None
@@ -259,28 +270,39 @@ def _rounds(p, run, model, fast, method, reg, eval_data, x_train, y_train, clien
         busy0 = run.writer.busy_seconds
         participants = sample_clients(cfg, r)
         results = []
+        trained = (None if lanes is None else
+                   _train_lanes(cfg, r, participants, lanes, method, global_state, x_train, y_train, client_idx, on_step))
+        last = None
         for k in participants:
-            hooks = method.client_start(k, r, model, global_state)
-            gen = torch.Generator().manual_seed(seed_for(cfg.seed, PURPOSE_BATCHES, r, k))
-            # Augmentation draws from its own stream, so the batch order is the same with
-            # and without it, and a resumed run augments exactly as an uninterrupted one.
-            fast.aug_generator = torch.Generator().manual_seed(seed_for(cfg.seed, PURPOSE_AUGMENT, r, k))
             ix = client_idx[k]
-            hist = train_client(model, x_train[ix], y_train[ix], ds.to_float, epochs=cfg.local_epochs,
-                                batch_size=cfg.batch_size, lr=cfg.lr, momentum=cfg.momentum,
-                                weight_decay=cfg.weight_decay, reg=reg, beta=cfg.beta, generator=gen,
-                                hooks=hooks, on_step=_step_hook(on_step, r, k), fast=fast)
+            if trained is not None:
+                if k not in trained:  # SIGINT/SIGTERM: clients not started are not stored
+                    raise Interrupted(p.path, r, last, STOP.requested or "SIGINT")
+                hist, state, steps = trained[k].history, trained[k].state, trained[k].steps
+            else:
+                hooks = method.client_start(k, r, model, global_state)
+                gen = torch.Generator().manual_seed(seed_for(cfg.seed, PURPOSE_BATCHES, r, k))
+                # Augmentation draws from its own stream, so the batch order is the same with
+                # and without it, and a resumed run augments exactly as an uninterrupted one.
+                fast.aug_generator = torch.Generator().manual_seed(seed_for(cfg.seed, PURPOSE_AUGMENT, r, k))
+                hist = train_client(model, x_train[ix], y_train[ix], ds.to_float, epochs=cfg.local_epochs,
+                                    batch_size=cfg.batch_size, lr=cfg.lr, momentum=cfg.momentum,
+                                    weight_decay=cfg.weight_decay, reg=reg, beta=cfg.beta, generator=gen,
+                                    hooks=hooks, on_step=_step_hook(on_step, r, k), fast=fast)
+                state, steps = _cpu_state(model), sum(h["steps"] for h in hist)
             for h in hist:
                 run.log({"event": "local_epoch", "round": r, "client": k, **h})
             if cfg.local_eval:  # optional (off by default): the client's model on the test set
+                if trained is not None:
+                    model.load_state_dict(state)
                 run.log({"event": "local_eval", "round": r, "client": k,
                          **evaluate(model, eval_data.x, eval_data.y, eval_data.to_float, eval_data.batch_size)})
-            state = _cpu_state(model)
             run.save_client(r, k, state)
-            result = ClientResult(k, state, len(ix), sum(h["steps"] for h in hist))
+            result = ClientResult(k, state, len(ix), steps)
             method.client_end(k, r, model, result)
             results.append(result)
             faults.point(f"client:{r}:{k}")
+            last = k
             if STOP.requested:
                 raise Interrupted(p.path, r, k, STOP.requested)
         global_state = method.aggregate(r, global_state, results)
@@ -301,6 +323,21 @@ def _rounds(p, run, model, fast, method, reg, eval_data, x_train, y_train, clien
     return ev
 
 
+def _train_lanes(cfg, r, participants, lanes, method, global_state, x_train, y_train, client_idx, on_step):
+    """The round's local training on the lanes (fl.graphed); client -> Trained."""
+    device = x_train.device
+    start_state = {n: v.to(device) for n, v in global_state.items()}  # once; replicas load it device to device
+    jobs = []
+    for k in participants:
+        ix = client_idx[k]
+        jobs.append(graphed.Job(
+            k, x_train[ix], y_train[ix], torch.Generator().manual_seed(seed_for(cfg.seed, PURPOSE_BATCHES, r, k)),
+            torch.Generator().manual_seed(seed_for(cfg.seed, PURPOSE_AUGMENT, r, k)),
+            start=lambda m, k=k: method.client_start(k, r, m, start_state), on_step=_step_hook(on_step, r, k)))
+    return graphed.train_round(lanes, jobs, epochs=cfg.local_epochs, batch_size=cfg.batch_size, beta=cfg.beta,
+                               stop=lambda: STOP.requested is not None)
+
+
 class _Stop:
     requested: str | None = None  # the signal's name once SIGINT/SIGTERM arrived
 
@@ -309,7 +346,9 @@ STOP = _Stop()
 
 
 class Interrupted(Exception):
-    def __init__(self, path: Path, r: int, k: int, signame: str):
+    """``client``: the last client stored in round ``round`` (None: none was)."""
+
+    def __init__(self, path: Path, r: int, k: int | None, signame: str):
         super().__init__(f"{signame}: stopped {path.name} in round {r} after client {k}")
         self.path, self.round, self.client, self.signame = path, r, k, signame
 

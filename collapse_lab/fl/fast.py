@@ -16,6 +16,10 @@ from .local import FastPath
 
 PRECISIONS = ("auto", "fp32", "bf16")
 COMPILE_MODES = ("off", "default", "reduce-overhead", "max-autotune")
+GRAPH_MODES = ("auto", "on", "off")
+# Clients trained side by side on CUDA when --parallel-clients is not given (fl.graphed):
+# measured on an H100 with MobileNetV2 at the paper's CIFAR-10 round (README, Fast path).
+DEFAULT_LANES = 4
 
 
 def resolve_precision(spec: str, device: torch.device) -> str:
@@ -33,6 +37,38 @@ def resolve_precision(spec: str, device: torch.device) -> str:
 def check_compile(mode: str) -> None:
     if mode not in COMPILE_MODES:
         raise CollapseLabError(f"--compile {mode!r}: use one of {', '.join(COMPILE_MODES)}")
+
+
+def resolve_lanes(cfg, device: torch.device, per_round: int) -> int:
+    """How many lanes of captured step programs a run trains on (``fl.graphed``); 0 means
+    the eager loop (``local.train_client``). ``--graphs auto`` is on for CUDA when the
+    method and regularizer allow it; ``on`` also runs the programs on the CPU, uncaptured
+    (the path the tests compare with the eager loop); ``off`` never."""
+    from ..regularizers import REGULARIZERS
+    from .methods import METHODS
+
+    if cfg.graphs not in GRAPH_MODES:
+        raise CollapseLabError(f"--graphs {cfg.graphs!r}: use auto, on or off")
+    if cfg.parallel_clients < 0:
+        raise CollapseLabError(f"--parallel-clients must be >= 0 (0: automatic; got {cfg.parallel_clients})")
+    why = []
+    if not METHODS.get(cfg.method).lane_safe:
+        why.append(f"method {cfg.method} changes local training beyond SGD on CE + beta R")
+    if not REGULARIZERS.get(cfg.reg).graph_safe:
+        why.append(f"regularizer {cfg.reg} needs the host inside each step")
+    if cfg.compile != "off":
+        why.append(f"--compile {cfg.compile} makes graphs of its own")
+    off = cfg.graphs == "off" or (cfg.graphs == "auto" and (device.type != "cuda" or why))
+    if off:
+        if cfg.parallel_clients > 1:
+            reason = "; ".join(why) or ("--graphs off" if cfg.graphs == "off" else "on CPU --graphs auto is off")
+            raise CollapseLabError(f"--parallel-clients {cfg.parallel_clients} needs step programs, which are off "
+                                   f"here ({reason}); drop --parallel-clients or use --graphs on")
+        return 0
+    if why:
+        raise CollapseLabError(f"--graphs on: {'; '.join(why)}; use --graphs auto or off")
+    n = cfg.parallel_clients or (DEFAULT_LANES if device.type == "cuda" else 1)
+    return max(1, min(n, per_round))
 
 
 @contextlib.contextmanager

@@ -12,11 +12,22 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
+from ..devices import to_device
+
 
 def num_batches(n: int, batch_size: int) -> int:
     """Batches per epoch under the rule of ``batches`` (a 1-sample tail is dropped when n > 1)."""
     nb = -(-n // batch_size)
     return nb - 1 if nb > 1 and n % batch_size == 1 else nb
+
+
+def batch_sizes(n: int, batch_size: int) -> set[int]:
+    """The distinct batch sizes ``batches`` gives for n samples (a step program per size)."""
+    sizes = {batch_size} if n >= batch_size else set()
+    tail = n % batch_size
+    if tail and not (tail == 1 and n > 1):
+        sizes.add(tail)
+    return sizes
 
 
 def batches(n: int, batch_size: int, generator: torch.Generator) -> list[torch.Tensor]:
@@ -68,17 +79,19 @@ class FastPath:
 PLAIN = FastPath()
 
 
-def epoch_batches(x: torch.Tensor, y: torch.Tensor, idx_batches: list[torch.Tensor], to_float: Callable,
-                  fast: FastPath):
-    """Yield (float input, labels) per batch. The epoch's order goes to the device in one
-    copy (a copy per batch from pageable memory would make the host wait for the GPU at
-    every step); samples are gathered a chunk of whole batches (about ``fast.chunk``
-    images) at a time and, with augmentation, augmented per chunk, so kernel launches are
-    paid per chunk, not per image or batch."""
+def epoch_raw(x: torch.Tensor, y: torch.Tensor, idx_batches: list[torch.Tensor], fast: FastPath,
+              aug_generator: torch.Generator | None = None):
+    """Yield (stored-dtype input, labels) per batch. The epoch's order goes to the device in
+    one non-blocking copy (a copy per batch from pageable memory would make the host wait
+    for the GPU at every step); samples are gathered a chunk of whole batches (about
+    ``fast.chunk`` images) at a time and, with augmentation, augmented per chunk, so kernel
+    launches are paid per chunk, not per image or batch. ``aug_generator`` defaults to
+    ``fast.aug_generator``."""
     dev = x.device
     if not idx_batches:
         return
-    order = torch.cat(idx_batches).to(dev)
+    gen = aug_generator if aug_generator is not None else fast.aug_generator
+    order = to_device(torch.cat(idx_batches), dev)
     i = start = 0
     while i < len(idx_batches):
         group, n = [], 0
@@ -88,11 +101,18 @@ def epoch_batches(x: torch.Tensor, y: torch.Tensor, idx_batches: list[torch.Tens
             i += 1
         idx = order[start : start + n]
         start += n
-        xa = fast.augment(x[idx], fast.aug_generator) if fast.augment else x[idx]
+        xa = fast.augment(x[idx], gen) if fast.augment else x[idx]
         s = 0
         for b in group:
-            yield _input(to_float(xa[s : s + b]), fast), y[idx[s : s + b]]
+            yield xa[s : s + b], y[idx[s : s + b]]
             s += b
+
+
+def epoch_batches(x: torch.Tensor, y: torch.Tensor, idx_batches: list[torch.Tensor], to_float: Callable,
+                  fast: FastPath):
+    """Yield (float input in the training memory format, labels) per batch (``epoch_raw``)."""
+    for xb, yb in epoch_raw(x, y, idx_batches, fast):
+        yield _input(to_float(xb), fast), yb
 
 
 def _input(xb: torch.Tensor, fast: FastPath) -> torch.Tensor:

@@ -23,11 +23,15 @@ class RegSpec:
     defaults: dict = field(default_factory=dict)  # None: derived from the class count, see ``derive``
     beta: float = 0.1
     derive: Callable | None = None  # (options, num_classes) -> options with the None values filled in
+    # No host synchronisation and no data-dependent shapes, so a CUDA graph can hold it
+    # (fl.graphed); FedUV's median over the nonzero distances is not.
+    graph_safe: bool = True
 
 
-def register(name: str, defaults: dict | None = None, beta: float = 0.1, derive: Callable | None = None):
+def register(name: str, defaults: dict | None = None, beta: float = 0.1, derive: Callable | None = None,
+             graph_safe: bool = True):
     def deco(fn):
-        REGULARIZERS.register(name)(RegSpec(fn, dict(defaults or {}), beta, derive))
+        REGULARIZERS.register(name)(RegSpec(fn, dict(defaults or {}), beta, derive, graph_safe))
         return fn
 
     return deco

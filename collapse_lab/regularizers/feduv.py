@@ -47,7 +47,7 @@ def _derive(opts, num_classes):
     return opts
 
 
-@register("feduv", defaults={"mu": 1.0, "lam": None}, beta=1.0, derive=_derive)
+@register("feduv", defaults={"mu": 1.0, "lam": None}, beta=1.0, derive=_derive, graph_safe=False)
 def feduv(mu=1.0, lam=None, num_classes=None, **_):
     def reg(z, logits):
         lam_ = lam if lam is not None else logits.shape[1] / 5

@@ -55,6 +55,10 @@ class Method:
     # model-sized copies of state written each round, for the disk estimate
     server_copies: float = 0.0
     client_copies: float = 0.0
+    # Local training is plain SGD on CE + beta R: ``client_start`` only loads a model and
+    # returns NO_HOOKS, and ``client_end`` reads only ``result``. Such methods can train on
+    # captured step programs, several clients at once (``fl.graphed``).
+    lane_safe: bool = False
 
     @classmethod
     def resolve_options(cls, given: dict, cfg) -> dict:
@@ -124,6 +128,8 @@ def fedavg_of(results: list[ClientResult]) -> dict[str, torch.Tensor]:
 @METHODS.register("fedavg")
 class FedAvg(Method):
     """FedAvg (McMahan et al. 2017): sample-count weighted average of all parameters and buffers."""
+
+    lane_safe = True
 
     def aggregate(self, r, global_state, results):
         return fedavg_of(results)

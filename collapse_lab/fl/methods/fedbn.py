@@ -29,6 +29,7 @@ def batchnorm_keys(model: nn.Module) -> list[str]:
 
 @METHODS.register("fedbn")
 class FedBN(Method):
+    lane_safe = True
     @classmethod
     def notes(cls, model, cfg):
         if not batchnorm_keys(model):

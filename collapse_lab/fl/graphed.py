@@ -1,0 +1,237 @@
+"""Local training as captured step programs, several clients of a round at once (CUDA).
+
+Why: at the paper's batch size (64 CIFAR images) one MobileNetV2 step is some 600 small
+kernels, and eager PyTorch spends longer launching them than the GPU spends running them.
+Here a client's whole SGD step -- uint8 batch -> normalised input -> forward (autocast) ->
+CE + beta R(z) in fp32 (Eq. 9) -> backward -> SGD with momentum and weight decay -> the
+epoch's loss sums -- is captured once per batch size into a CUDA graph and replayed. Several
+clients of a round train at the same time, each on a *lane*: its own model replica,
+optimizer, graphs, graph memory pool and CUDA stream, so that independent clients fill the
+GPU together.
+
+What a client computes does not change. Clients of a round are independent (each starts
+from the model ``Method.client_start`` gives it), and each sees exactly the batches,
+augmentation draws and SGD updates of ``local.train_client``: its momentum buffers start
+at zero, so SGD's first step, buf = 0 * m + g, equals the eager optimizer's lazy clone of g.
+On the CPU the same programs run uncaptured (one lane, or several interleaved step by
+step); the tests compare them with ``train_client`` there.
+
+It serves methods whose local training is plain SGD on CE + beta R (``Method.lane_safe``:
+fedavg, fedavgm, fednova, fedbn) and regularizers a graph can hold
+(``RegSpec.graph_safe``: all but feduv).
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from .local import NO_HOOKS, FastPath, batch_sizes, batches, epoch_raw
+
+# Eager steps before a capture: cudnn's algorithm search, lazily created handles and
+# autograd's per-device state must exist before the graph records the step.
+WARMUP_STEPS = 3
+
+
+@dataclass
+class StepSpec:
+    """What one local step computes: the arguments of ``train_client`` a program bakes in."""
+
+    to_float: Callable[[torch.Tensor], torch.Tensor]
+    lr: float
+    momentum: float
+    weight_decay: float
+    reg: Callable | None
+    beta: float
+    fast: FastPath
+
+
+class Lane:
+    """A model replica with its SGD optimizer and one static step program per batch size;
+    with ``capture`` (CUDA) also its own stream and graph memory pool. The pool is shared
+    by the lane's graphs: they run one at a time on one stream and keep nothing in it
+    between replays (weights, buffers, momentum and sums live outside it)."""
+
+    def __init__(self, model: nn.Module, spec: StepSpec, capture: bool):
+        self.model, self.spec, self.capture = model, spec, capture
+        self.device = next(model.parameters()).device
+        params = [p for p in model.parameters() if p.requires_grad]
+        self.opt = torch.optim.SGD(params, lr=spec.lr, momentum=spec.momentum, weight_decay=spec.weight_decay)
+        # Momentum buffers exist from the start (zeros): every step, the first included,
+        # takes the same branch of SGD, and the graph holds no lazy first-step clone.
+        self.buffers = []
+        if spec.momentum != 0:
+            for p in params:
+                self.opt.state[p]["momentum_buffer"] = buf = torch.zeros_like(p)
+                self.buffers.append(buf)
+        self.sums = torch.zeros(2, dtype=torch.float64, device=self.device)  # this epoch's sum of b*CE, b*R
+        self.programs: dict[int, tuple] = {}  # batch size -> (graph or None, static x, static y)
+        self.stream = torch.cuda.Stream(self.device) if capture else None
+        self.pool = torch.cuda.graph_pool_handle() if capture else None
+        self.captures = 0
+
+    def context(self):
+        """Work issued inside runs on the lane's stream."""
+        return torch.cuda.stream(self.stream) if self.stream is not None else contextlib.nullcontext()
+
+    def _step(self, sx: torch.Tensor, sy: torch.Tensor, cache: bool = True) -> None:
+        """One SGD step on the static batch, as ``train_client`` takes it with NO_HOOKS."""
+        spec, fast = self.spec, self.spec.fast
+        x = spec.to_float(sx)
+        if fast.channels_last and x.dim() == 4:
+            x = x.contiguous(memory_format=torch.channels_last)
+        # autocast's weight-cast cache must be off while capturing (PyTorch's CUDA graph
+        # notes); it only saves re-casting a weight used twice, so values are unchanged.
+        with torch.autocast(self.device.type, dtype=fast.autocast or torch.bfloat16, enabled=fast.autocast is not None,
+                            cache_enabled=cache):
+            logits, z = self.model(x)
+        logits, z = logits.float(), z.float()
+        ce = F.cross_entropy(logits, sy)
+        loss = ce
+        r = spec.reg(z, logits) if spec.reg is not None else None
+        if r is not None:
+            loss = loss + spec.beta * r
+        self.opt.zero_grad(set_to_none=True)
+        loss.backward()
+        self.opt.step()
+        b = sy.shape[0]
+        self.sums[0].add_(ce.detach().double() * b)
+        if r is not None:
+            self.sums[1].add_(r.detach().double() * b)
+
+    def prepare(self, sizes: set[int], x: torch.Tensor, y: torch.Tensor) -> None:
+        """Programs for these batch sizes. A capture runs warm-up steps that change the
+        lane's weights and optimizer state: call this before the client's model is loaded."""
+        for b in sorted(sizes - set(self.programs)):
+            sx, sy = x[:b].clone(), y[:b].clone()  # real samples for the warm-up steps
+            graph = None
+            if self.capture:
+                self.stream.wait_stream(torch.cuda.current_stream(self.device))
+                with torch.cuda.stream(self.stream):
+                    for _ in range(WARMUP_STEPS):
+                        self._step(sx, sy)
+                graph = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(graph, pool=self.pool, stream=self.stream, capture_error_mode="thread_local"):
+                    self._step(sx, sy, cache=False)
+                self.captures += 1
+            self.programs[b] = (graph, sx, sy)
+
+    def reset(self) -> None:
+        """Fresh optimizer state and loss sums for a new client (its model is loaded by the method)."""
+        for buf in self.buffers:
+            buf.zero_()
+        self.sums.zero_()
+
+    def step(self, xb: torch.Tensor, yb: torch.Tensor) -> None:
+        graph, sx, sy = self.programs[len(yb)]
+        sx.copy_(xb)
+        sy.copy_(yb)
+        if graph is None:
+            self._step(sx, sy)
+        else:
+            graph.replay()
+
+
+@dataclass
+class Job:
+    """One client's local training in a round."""
+
+    client: int
+    x: torch.Tensor  # the client's samples (stored dtype, on the device)
+    y: torch.Tensor
+    generator: torch.Generator  # batch order (the engine's per (seed, round, client) stream)
+    aug_generator: torch.Generator  # augmentation draws
+    start: Callable[[nn.Module], object]  # loads the starting model into a replica; returns the hooks
+    on_step: Callable[[], None] | None = None
+
+
+@dataclass
+class Trained:
+    client: int
+    history: list[dict]  # one record per epoch, as train_client returns them
+    state: dict[str, torch.Tensor]  # CPU, contiguous
+    steps: int
+
+
+def client_steps(lane: Lane, job: Job, epochs: int, batch_size: int) -> Iterator[None]:
+    """Issue a client's steps one at a time (yields after each); returns the per-epoch
+    loss sums (on the device) and (samples, steps) per epoch."""
+    sums = torch.zeros(epochs, 2, dtype=torch.float64, device=lane.device)
+    counts = []
+    for e in range(epochs):
+        n_seen = steps = 0
+        for xb, yb in epoch_raw(job.x, job.y, batches(len(job.y), batch_size, job.generator), lane.spec.fast,
+                                job.aug_generator):
+            lane.step(xb, yb)
+            steps += 1
+            n_seen += len(yb)
+            if job.on_step is not None:
+                job.on_step()
+            yield
+        sums[e].copy_(lane.sums)
+        lane.sums.zero_()
+        counts.append((n_seen, steps))
+    return sums, counts
+
+
+def history(sums: list[list[float]], counts: list[tuple[int, int]], beta: float) -> list[dict]:
+    """Per-epoch records in ``train_client``'s form (sample-weighted means; no method term)."""
+    out = []
+    for e, ((ce, reg), (n_seen, steps)) in enumerate(zip(sums, counts)):
+        n = max(n_seen, 1)
+        ce_m, reg_m, ex_m = ce / n, reg / n, 0.0 / n
+        out.append({"epoch": e + 1, "ce": ce_m, "reg": reg_m, "extra": ex_m, "loss": ce_m + beta * reg_m + ex_m,
+                    "samples": n_seen, "steps": steps})
+    return out
+
+
+def train_round(lanes: list[Lane], jobs: list[Job], *, epochs: int, batch_size: int, beta: float,
+                stop: Callable[[], bool] = lambda: False) -> dict[int, Trained]:
+    """Train the jobs on the lanes, interleaved step by step; returns the trained clients.
+
+    The largest clients start first (the round lasts as long as its busiest lane); a lane
+    that finishes takes the next client. Once ``stop()`` is true no further client starts
+    and those under way finish. The host waits for the GPU once, at the end."""
+    capture = lanes[0].capture
+    if capture:  # the starting models and the clients' data were written on the current stream
+        current = torch.cuda.current_stream(lanes[0].device)
+        for lane in lanes:
+            lane.stream.wait_stream(current)
+    pending = sorted(jobs, key=lambda j: -len(j.y))
+    free = list(reversed(lanes))
+    active: list[tuple[Lane, Job, Iterator]] = []
+    finished: dict[int, tuple] = {}
+    while True:
+        while free and pending and not stop():
+            lane, job = free.pop(), pending.pop(0)
+            lane.prepare(batch_sizes(len(job.y), batch_size), job.x, job.y)
+            with lane.context():
+                hooks = job.start(lane.model)
+                if hooks is not NO_HOOKS:
+                    raise RuntimeError(f"client {job.client}: the method returned local hooks; it is not lane_safe")
+                lane.reset()
+            active.append((lane, job, client_steps(lane, job, epochs, batch_size)))
+        if not active:
+            break
+        for entry in list(active):
+            lane, job, steps = entry
+            with lane.context():
+                try:
+                    next(steps)
+                except StopIteration as done:
+                    state = {k: v.detach().clone() for k, v in lane.model.state_dict().items()}
+                    finished[job.client] = (done.value, state)
+                    active.remove(entry)
+                    free.append(lane)
+    if capture:
+        torch.cuda.synchronize(lanes[0].device)
+    out = {}
+    for k, ((sums, counts), state) in finished.items():
+        # contiguous: checkpoints do not depend on the memory format (as engine._cpu_state)
+        cpu = {n: v.to("cpu", copy=True).contiguous() for n, v in state.items()}
+        out[k] = Trained(k, history(sums.tolist(), counts, beta), cpu, sum(c[1] for c in counts))
+    return out

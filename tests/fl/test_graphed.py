@@ -1,0 +1,138 @@
+"""Step programs and lanes (fl.graphed) against the eager loop (local.train_client).
+
+On the CPU the programs run uncaptured and must give the eager loop's weights and loss
+records bit for bit, with one lane or several interleaved. The CUDA tests (skipped
+without a GPU) compare captured graphs with the eager loop on the GPU, where both run
+the same kernels."""
+import dataclasses
+import tempfile
+from pathlib import Path
+
+import pytest
+import torch
+
+from collapse_lab.bench.run import synthetic_cifar
+from collapse_lab.config import RunConfig
+from collapse_lab.errors import CollapseLabError
+from collapse_lab.fl import engine as E
+from collapse_lab.fl import fast as fastpath
+from collapse_lab.fl.local import batch_sizes, batches
+from collapse_lab.store import RunDir
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+
+
+def test_batch_sizes_are_those_batches_gives():
+    g = torch.Generator().manual_seed(0)
+    for n in [1, 2, 3, 15, 16, 17, 18, 31, 32, 33, 64, 65, 100]:
+        for b in [1, 2, 16, 64]:
+            assert batch_sizes(n, b) == {len(t) for t in batches(n, b, g)}, (n, b)
+
+
+def _run(cfg: RunConfig, ds, rounds_out: int):
+    cfg = E.resolve_options(cfg, ds.num_classes)
+    part = E.make_partition(cfg, ds)
+    with tempfile.TemporaryDirectory() as t:
+        p = E.Prepared(cfg, ds, part, Path(t) / cfg.run_name(), "train")
+        E.train(p, keep_memory=False)
+        rd = RunDir(p.path)
+        clients = [rd.load_client(rounds_out, k) for k in range(cfg.clients)]
+        events = [(e["round"], e["client"], e["epoch"], e["ce"], e["reg"], e["loss"], e["samples"], e["steps"])
+                  for e in rd.metrics() if e["event"] == "local_epoch"]
+        return clients, rd.load_global(rounds_out), events, rd.meta
+
+
+BASE = RunConfig(dataset="cifar10", model="cnn", alpha=0.5, clients=4, rounds=2, local_epochs=2, batch_size=16,
+                 lr=0.05, momentum=0.9, weight_decay=1e-4, device="cpu", min_size=5)
+
+
+@pytest.mark.parametrize("method,model,reg,augment,lanes", [
+    ("fedavg", "cnn", "feddecorr", "crop+flip", 1),
+    ("fedavg", "cnn", "feddecorr", "crop+flip", 3),
+    ("fedbn", "resnet20", "none", "none", 2),  # personal BatchNorm loaded into whichever replica trains the client
+    ("fednova", "cnn", "decov", "none", 4),  # step counts enter the aggregation
+])
+def test_programs_equal_the_eager_loop_bit_for_bit(method, model, reg, augment, lanes):
+    ds = synthetic_cifar(150 if model == "cnn" else 96, 24, 0)
+    cfg = dataclasses.replace(BASE, method=method, model=model, reg=reg, augment=augment)
+    eager = _run(dataclasses.replace(cfg, graphs="off"), ds, 2)
+    prog = _run(dataclasses.replace(cfg, graphs="on", parallel_clients=lanes), ds, 2)
+    assert eager[3]["parallel_clients"] == 0 and prog[3]["parallel_clients"] == min(lanes, 4)
+    moved = 0.0
+    init = E.init_model(E.resolve_options(cfg, 10), ds).state_dict()
+    for a, b in zip(eager[0], prog[0]):
+        for n in a:
+            assert torch.equal(a[n], b[n]), n
+            if a[n].is_floating_point():
+                moved = max(moved, (a[n] - init[n]).abs().max().item())
+    assert moved > 1e-3  # the clients trained
+    assert all(torch.equal(eager[1][n], prog[1][n]) for n in eager[1])
+    assert eager[2] == prog[2] and len(eager[2]) == 2 * 4 * 2  # rounds x clients x epochs, same numbers
+
+
+def test_lanes_are_resolved_from_method_regularizer_and_device():
+    cpu, gpu = torch.device("cpu"), torch.device("cuda")
+    r = lambda **kw: fastpath.resolve_lanes(dataclasses.replace(BASE, **kw), kw.pop("dev", cpu), 4)  # noqa: E731
+    assert r() == 0  # auto: eager on CPU
+    assert r(graphs="on") == 1
+    assert r(graphs="on", parallel_clients=9) == 4  # no more lanes than clients per round
+    assert fastpath.resolve_lanes(BASE, gpu, 10) == fastpath.DEFAULT_LANES
+    assert fastpath.resolve_lanes(dataclasses.replace(BASE, method="moon"), gpu, 10) == 0  # auto falls back
+    assert fastpath.resolve_lanes(dataclasses.replace(BASE, reg="feduv"), gpu, 10) == 0
+    for kw, msg in [(dict(graphs="on", method="scaffold"), "scaffold"), (dict(graphs="on", reg="feduv"), "feduv"),
+                    (dict(graphs="on", compile="default"), "--compile"), (dict(parallel_clients=2), "--parallel-clients"),
+                    (dict(graphs="maybe"), "--graphs"), (dict(graphs="on", parallel_clients=-1), ">= 0")]:
+        with pytest.raises(CollapseLabError, match=msg):
+            r(**kw)
+
+
+def test_train_refuses_bad_graph_options_before_writing(tmp_path):
+    from click.testing import CliRunner
+
+    from collapse_lab.cli import cli
+
+    res = CliRunner().invoke(cli, ["train", "--preset", "quick", "--alpha", "0.5", "--method", "moon", "--graphs", "on",
+                                   "--device", "cpu", "--out", str(tmp_path / "runs")])
+    assert res.exit_code == 2 and "--graphs on" in res.output and "moon" in res.output
+    assert not (tmp_path / "runs").exists()
+
+
+def _rel_to_movement(a: list[dict], b: list[dict], init: dict) -> float:
+    num = sum(((x[n] - y[n]).double().norm() ** 2).item() for x, y in zip(a, b) for n in x if x[n].is_floating_point())
+    den = sum(((x[n] - init[n]).double().norm() ** 2).item() for x in a for n in x if x[n].is_floating_point())
+    return (num / den) ** 0.5
+
+
+@cuda
+@pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("bf16", 2e-2)])
+def test_captured_graphs_match_the_eager_loop_on_cuda(precision, tol):
+    ds = synthetic_cifar(192, 64, 0)
+    cfg = dataclasses.replace(BASE, model="mobilenetv2", device="cuda", precision=precision, augment="crop+flip",
+                              reg="feddecorr", clients=3, rounds=1)
+    eager = _run(dataclasses.replace(cfg, graphs="off"), ds, 1)
+    graph = _run(dataclasses.replace(cfg, graphs="on", parallel_clients=3), ds, 1)
+    assert graph[3]["captured"] and graph[3]["parallel_clients"] == 3
+    init = E.init_model(E.resolve_options(cfg, 10), ds).state_dict()
+    rel = _rel_to_movement(eager[0], graph[0], init)
+    same = all(torch.equal(a[n], b[n]) for a, b in zip(eager[0], graph[0]) for n in a)
+    print(f"{precision}: captured vs eager, |difference| / |movement| = {rel:.3e}, bit-identical: {same}")
+    assert rel < tol
+    for e, g in zip(eager[2], graph[2]):
+        assert e[:3] == g[:3] and e[6:] == g[6:]  # same rounds, clients, epochs, samples and steps
+        assert abs(e[3] - g[3]) < 50 * tol * max(1.0, abs(e[3]))
+
+
+@cuda
+def test_features_on_cuda_equal_cpu_float64():
+    from collapse_lab.features.extract import extract_features
+    from collapse_lab.models import build_model
+
+    ds = synthetic_cifar(16, 300, 1)
+    torch.manual_seed(0)
+    model = build_model("mobilenetv2", 10, (3, 32, 32))
+    z_cpu = extract_features(model, ds.test_x, ds.to_float, torch.float64, "cpu", 128)
+    z_gpu = extract_features(model, ds.test_x, ds.to_float, torch.float64, "cuda", 128)
+    assert z_gpu.dtype == torch.float64 and z_gpu.device.type == "cpu"
+    err = ((z_gpu - z_cpu).norm() / z_cpu.norm()).item()
+    print(f"float64 features, cuda vs cpu: relative difference {err:.2e}")
+    assert err < 1e-10
