@@ -100,10 +100,10 @@ def run_config(s: Settings) -> RunConfig:
     return resolve_options(cfg, 10)
 
 
-def fast_rounds(cfg: RunConfig, ds: Dataset, part, out: Path, keep_memory: bool = True) -> list[dict]:
+def fast_rounds(cfg: RunConfig, ds: Dataset, part, out: Path, keep_memory: bool = True, log=None) -> list[dict]:
     """Train with the engine (the fast path); per round: seconds, images, steps."""
     p = Prepared(cfg, ds, part, out / cfg.run_name(), "train")
-    train(p, keep_memory=keep_memory)
+    train(p, keep_memory=keep_memory, log=log)
     events = RunDir(p.path).metrics()
     rounds, prev = [], 0.0
     for e in (e for e in events if e.get("event") == "round" and e["round"] > 0):
@@ -129,7 +129,7 @@ def hwc_arrays(ds: Dataset) -> dict[str, np.ndarray]:
 
 def reference_round(cfg: RunConfig, ds: Dataset, part, model: torch.nn.Module, global_state: dict, r: int,
                     device: torch.device, workers: int, epochs: int, out: Path | None = None,
-                    official_evals: bool = False, arrays: dict | None = None) -> dict:
+                    official_evals: bool = False, arrays: dict | None = None, say=None) -> dict:
     """One FedAvg round the official way; returns the new global state, client states,
     steps and the seconds spent in local training proper.
 
@@ -160,6 +160,8 @@ def reference_round(cfg: RunConfig, ds: Dataset, part, model: torch.nn.Module, g
         if official_evals:
             client_evals(ix)
         n_images += sum(len(b) for order in orders for b in order)
+        if say is not None:
+            say(f"  reference round {r} client {k}: {len(ix)} samples, local training {time.perf_counter() - t0:.1f} s")
         states[k] = {n: v.detach().clone() for n, v in model.state_dict().items()}
         if out is not None:
             save_tensors(out / f"round_{r}" / f"client_{k}.safetensors", states[k])
@@ -171,7 +173,7 @@ def reference_round(cfg: RunConfig, ds: Dataset, part, model: torch.nn.Module, g
 
 
 def reference_rounds(cfg: RunConfig, ds: Dataset, part, out: Path, device: torch.device, workers: int,
-                     epochs: int, official_evals: bool = True) -> list[dict]:
+                     epochs: int, official_evals: bool = True, say=None) -> list[dict]:
     random.seed(cfg.seed)
     model = init_model(cfg, ds)
     global_state = {n: v.clone() for n, v in model.state_dict().items()}
@@ -179,7 +181,8 @@ def reference_rounds(cfg: RunConfig, ds: Dataset, part, out: Path, device: torch
     rounds = []
     for r in range(1, cfg.rounds + 1):
         t0 = time.perf_counter()
-        res = reference_round(cfg, ds, part, model, global_state, r, device, workers, epochs, out, official_evals, a)
+        res = reference_round(cfg, ds, part, model, global_state, r, device, workers, epochs, out, official_evals, a,
+                              say)
         global_state = res["global"]
         model.load_state_dict(global_state)
         if official_evals:  # the official round also measures the global model on the whole training set
@@ -248,7 +251,8 @@ def bench(s: Settings, progress=None) -> dict:
             reference_rounds(dataclasses.replace(cfg, rounds=1, local_epochs=1), ds, part, Path(tmp) / "rwarm",
                              device, workers, 1, official_evals=False)
             say(f"{s.model}: reference loop, {rcfg.rounds} round(s) of {epochs} local epoch(s), {workers} loader workers")
-            refr = reference_rounds(rcfg, ds, part, Path(tmp) / "reference", device, workers, epochs, s.official_evals)
+            refr = reference_rounds(rcfg, ds, part, Path(tmp) / "reference", device, workers, epochs, s.official_evals,
+                                    say)
             out["reference"] = _summary(refr, 0)
             timed = refr
             out["reference"]["train_images_per_second"] = (sum(r["images"] for r in timed)
@@ -261,7 +265,9 @@ def bench(s: Settings, progress=None) -> dict:
             fast_rounds(dataclasses.replace(cfg, rounds=1, local_epochs=1, tag="warmup"), ds, part, Path(tmp) / "warm",
                         s.keep_memory)
         say(f"{s.model}: fast path, {cfg.rounds} round(s) ({s.warmup} warm-up)")
-        fast = fast_rounds(cfg, ds, part, Path(tmp) / "fast", s.keep_memory)
+        t0 = time.perf_counter()
+        fast = fast_rounds(cfg, ds, part, Path(tmp) / "fast", s.keep_memory,
+                           log=lambda m: say(f"  {m} ({time.perf_counter() - t0:.1f} s)"))
         out["fast"] = _summary(fast, s.warmup)
         meta = RunDir(Path(tmp) / "fast" / cfg.run_name()).meta
         out["fast"]["features"] = {"data_on_device": True, "batched_augmentation": cfg.augment != "none",

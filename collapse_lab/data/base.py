@@ -43,18 +43,22 @@ class Dataset:
     def input_shape(self) -> tuple[int, ...]:
         return tuple(self.train_x.shape[1:])
 
-    def to_float(self, x: torch.Tensor) -> torch.Tensor:
-        x = x.float() / self.scale
+    def to_float(self, x: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+        """The normalised input, computed in ``dtype`` (float64 for the analyses' features:
+        float32 here would round the input, and CUDA divides by a scalar through its
+        reciprocal, so CPU and GPU inputs would differ in the last float32 bit)."""
+        x = x.to(dtype) / self.scale
         if x.dim() == 4:  # images: per-channel normalisation
-            mean, std = self._channel_stats(x.device)
+            mean, std = self._channel_stats(x.device, dtype)
         else:
             mean, std = self.mean[0], self.std[0]
         return (x - mean) / std
 
-    def _channel_stats(self, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    def _channel_stats(self, device: torch.device, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
         # Made once per device: a tensor built from Python numbers on CUDA is a copy that
         # makes the host wait for the GPU, at every batch, and cannot be captured in a graph.
-        if device not in self._stats:
-            self._stats[device] = (torch.tensor(self.mean, device=device).view(1, -1, 1, 1),
-                                   torch.tensor(self.std, device=device).view(1, -1, 1, 1))
-        return self._stats[device]
+        key = (device, dtype)
+        if key not in self._stats:
+            self._stats[key] = (torch.tensor(self.mean, dtype=dtype, device=device).view(1, -1, 1, 1),
+                                torch.tensor(self.std, dtype=dtype, device=device).view(1, -1, 1, 1))
+        return self._stats[key]

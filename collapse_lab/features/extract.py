@@ -42,6 +42,7 @@ def dataset_fingerprint(ds: Dataset, split: str) -> str:
 def extract_features(model: torch.nn.Module, x: torch.Tensor, to_float, dtype: torch.dtype = torch.float64,
                      device: torch.device | str = "cpu", batch_size: int = 1024) -> torch.Tensor:
     """z for every row of x, in eval mode (BatchNorm uses its running statistics).
+    ``to_float(x, dtype)`` normalises a stored batch (``Dataset.to_float``).
 
     The data path of training: the uint8 set moved to the device once, batches cut there.
     float64 by default: collapsed tails lie below float32's resolution."""
@@ -49,7 +50,7 @@ def extract_features(model: torch.nn.Module, x: torch.Tensor, to_float, dtype: t
     x = x.to(device)
     out = []
     for s in range(0, len(x), batch_size):
-        xb = to_float(x[s : s + batch_size]).to(dtype)
+        xb = to_float(x[s : s + batch_size], dtype)  # normalised in the feature dtype
         out.append(model(xb)[1].to("cpu"))
     return torch.cat(out) if out else torch.zeros(0, model.feature_dim, dtype=dtype)
 

@@ -201,8 +201,9 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
     if keep_memory:
         fastpath.keep_host_memory()
     model, fast = fastpath.build(cfg, init_model(cfg, ds).to(device), len(ds.input_shape))
-    if device.type == "cuda":
-        torch.backends.cudnn.benchmark = True  # fixed shapes: pick the fastest kernels once
+    # cudnn.benchmark stays off: a round has a dozen batch shapes (each client's last batch,
+    # the evaluation's), and benchmarking every convolution for each new one cost minutes
+    # on an H100; cudnn's heuristic choice needs no search.
     x_train, y_train = ds.train_x.to(device), ds.train_y.to(device)
     x_test, y_test = ds.test_x.to(device), ds.test_y.to(device)
     client_idx = [torch.from_numpy(ix).to(device) for ix in part.client_indices]

@@ -24,10 +24,10 @@ def test_batched_extraction_equals_one_pass():
     torch.manual_seed(0)
     m = build_model("resnet20", 10, (3, 8, 8))
     x = torch.randint(0, 255, (37, 3, 8, 8), dtype=torch.uint8)
-    f = lambda t: t.float() / 255  # noqa: E731
+    f = lambda t, dtype=torch.float32: t.to(dtype) / 255  # noqa: E731
     a = extract_features(m, x, f, torch.float64, "cpu", batch_size=5)
     with torch.no_grad():
-        b = m.double().eval()(f(x).double())[1]
+        b = m.double().eval()(f(x, torch.float64))[1]
     assert a.dtype == torch.float64 and torch.allclose(a, b, atol=1e-12)
 
 

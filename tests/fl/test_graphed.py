@@ -103,9 +103,19 @@ def _rel_to_movement(a: list[dict], b: list[dict], init: dict) -> float:
     return (num / den) ** 0.5
 
 
+@pytest.fixture
+def deterministic_cudnn():
+    # cudnn may pick algorithms with atomics (run-to-run differences); deterministic ones
+    # make the captured and the eager step run the same arithmetic.
+    old = torch.backends.cudnn.deterministic
+    torch.backends.cudnn.deterministic = True
+    yield
+    torch.backends.cudnn.deterministic = old
+
+
 @cuda
-@pytest.mark.parametrize("precision,tol", [("fp32", 1e-4), ("bf16", 2e-2)])
-def test_captured_graphs_match_the_eager_loop_on_cuda(precision, tol):
+@pytest.mark.parametrize("precision,tol", [("fp32", 1e-5), ("bf16", 1e-3)])
+def test_captured_graphs_match_the_eager_loop_on_cuda(precision, tol, deterministic_cudnn):
     ds = synthetic_cifar(192, 64, 0)
     cfg = dataclasses.replace(BASE, model="mobilenetv2", device="cuda", precision=precision, augment="crop+flip",
                               reg="feddecorr", clients=3, rounds=1)
