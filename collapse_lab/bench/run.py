@@ -110,7 +110,8 @@ def fast_rounds(cfg: RunConfig, ds: Dataset, part, out: Path, keep_memory: bool 
         local = [x for x in events if x.get("event") == "local_epoch" and x["round"] == e["round"]]
         rounds.append({"round": e["round"], "seconds": e["seconds"] - prev, "images": sum(x["samples"] for x in local),
                        "steps": sum(x["steps"] for x in local), "test_acc": e["test_acc"],
-                       "write_wait_seconds": e.get("write_wait_seconds", 0.0)})
+                       "write_wait_seconds": e.get("write_wait_seconds", 0.0),
+                       **{k: e[k] for k in ("local_seconds", "aggregate_seconds", "eval_seconds") if k in e}})
         prev = e["seconds"]
     return rounds
 

@@ -271,11 +271,14 @@ def _rounds(p, run, model, fast, method, reg, eval_data, x_train, y_train, clien
         busy0 = run.writer.busy_seconds
         participants = sample_clients(cfg, r)
         results = []
+        t_local = time.time()
         trained = (None if lanes is None else
                    _train_lanes(cfg, r, participants, lanes, method, global_state, x_train, y_train, client_idx, on_step))
+        local_s = time.time() - t_local  # with lanes: the whole round's local training
         last = None
         for k in participants:
             ix = client_idx[k]
+            t_client = time.time()
             if trained is not None:
                 if k not in trained:  # SIGINT/SIGTERM: clients not started are not stored
                     raise Interrupted(p.path, r, last, STOP.requested or "SIGINT")
@@ -291,6 +294,7 @@ def _rounds(p, run, model, fast, method, reg, eval_data, x_train, y_train, clien
                                     weight_decay=cfg.weight_decay, reg=reg, beta=cfg.beta, generator=gen,
                                     hooks=hooks, on_step=_step_hook(on_step, r, k), fast=fast)
                 state, steps = _cpu_state(model), sum(h["steps"] for h in hist)
+                local_s += time.time() - t_client
             for h in hist:
                 run.log({"event": "local_epoch", "round": r, "client": k, **h})
             if cfg.local_eval:  # optional (off by default): the client's model on the test set
@@ -306,14 +310,17 @@ def _rounds(p, run, model, fast, method, reg, eval_data, x_train, y_train, clien
             last = k
             if STOP.requested:
                 raise Interrupted(p.path, r, k, STOP.requested)
+        t_server = time.time()
         global_state = method.aggregate(r, global_state, results)
         run.save_global(r, global_state)
         run.save_method_state(r, method.server_state(), method.client_state())
+        t_eval = time.time()
         ev = method.evaluate(model, global_state, eval_data)
         tw = time.time()
         run.flush()  # the checkpoints were written while the next clients trained
         run.log({"event": "round", "round": r, "clients": participants, "seconds": round(time.time() - t0, 3),
-                 "write_wait_seconds": round(time.time() - tw, 4),
+                 "local_seconds": round(local_s, 3), "aggregate_seconds": round(t_eval - t_server, 3),
+                 "eval_seconds": round(tw - t_eval, 3), "write_wait_seconds": round(time.time() - tw, 4),
                  "write_seconds": round(run.writer.busy_seconds - busy0, 4), **ev})
         # The round counts as complete only once all its files exist; pruning comes after,
         # so the state a resume needs is never deleted before a newer round is recorded.

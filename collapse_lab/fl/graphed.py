@@ -23,6 +23,7 @@ fedavg, fedavgm, fednova, fedbn) and regularizers a graph can hold
 from __future__ import annotations
 
 import contextlib
+import heapq
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
@@ -30,7 +31,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from .local import NO_HOOKS, FastPath, batch_sizes, batches, epoch_raw
+from .local import NO_HOOKS, FastPath, batch_sizes, batches, epoch_raw, num_batches
 
 # Eager steps before a capture: cudnn's algorithm search, lazily created handles and
 # autograd's per-device state must exist before the graph records the step.
@@ -189,44 +190,69 @@ def history(sums: list[list[float]], counts: list[tuple[int, int]], beta: float)
     return out
 
 
+def assign(jobs: list[Job], lanes: int, batch_size: int, epochs: int) -> list[list[Job]]:
+    """Clients to lanes, largest first, each to the lane with the fewest steps so far
+    (longest-processing-time-first): the lanes' totals come out close to equal."""
+    queues: list[list[Job]] = [[] for _ in range(lanes)]
+    loads = [0] * lanes
+    for job in sorted(jobs, key=lambda j: -len(j.y)):
+        i = min(range(lanes), key=lambda i: (loads[i], i))
+        queues[i].append(job)
+        loads[i] += num_batches(len(job.y), batch_size) * epochs
+    return queues
+
+
 def train_round(lanes: list[Lane], jobs: list[Job], *, epochs: int, batch_size: int, beta: float,
                 stop: Callable[[], bool] = lambda: False) -> dict[int, Trained]:
     """Train the jobs on the lanes, interleaved step by step; returns the trained clients.
 
-    The largest clients start first (the round lasts as long as its busiest lane); a lane
-    that finishes takes the next client. Once ``stop()`` is true no further client starts
-    and those under way finish. The host waits for the GPU once, at the end."""
+    Clients are assigned to lanes up front (``assign``), and every graph the round needs is
+    captured before any client trains (a capture synchronises the whole device). Steps are
+    then issued by stride scheduling: each lane at a rate proportional to its total steps,
+    so that all lanes stay busy until they finish together. Once ``stop()`` is true no
+    further client starts and those under way finish. The host waits for the GPU once, at
+    the end."""
+    queues = assign(jobs, len(lanes), batch_size, epochs)
+    for lane, queue in zip(lanes, queues):
+        for job in queue:
+            lane.prepare(batch_sizes(len(job.y), batch_size), job.x, job.y)
     capture = lanes[0].capture
     if capture:  # the starting models and the clients' data were written on the current stream
         current = torch.cuda.current_stream(lanes[0].device)
         for lane in lanes:
             lane.stream.wait_stream(current)
-    pending = sorted(jobs, key=lambda j: -len(j.y))
-    free = list(reversed(lanes))
-    active: list[tuple[Lane, Job, Iterator]] = []
+    current_job: list[tuple[Job, Iterator] | None] = [None] * len(lanes)
     finished: dict[int, tuple] = {}
-    while True:
-        while free and pending and not stop():
-            lane, job = free.pop(), pending.pop(0)
-            lane.prepare(batch_sizes(len(job.y), batch_size), job.x, job.y)
-            with lane.context():
+
+    def advance(i: int) -> bool:
+        """Issue lane i's next step (starting its next client when needed); False when it has none."""
+        lane = lanes[i]
+        while True:
+            if current_job[i] is None:
+                if not queues[i] or stop():
+                    return False
+                job = queues[i].pop(0)
                 hooks = job.start(lane.model)
                 if hooks is not NO_HOOKS:
                     raise RuntimeError(f"client {job.client}: the method returned local hooks; it is not lane_safe")
                 lane.reset()
-            active.append((lane, job, client_steps(lane, job, epochs, batch_size)))
-        if not active:
-            break
-        for entry in list(active):
-            lane, job, steps = entry
-            with lane.context():
-                try:
-                    next(steps)
-                except StopIteration as done:
-                    state = {k: v.detach().clone() for k, v in lane.model.state_dict().items()}
-                    finished[job.client] = (done.value, state)
-                    active.remove(entry)
-                    free.append(lane)
+                current_job[i] = (job, client_steps(lane, job, epochs, batch_size))
+            job, steps = current_job[i]
+            try:
+                next(steps)
+                return True
+            except StopIteration as done:
+                state = {k: v.detach().clone() for k, v in lane.model.state_dict().items()}
+                finished[job.client] = (done.value, state)
+                current_job[i] = None
+
+    totals = [sum(num_batches(len(j.y), batch_size) * epochs for j in q) for q in queues]
+    heap = [(0.0, i) for i in range(len(lanes)) if queues[i]]
+    while heap:
+        virtual_time, i = heapq.heappop(heap)
+        with lanes[i].context():
+            if advance(i):
+                heapq.heappush(heap, (virtual_time + 1.0 / max(totals[i], 1), i))
     if capture:
         torch.cuda.synchronize(lanes[0].device)
     out = {}

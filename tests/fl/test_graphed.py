@@ -146,3 +146,33 @@ def test_features_on_cuda_equal_cpu_float64():
     err = ((z_gpu - z_cpu).norm() / z_cpu.norm()).item()
     print(f"float64 features, cuda vs cpu: relative difference {err:.2e}")
     assert err < 1e-10
+
+
+def test_lanes_are_balanced_and_finish_together():
+    from collapse_lab.fl import graphed
+    from collapse_lab.fl.local import NO_HOOKS, FastPath, num_batches
+    from collapse_lab.models import build_model
+
+    sizes = [70, 12, 45, 33, 58, 20, 9]
+    torch.manual_seed(0)
+    model = build_model("mlp", 3, (4,))
+    g = torch.Generator().manual_seed(0)
+    order = []
+    jobs = [graphed.Job(k, torch.randn(n, 4, generator=g), torch.randint(0, 3, (n,), generator=g),
+                        torch.Generator().manual_seed(k), torch.Generator().manual_seed(100 + k),
+                        start=lambda m: NO_HOOKS, on_step=lambda k=k: order.append(k)) for k, n in enumerate(sizes)]
+    queues = graphed.assign(jobs, 3, 8, 2)
+    loads = [sum(num_batches(len(j.y), 8) * 2 for j in q) for q in queues]
+    assert sorted(j.client for q in queues for j in q) == list(range(7))
+    assert max(loads) - min(loads) <= max(num_batches(n, 8) * 2 for n in sizes)  # LPT bound
+    spec = graphed.StepSpec(lambda t: t, 0.1, 0.9, 0.0, None, 0.0, FastPath())
+    import copy
+
+    lanes = [graphed.Lane(copy.deepcopy(model), spec, capture=False) for _ in range(3)]
+    out = graphed.train_round(lanes, jobs, epochs=2, batch_size=8, beta=0.0)
+    assert sorted(out) == list(range(7)) and len(order) == sum(loads)
+    assert all(out[k].steps == num_batches(n, 8) * 2 for k, n in enumerate(sizes))
+    # every lane issues its last step in the final stretch of the round, not one lane alone at the end
+    lane_of = {j.client: i for i, q in enumerate(queues) for j in q}
+    last = [max(t for t, k in enumerate(order) if lane_of[k] == i) for i in range(3)]
+    assert min(last) >= len(order) - 3, (last, len(order))
