@@ -160,7 +160,7 @@ def build_configs(ctx: click.Context, params: dict) -> list[RunConfig]:
               help="Capture each local SGD step as a CUDA graph and train clients side by side (fedavg, fedavgm, "
                    "fednova, fedbn; any regularizer but feduv): auto (on CUDA), on (also on CPU, uncaptured), off.")
 @click.option("--parallel-clients", type=int, default=0, show_default=True,
-              help="Clients trained at once with --graphs (0: 4 on CUDA, 1 on CPU); speed only.")
+              help="Clients trained at once with --graphs (0: 5 on CUDA, 1 on CPU); speed only.")
 @click.option("--local-eval", is_flag=True, help="Also evaluate every client's model on the test set after local training.")
 @click.option("--out", type=click.Path(file_okay=False), default="checkpoints", show_default=True, help="Run store folder.")
 @click.option("--keep-local", default="all", show_default=True, help="Client checkpoints to keep: all, last, none, every:N")

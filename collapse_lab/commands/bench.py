@@ -31,7 +31,7 @@ from ..errors import CollapseLabError
                                               "(default: off; see the README for when it pays).")
 @click.option("--graphs", default=None, help="Fast path step programs: auto (CUDA graphs on CUDA), on, off.")
 @click.option("--parallel-clients", type=int, default=None, help="Fast path clients trained at once with --graphs "
-                                                                 "(0: automatic, 4 on CUDA).")
+                                                                 "(0: automatic, 5 on CUDA).")
 @click.option("--workers", type=int, default=None, help="Reference DataLoader workers (6 on CUDA as the official code, 0 on CPU).")
 @click.option("--no-reference", is_flag=True, help="Time the fast path only.")
 @click.option("--keep-memory/--no-keep-memory", default=True, show_default=True,

@@ -17,9 +17,10 @@ from .local import FastPath
 PRECISIONS = ("auto", "fp32", "bf16")
 COMPILE_MODES = ("off", "default", "reduce-overhead", "max-autotune")
 GRAPH_MODES = ("auto", "on", "off")
-# Clients trained side by side on CUDA when --parallel-clients is not given (fl.graphed):
-# measured on an H100 with MobileNetV2 at the paper's CIFAR-10 round (README, Fast path).
-DEFAULT_LANES = 4
+# Clients trained side by side on CUDA when --parallel-clients is not given (fl.graphed).
+# The measured best on an H100, MobileNetV2, the paper's CIFAR-10 round: 5 lanes 20.7 s per
+# round, 4 lanes (before stride scheduling) 21.7 s; other counts unmeasured (README, Fast path).
+DEFAULT_LANES = 5
 
 
 def resolve_precision(spec: str, device: torch.device) -> str:
