@@ -72,7 +72,7 @@ def test_programs_equal_the_eager_loop_bit_for_bit(method, model, reg, augment, 
 
 def test_lanes_are_resolved_from_method_regularizer_and_device():
     cpu, gpu = torch.device("cpu"), torch.device("cuda")
-    r = lambda **kw: fastpath.resolve_lanes(dataclasses.replace(BASE, **kw), kw.pop("dev", cpu), 4)  # noqa: E731
+    r = lambda **kw: fastpath.resolve_lanes(dataclasses.replace(BASE, **kw), cpu, 4)  # noqa: E731
     assert r() == 0  # auto: eager on CPU
     assert r(graphs="on") == 1
     assert r(graphs="on", parallel_clients=9) == 4  # no more lanes than clients per round
@@ -176,3 +176,28 @@ def test_lanes_are_balanced_and_finish_together():
     lane_of = {j.client: i for i, q in enumerate(queues) for j in q}
     last = [max(t for t, k in enumerate(order) if lane_of[k] == i) for i in range(3)]
     assert min(last) >= len(order) - 3, (last, len(order))
+
+
+def test_stop_with_lanes_stores_no_partial_round(tmp_path):
+    ds = synthetic_cifar(150, 24, 0)
+    cfg = E.resolve_options(dataclasses.replace(BASE, graphs="on", parallel_clients=2, rounds=1), 10)
+    part = E.make_partition(cfg, ds)
+    p = E.Prepared(cfg, ds, part, tmp_path / cfg.run_name(), "train")
+    steps = []
+
+    def on_step():
+        steps.append(1)
+        if len(steps) == 3:  # SIGINT arrives while the first two clients train
+            E.STOP.requested = "SIGINT"
+
+    try:
+        with pytest.raises(E.Interrupted) as info:
+            E.train(p, on_step=on_step, keep_memory=False)
+    finally:
+        E.STOP.requested = None
+    run = RunDir(p.path)
+    assert info.value.round == 1 and run.meta["rounds_complete"] == 0 and run.meta["status"] == "running"
+    # the two clients under way finished; no other client was trained
+    full = sum(E.num_batches(len(ix), cfg.batch_size) * cfg.local_epochs for ix in part.client_indices)
+    assert len(steps) < full
+    assert not (p.path / "round_1" / "global.safetensors").exists()
