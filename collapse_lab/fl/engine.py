@@ -30,7 +30,7 @@ from ..regularizers import build_regularizer
 from ..regularizers import resolve_options as resolve_reg_options
 from ..store import RunDir, parse_keep_local
 from .evaluate import evaluate
-from .local import num_batches, train_client
+from .local import cpu_state, num_batches, train_client
 from .methods import METHODS, ClientResult, EvalData, build_run_model
 from .seeds import PURPOSE_AUGMENT, PURPOSE_BATCHES, PURPOSE_INIT, PURPOSE_PARTITION, PURPOSE_SAMPLE, seed_for
 
@@ -202,8 +202,8 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
         fastpath.keep_host_memory()
     model, fast = fastpath.build(cfg, init_model(cfg, ds).to(device), len(ds.input_shape))
     # cudnn.benchmark stays off: a round has a dozen batch shapes (each client's last batch,
-    # the evaluation's), and benchmarking every convolution for each new one cost minutes
-    # on an H100; cudnn's heuristic choice needs no search.
+    # the evaluation's), and each new one would be timed for every convolution; cudnn's
+    # heuristic choice needs no search (README, Fast path: what the H100 showed).
     x_train, y_train = ds.train_x.to(device), ds.train_y.to(device)
     x_test, y_test = ds.test_x.to(device), ds.test_y.to(device)
     client_idx = [torch.from_numpy(ix).to(device) for ix in part.client_indices]
@@ -435,6 +435,4 @@ def total_steps(p: Prepared) -> int:
 
 
 def _cpu_state(model: torch.nn.Module) -> dict[str, torch.Tensor]:
-    # contiguous: a channels_last model's weights are stored (and averaged) in the
-    # standard layout, so checkpoints do not depend on the memory format.
-    return {k: v.detach().to("cpu", copy=True).contiguous() for k, v in model.state_dict().items()}
+    return cpu_state(model.state_dict())

@@ -29,9 +29,8 @@ from typing import Callable, Iterator
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
 
-from .local import NO_HOOKS, FastPath, batch_sizes, batches, epoch_raw, num_batches
+from .local import NO_HOOKS, FastPath, batch_sizes, batches, cpu_state, epoch_raw, epoch_record, num_batches, step_loss
 
 # Eager steps before a capture: cudnn's algorithm search, lazily created handles and
 # autograd's per-device state must exist before the graph records the step.
@@ -87,15 +86,7 @@ class Lane:
             x = x.contiguous(memory_format=torch.channels_last)
         # autocast's weight-cast cache must be off while capturing (PyTorch's CUDA graph
         # notes); it only saves re-casting a weight used twice, so values are unchanged.
-        with torch.autocast(self.device.type, dtype=fast.autocast or torch.bfloat16, enabled=fast.autocast is not None,
-                            cache_enabled=cache):
-            logits, z = self.model(x)
-        logits, z = logits.float(), z.float()
-        ce = F.cross_entropy(logits, sy)
-        loss = ce
-        r = spec.reg(z, logits) if spec.reg is not None else None
-        if r is not None:
-            loss = loss + spec.beta * r
+        loss, ce, r, _ = step_loss(self.model, self.model, x, sy, fast=fast, reg=spec.reg, beta=spec.beta, cache=cache)
         self.opt.zero_grad(set_to_none=True)
         loss.backward()
         self.opt.step()
@@ -179,17 +170,6 @@ def client_steps(lane: Lane, job: Job, epochs: int, batch_size: int) -> Iterator
     return sums, counts
 
 
-def history(sums: list[list[float]], counts: list[tuple[int, int]], beta: float) -> list[dict]:
-    """Per-epoch records in ``train_client``'s form (sample-weighted means; no method term)."""
-    out = []
-    for e, ((ce, reg), (n_seen, steps)) in enumerate(zip(sums, counts)):
-        n = max(n_seen, 1)
-        ce_m, reg_m, ex_m = ce / n, reg / n, 0.0 / n
-        out.append({"epoch": e + 1, "ce": ce_m, "reg": reg_m, "extra": ex_m, "loss": ce_m + beta * reg_m + ex_m,
-                    "samples": n_seen, "steps": steps})
-    return out
-
-
 def assign(jobs: list[Job], lanes: int, batch_size: int, epochs: int) -> list[list[Job]]:
     """Clients to lanes, largest first, each to the lane with the fewest steps so far
     (longest-processing-time-first): the lanes' totals come out close to equal."""
@@ -257,7 +237,7 @@ def train_round(lanes: list[Lane], jobs: list[Job], *, epochs: int, batch_size: 
         torch.cuda.synchronize(lanes[0].device)
     out = {}
     for k, ((sums, counts), state) in finished.items():
-        # contiguous: checkpoints do not depend on the memory format (as engine._cpu_state)
-        cpu = {n: v.to("cpu", copy=True).contiguous() for n, v in state.items()}
-        out[k] = Trained(k, history(sums.tolist(), counts, beta), cpu, sum(c[1] for c in counts))
+        records = [epoch_record(e + 1, ce, reg, 0.0, n_seen, steps, beta)
+                   for e, ((ce, reg), (n_seen, steps)) in enumerate(zip(sums.tolist(), counts))]
+        out[k] = Trained(k, records, cpu_state(state), sum(c[1] for c in counts))
     return out

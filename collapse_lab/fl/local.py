@@ -119,6 +119,46 @@ def _input(xb: torch.Tensor, fast: FastPath) -> torch.Tensor:
     return xb.contiguous(memory_format=torch.channels_last) if fast.channels_last and xb.dim() == 4 else xb
 
 
+def step_loss(model: nn.Module, forward: Callable, xb: torch.Tensor, yb: torch.Tensor, *, fast: FastPath,
+              reg: Callable | None, beta: float, hooks: LocalHooks = NO_HOOKS, epoch: int = 0, cache: bool = True):
+    """Eq. 9 for one batch, loss = CE + beta * R(z) (+ the method's term); returns (loss,
+    ce, r, e), r and e None when absent. The forward runs under ``fast.autocast``;
+    ``cache`` is autocast's weight-cast cache (off while a CUDA graph is captured)."""
+    # Autocast runs on whatever device the data is on; the engine asks for bf16 on CUDA only
+    # (fast.resolve_precision), and the tests run this same code on CPU.
+    with torch.autocast(xb.device.type, dtype=fast.autocast or torch.bfloat16, enabled=fast.autocast is not None,
+                        cache_enabled=cache):
+        logits, z = forward(xb)
+    # Losses and the regularizer in fp32 whatever the forward's precision: the correlation
+    # matrix of z is the quantity under study.
+    logits, z = logits.float(), z.float()
+    hooks.on_batch(epoch, z.detach(), yb)
+    ce = F.cross_entropy(hooks.logits(model, z, yb, logits), yb)
+    loss = ce
+    r = reg(z, logits) if reg is not None else None
+    if r is not None:
+        loss = loss + beta * r
+    e = hooks.loss(model, xb, yb, logits, z)
+    if e is not None:
+        loss = loss + e
+    return loss, ce, r, e
+
+
+def epoch_record(epoch: int, ce_sum: float, reg_sum: float, extra_sum: float, n_seen: int, steps: int,
+                 beta: float) -> dict:
+    """One epoch's ``local_epoch`` record: sample-weighted mean losses from their sums."""
+    n = max(n_seen, 1)
+    ce_m, reg_m, ex_m = ce_sum / n, reg_sum / n, extra_sum / n
+    return {"epoch": epoch, "ce": ce_m, "reg": reg_m, "extra": ex_m, "loss": ce_m + beta * reg_m + ex_m,
+            "samples": n_seen, "steps": steps}
+
+
+def cpu_state(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+    """A copy of a state dict on the CPU, contiguous: a channels_last model's weights are
+    stored (and averaged) in the standard layout, so checkpoints do not depend on it."""
+    return {k: v.detach().to("cpu", copy=True).contiguous() for k, v in state.items()}
+
+
 def train_client(
     model: nn.Module,
     x: torch.Tensor,
@@ -148,29 +188,13 @@ def train_client(
     opt = torch.optim.SGD(params, lr=lr, momentum=momentum, weight_decay=weight_decay)
     model.train()
     forward = fast.forward if fast.forward is not None else model
-    # Autocast runs on whatever device the data is on; the engine asks for bf16 on CUDA only
-    # (fast.resolve_precision), and the tests run this same code on CPU.
-    use_amp = fast.autocast is not None
     history = []
     for epoch in range(epochs):
         zero = torch.zeros((), dtype=torch.float64, device=x.device)
         sums = {"ce": zero, "reg": zero.clone(), "extra": zero.clone()}
         n_seen, steps = 0, 0
         for xb, yb in epoch_batches(x, y, batches(len(y), batch_size, generator), to_float, fast):
-            with torch.autocast(x.device.type, dtype=fast.autocast or torch.bfloat16, enabled=use_amp):
-                logits, z = forward(xb)
-            # Losses and the regularizer in fp32 whatever the forward's precision: the
-            # correlation matrix of z is the quantity under study.
-            logits, z = logits.float(), z.float()
-            hooks.on_batch(epoch, z.detach(), yb)
-            ce = F.cross_entropy(hooks.logits(model, z, yb, logits), yb)
-            loss = ce
-            r = reg(z, logits) if reg is not None else None
-            if r is not None:
-                loss = loss + beta * r
-            e = hooks.loss(model, xb, yb, logits, z)
-            if e is not None:
-                loss = loss + e
+            loss, ce, r, e = step_loss(model, forward, xb, yb, fast=fast, reg=reg, beta=beta, hooks=hooks, epoch=epoch)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             hooks.before_step(model)
@@ -185,8 +209,5 @@ def train_client(
             n_seen += b
             if on_step is not None:
                 on_step()
-        n = max(n_seen, 1)
-        ce_m, reg_m, ex_m = (sums[k].item() / n for k in ("ce", "reg", "extra"))
-        history.append({"epoch": epoch + 1, "ce": ce_m, "reg": reg_m, "extra": ex_m,
-                        "loss": ce_m + beta * reg_m + ex_m, "samples": n_seen, "steps": steps})
+        history.append(epoch_record(epoch + 1, *(sums[k].item() for k in ("ce", "reg", "extra")), n_seen, steps, beta))
     return history
