@@ -41,10 +41,11 @@ def check_compile(mode: str) -> None:
 
 
 def resolve_lanes(cfg, device: torch.device, per_round: int) -> int:
-    """How many lanes of captured step programs a run trains on (``fl.graphed``); 0 means
-    the eager loop (``local.train_client``). ``--graphs auto`` is on for CUDA when the
-    method and regularizer allow it; ``on`` also runs the programs on the CPU, uncaptured
-    (the path the tests compare with the eager loop); ``off`` never."""
+    """How many lanes of step programs a run trains on (``fl.graphed``); 0 means the eager
+    loop (``local.train_client``). ``--graphs auto`` is on when the method and regularizer
+    allow it: on CUDA, captured, ``DEFAULT_LANES`` lanes; on the CPU, uncaptured, one lane
+    per intra-op thread, each lane in a thread (with one thread: the eager loop).
+    ``--graphs on`` insists (and refuses what cannot run so); ``off`` never."""
     from ..regularizers import REGULARIZERS
     from .methods import METHODS
 
@@ -59,16 +60,17 @@ def resolve_lanes(cfg, device: torch.device, per_round: int) -> int:
         why.append(f"regularizer {cfg.reg} needs the host inside each step")
     if cfg.compile != "off":
         why.append(f"--compile {cfg.compile} makes graphs of its own")
-    off = cfg.graphs == "off" or (cfg.graphs == "auto" and (device.type != "cuda" or why))
-    if off:
+    threads = torch.get_num_threads()
+    pays = device.type == "cuda" or threads > 1 or cfg.parallel_clients > 1
+    if cfg.graphs == "off" or (cfg.graphs == "auto" and (why or not pays)):
         if cfg.parallel_clients > 1:
-            reason = "; ".join(why) or ("--graphs off" if cfg.graphs == "off" else "on CPU --graphs auto is off")
+            reason = "; ".join(why) or "--graphs off"
             raise CollapseLabError(f"--parallel-clients {cfg.parallel_clients} needs step programs, which are off "
                                    f"here ({reason}); drop --parallel-clients or use --graphs on")
         return 0
     if why:
         raise CollapseLabError(f"--graphs on: {'; '.join(why)}; use --graphs auto or off")
-    n = cfg.parallel_clients or (DEFAULT_LANES if device.type == "cuda" else 1)
+    n = cfg.parallel_clients or (DEFAULT_LANES if device.type == "cuda" else threads)
     return max(1, min(n, per_round))
 
 

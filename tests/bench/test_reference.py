@@ -15,12 +15,23 @@ from collapse_lab.fl.local import num_batches
 from collapse_lab.store import RunDir
 
 
-# Contiguous fp32: the same kernels in the same order, so the same bits. channels_last
+# Contiguous fp32: the same kernels in the same order, so the same bits. On two intra-op
+# threads the fast path trains two clients at once, each at one thread (fl.graphed), so the
+# reference runs at one thread too: 1 and 2 threads sum in different orders. channels_last
 # reorders the convolution sums: within fp32 round-off for the CNN. (With BatchNorm the
 # fp32 gradients of either layout are 1e-3..1e-2 from float64 at these batch sizes, and
 # the layouts differ from each other by that much: see the README, "Fast path".)
 @pytest.mark.parametrize("model,channels_last", [("cnn", True), ("cnn", False), ("resnet20", False)])
 def test_fast_path_equals_reference_loop_after_one_epoch(tmp_path, model, channels_last):
+    old_threads = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        _compare_after_one_epoch(tmp_path, model, channels_last)
+    finally:
+        torch.set_num_threads(old_threads)
+
+
+def _compare_after_one_epoch(tmp_path, model, channels_last):
     s = Settings(model=model, images=120, test_images=20, clients=3, local_epochs=1, rounds=1, warmup=0,
                  batch_size=16, augment="none", precision="fp32", channels_last=channels_last, device="cpu")
     cfg = run_config(s)
@@ -28,6 +39,8 @@ def test_fast_path_equals_reference_loop_after_one_epoch(tmp_path, model, channe
     part = make_partition(cfg, ds)
     fast = fast_rounds(cfg, ds, part, tmp_path)
     run = RunDir(tmp_path / cfg.run_name())
+    assert run.meta["parallel_clients"] == 2  # clients in lanes, one thread each
+    torch.set_num_threads(1)
 
     # the partition the reference draws afresh is the one the fast run stored
     ref_part = make_partition(cfg, ds)

@@ -1,7 +1,8 @@
 """Step programs and lanes (fl.graphed) against the eager loop (local.train_client).
 
 On the CPU the programs run uncaptured and must give the eager loop's weights and loss
-records bit for bit, with one lane or several interleaved. The CUDA tests (skipped
+records bit for bit, with one lane or several in threads (at the same intra-op thread
+count: a lane runs at its share of the threads, and 1 vs 2 threads round differently). The CUDA tests (skipped
 without a GPU) compare captured graphs with the eager loop on the GPU, where both run
 the same kernels."""
 import dataclasses
@@ -42,6 +43,14 @@ def _run(cfg: RunConfig, ds, rounds_out: int):
         return clients, rd.load_global(rounds_out), events, rd.meta
 
 
+@pytest.fixture
+def threads():
+    """Sets the intra-op thread count for the test; restores it after."""
+    old = torch.get_num_threads()
+    yield torch.set_num_threads
+    torch.set_num_threads(old)
+
+
 BASE = RunConfig(dataset="cifar10", model="cnn", alpha=0.5, clients=4, rounds=2, local_epochs=2, batch_size=16,
                  lr=0.05, momentum=0.9, weight_decay=1e-4, device="cpu", min_size=5)
 
@@ -52,7 +61,8 @@ BASE = RunConfig(dataset="cifar10", model="cnn", alpha=0.5, clients=4, rounds=2,
     ("fedbn", "resnet20", "none", "none", 2),  # personal BatchNorm loaded into whichever replica trains the client
     ("fednova", "cnn", "decov", "none", 4),  # step counts enter the aggregation
 ])
-def test_programs_equal_the_eager_loop_bit_for_bit(method, model, reg, augment, lanes):
+def test_programs_equal_the_eager_loop_bit_for_bit(method, model, reg, augment, lanes, threads):
+    threads(1)
     ds = synthetic_cifar(150 if model == "cnn" else 96, 24, 0)
     cfg = dataclasses.replace(BASE, method=method, model=model, reg=reg, augment=augment)
     eager = _run(dataclasses.replace(cfg, graphs="off"), ds, 2)
@@ -70,17 +80,77 @@ def test_programs_equal_the_eager_loop_bit_for_bit(method, model, reg, augment, 
     assert eager[2] == prog[2] and len(eager[2]) == 2 * 4 * 2  # rounds x clients x epochs, same numbers
 
 
-def test_lanes_are_resolved_from_method_regularizer_and_device():
+def test_cpu_lanes_in_threads_run_at_their_share_of_the_threads(threads):
+    """Two lanes on two intra-op threads: each lane's thread computes at one thread, so the
+    clients equal the eager loop's at one thread bit for bit, and differ from the eager
+    loop at two threads (which reduces in another order) only by round-off."""
+    ds = synthetic_cifar(150, 24, 0)
+    cfg = dataclasses.replace(BASE, reg="feddecorr", augment="crop+flip")
+    threads(1)
+    eager1 = _run(dataclasses.replace(cfg, graphs="off"), ds, 2)
+    threads(2)
+    eager2 = _run(dataclasses.replace(cfg, graphs="off"), ds, 2)
+    prog = _run(dataclasses.replace(cfg, graphs="on", parallel_clients=2), ds, 2)
+    assert torch.get_num_threads() == 2  # restored after the round
+    assert prog[3]["parallel_clients"] == 2
+    for a, b in zip(eager1[0], prog[0]):
+        assert all(torch.equal(a[n], b[n]) for n in a)
+    assert eager1[2] == prog[2]
+    init = E.init_model(E.resolve_options(cfg, 10), ds).state_dict()
+    assert 0 < _rel_to_movement(eager2[0], prog[0], init) < 1e-4
+
+
+def test_an_error_in_a_lane_thread_reaches_the_caller():
+    import copy
+
+    from collapse_lab.fl import graphed
+    from collapse_lab.fl.local import NO_HOOKS, FastPath
+    from collapse_lab.models import build_model
+
+    model = build_model("mlp", 3, (4,))
+    g = torch.Generator().manual_seed(0)
+    started = []
+
+    def start(k):
+        def f(m):
+            started.append(k)
+            if k == 1:
+                raise ValueError("client 1 broke")
+            return NO_HOOKS
+        return f
+
+    jobs = [graphed.Job(k, torch.randn(n, 4, generator=g), torch.randint(0, 3, (n,), generator=g),
+                        torch.Generator().manual_seed(k), torch.Generator().manual_seed(9 + k), start=start(k),
+                        on_step=lambda: steps.append(1))
+            for k, n in enumerate([400, 40, 30, 20])]
+    steps = []
+    spec = graphed.StepSpec(lambda t: t, 0.1, 0.9, 0.0, None, 0.0, FastPath())
+    lanes = [graphed.Lane(copy.deepcopy(model), spec, capture=False) for _ in range(2)]
+    with pytest.raises(ValueError, match="client 1 broke"):
+        graphed.train_round(lanes, jobs, epochs=50, batch_size=8, beta=0.0)
+    # lane 0 holds client 0 (the largest) and is stopped at its next step: clients 2 and 3
+    # of lane 1 never start, and client 0's 2,500 steps do not run to the end
+    assert 2 not in started and 3 not in started and len(steps) < 50 * 50
+
+
+def test_lanes_are_resolved_from_method_regularizer_and_device(threads):
     cpu, gpu = torch.device("cpu"), torch.device("cuda")
     r = lambda **kw: fastpath.resolve_lanes(dataclasses.replace(BASE, **kw), cpu, 4)  # noqa: E731
-    assert r() == 0  # auto: eager on CPU
-    assert r(graphs="on") == 1
+    threads(2)
+    assert r() == 2  # auto on CPU: one lane per intra-op thread
+    assert r(graphs="on") == 2 and r(graphs="off") == 0
     assert r(graphs="on", parallel_clients=9) == 4  # no more lanes than clients per round
+    assert r(method="moon") == 0 and r(reg="feduv") == 0  # auto falls back to the eager loop
+    threads(1)
+    assert r() == 0  # one thread: nothing to run side by side
+    assert r(graphs="on") == 1 and r(parallel_clients=3) == 3
     assert fastpath.resolve_lanes(BASE, gpu, 10) == fastpath.DEFAULT_LANES
-    assert fastpath.resolve_lanes(dataclasses.replace(BASE, method="moon"), gpu, 10) == 0  # auto falls back
+    assert fastpath.resolve_lanes(dataclasses.replace(BASE, method="moon"), gpu, 10) == 0
     assert fastpath.resolve_lanes(dataclasses.replace(BASE, reg="feduv"), gpu, 10) == 0
     for kw, msg in [(dict(graphs="on", method="scaffold"), "scaffold"), (dict(graphs="on", reg="feduv"), "feduv"),
-                    (dict(graphs="on", compile="default"), "--compile"), (dict(parallel_clients=2), "--parallel-clients"),
+                    (dict(graphs="on", compile="default"), "--compile"),
+                    (dict(graphs="off", parallel_clients=2), "--parallel-clients"),
+                    (dict(method="moon", parallel_clients=2), "moon"),
                     (dict(graphs="maybe"), "--graphs"), (dict(graphs="on", parallel_clients=-1), ">= 0")]:
         with pytest.raises(CollapseLabError, match=msg):
             r(**kw)
@@ -169,7 +239,7 @@ def test_lanes_are_balanced_and_finish_together():
     import copy
 
     lanes = [graphed.Lane(copy.deepcopy(model), spec, capture=False) for _ in range(3)]
-    out = graphed.train_round(lanes, jobs, epochs=2, batch_size=8, beta=0.0)
+    out = graphed.train_round(lanes, jobs, epochs=2, batch_size=8, beta=0.0, threads=False)  # CUDA's order
     assert sorted(out) == list(range(7)) and len(order) == sum(loads)
     assert all(out[k].steps == num_batches(n, 8) * 2 for k, n in enumerate(sizes))
     # every lane issues its last step in the final stretch of the round, not one lane alone at the end
