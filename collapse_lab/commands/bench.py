@@ -96,9 +96,13 @@ def _print(r: dict) -> None:
           f"({f['images_per_round']:.0f} images, {f['steps_per_round']:.0f} steps; first round {f['first_round_seconds']:.2f} s)",
           file=out)
     ft = f["features"]
-    if ft["parallel_clients"]:
-        print(f"              {ft['parallel_clients']} client(s) at once on "
-              f"{'CUDA graphs' if ft['cuda_graphs'] else 'uncaptured step programs'}", file=out)
+    n = ft["parallel_clients"]
+    if n and ft["cuda_graphs"]:
+        print(f"              {n} client(s) at once on CUDA graphs", file=out)
+    elif n:
+        print(f"              {n} client(s) at once on uncaptured step programs"
+              + (f", each in its own thread at {max(1, r['torch_threads'] // n)} intra-op thread(s)" if n > 1 else ""),
+              file=out)
     if "reference" in r:
         g = r["reference"]
         print(f"  reference : {g['images_per_second']:10.1f} images/s  {g['seconds_per_round']:8.2f} s/round "
