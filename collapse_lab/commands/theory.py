@@ -66,7 +66,7 @@ def client_data(dataset, data_root, alpha, client, clients, seed, width):
     """One client's data (x as d_in x N, labels) of a Dirichlet partition."""
     from ..data import load_dataset
     from ..data.mnist import read_split
-    from ..fl.engine import PURPOSE_PARTITION, seed_for
+    from ..fl.seeds import PURPOSE_PARTITION, seed_for
     from ..partition import PARTITIONS
 
     if dataset == "mnist":
