@@ -111,7 +111,7 @@ def fast_rounds(cfg: RunConfig, ds: Dataset, part, out: Path, keep_memory: bool 
         rounds.append({"round": e["round"], "seconds": e["seconds"] - prev, "images": sum(x["samples"] for x in local),
                        "steps": sum(x["steps"] for x in local), "test_acc": e["test_acc"],
                        "write_wait_seconds": e.get("write_wait_seconds", 0.0),
-                       **{k: e[k] for k in ("local_seconds", "aggregate_seconds", "eval_seconds") if k in e}})
+                       **{k: e[k] for k in ("local_seconds", "prepare_seconds", "aggregate_seconds", "eval_seconds") if k in e}})
         prev = e["seconds"]
     return rounds
 
@@ -226,7 +226,8 @@ def _summary(rounds: list[dict], warmup: int) -> dict:
     imgs = sum(r["images"] for r in timed)
     return {"rounds_timed": len(timed), "seconds_per_round": secs / len(timed), "images_per_second": imgs / secs,
             "images_per_round": imgs / len(timed), "steps_per_round": sum(r["steps"] for r in timed) / len(timed),
-            "first_round_seconds": rounds[0]["seconds"], "rounds": rounds}
+            "first_round_seconds": rounds[0]["seconds"],
+            "first_round_prepare_seconds": rounds[0].get("prepare_seconds"), "rounds": rounds}
 
 
 def bench(s: Settings, progress=None) -> dict:

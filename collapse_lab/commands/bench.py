@@ -93,8 +93,9 @@ def _print(r: dict) -> None:
     print(f"{r['model']} on {r['device']} ({r['device_name']}), preset {r['preset']}, augment {r['resolved']['augment']}, "
           f"precision {r['resolved']['precision']}", file=out)
     print(f"  fast path : {f['images_per_second']:10.1f} images/s  {f['seconds_per_round']:8.2f} s/round "
-          f"({f['images_per_round']:.0f} images, {f['steps_per_round']:.0f} steps; first round {f['first_round_seconds']:.2f} s)",
-          file=out)
+          f"({f['images_per_round']:.0f} images, {f['steps_per_round']:.0f} steps; first round {f['first_round_seconds']:.2f} s"
+          + (f", {f['first_round_prepare_seconds']:.2f} s of it making step programs"
+             if f.get("first_round_prepare_seconds") is not None else "") + ")", file=out)
     ft = f["features"]
     n = ft["parallel_clients"]
     if n and ft["cuda_graphs"]:

@@ -109,6 +109,7 @@ def _rounds(p, run, model, fast, method, reg, eval_data, x_train, y_train, clien
         participants = sample_clients(cfg, r)
         results = []
         t_local = time.time()
+        prep0 = sum(lane.prepare_seconds for lane in lanes or ())
         trained = (None if lanes is None else
                    _train_lanes(cfg, r, participants, lanes, method, global_state, x_train, y_train, client_idx, on_step))
         local_s = time.time() - t_local  # with lanes: the whole round's local training
@@ -156,7 +157,9 @@ def _rounds(p, run, model, fast, method, reg, eval_data, x_train, y_train, clien
         tw = time.time()
         run.flush()  # the checkpoints were written while the next clients trained
         run.log({"event": "round", "round": r, "clients": participants, "seconds": round(time.time() - t0, 3),
-                 "local_seconds": round(local_s, 3), "aggregate_seconds": round(t_eval - t_server, 3),
+                 "local_seconds": round(local_s, 3),
+                 **({"prepare_seconds": round(sum(lane.prepare_seconds for lane in lanes) - prep0, 3)} if lanes else {}),
+                 "aggregate_seconds": round(t_eval - t_server, 3),
                  "eval_seconds": round(tw - t_eval, 3), "write_wait_seconds": round(time.time() - tw, 4),
                  "write_seconds": round(run.writer.busy_seconds - busy0, 4), **ev})
         # The round counts as complete only once all its files exist; pruning comes after,

@@ -27,6 +27,7 @@ from __future__ import annotations
 import contextlib
 import heapq
 import threading
+import time
 from dataclasses import dataclass
 from typing import Callable, Iterator
 
@@ -76,6 +77,7 @@ class Lane:
         self.stream = torch.cuda.Stream(self.device) if capture else None
         self.pool = torch.cuda.graph_pool_handle() if capture else None
         self.captures = 0
+        self.prepare_seconds = 0.0
 
     def context(self):
         """Work issued inside runs on the lane's stream."""
@@ -100,8 +102,13 @@ class Lane:
 
     def prepare(self, sizes: set[int], x: torch.Tensor, y: torch.Tensor) -> None:
         """Programs for these batch sizes. A capture runs warm-up steps that change the
-        lane's weights and optimizer state: call this before the client's model is loaded."""
-        for b in sorted(sizes - set(self.programs)):
+        lane's weights and optimizer state: call this before the client's model is loaded.
+        The seconds spent (warm-ups and captures, waited for) add to ``prepare_seconds``."""
+        new = sorted(sizes - set(self.programs))
+        if not new:
+            return
+        t0 = time.perf_counter()
+        for b in new:
             sx, sy = x[:b].clone(), y[:b].clone()  # real samples for the warm-up steps
             graph = None
             if self.capture:
@@ -114,6 +121,9 @@ class Lane:
                     self._step(sx, sy, cache=False)
                 self.captures += 1
             self.programs[b] = (graph, sx, sy)
+        if self.capture:
+            torch.cuda.synchronize(self.device)
+        self.prepare_seconds += time.perf_counter() - t0
 
     def reset(self) -> None:
         """Fresh optimizer state and loss sums for a new client (its model is loaded by the method)."""

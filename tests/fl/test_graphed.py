@@ -30,7 +30,7 @@ def test_batch_sizes_are_those_batches_gives():
             assert batch_sizes(n, b) == {len(t) for t in batches(n, b, g)}, (n, b)
 
 
-def _run(cfg: RunConfig, ds, rounds_out: int):
+def _run(cfg: RunConfig, ds, rounds_out: int, rounds_log: bool = False):
     cfg = E.resolve_options(cfg, ds.num_classes)
     part = E.make_partition(cfg, ds)
     with tempfile.TemporaryDirectory() as t:
@@ -40,7 +40,8 @@ def _run(cfg: RunConfig, ds, rounds_out: int):
         clients = [rd.load_client(rounds_out, k) for k in range(cfg.clients)]
         events = [(e["round"], e["client"], e["epoch"], e["ce"], e["reg"], e["loss"], e["samples"], e["steps"])
                   for e in rd.metrics() if e["event"] == "local_epoch"]
-        return clients, rd.load_global(rounds_out), events, rd.meta
+        out = clients, rd.load_global(rounds_out), events, rd.meta
+        return (*out, [e for e in rd.metrics() if e["event"] == "round"]) if rounds_log else out
 
 
 @pytest.fixture
@@ -246,6 +247,39 @@ def test_lanes_are_balanced_and_finish_together():
     lane_of = {j.client: i for i, q in enumerate(queues) for j in q}
     last = [max(t for t, k in enumerate(order) if lane_of[k] == i) for i in range(3)]
     assert min(last) >= len(order) - 3, (last, len(order))
+
+
+def test_step_programs_are_made_once_per_lane_and_batch_size(threads):
+    import copy
+
+    from collapse_lab.fl import graphed
+    from collapse_lab.fl.local import NO_HOOKS, FastPath
+    from collapse_lab.models import build_model
+
+    threads(2)
+    model = build_model("mlp", 3, (4,))
+    g = torch.Generator().manual_seed(0)
+    data = [(torch.randn(n, 4, generator=g), torch.randint(0, 3, (n,), generator=g)) for n in (20, 13, 8, 30)]
+
+    def jobs(r):
+        return [graphed.Job(k, x, y, torch.Generator().manual_seed(10 * r + k), torch.Generator().manual_seed(k),
+                            start=lambda m: NO_HOOKS) for k, (x, y) in enumerate(data)]
+
+    spec = graphed.StepSpec(lambda t: t, 0.1, 0.9, 0.0, None, 0.0, FastPath())
+    for in_threads in (False, True):
+        lanes = [graphed.Lane(copy.deepcopy(model), spec, capture=False) for _ in range(2)]
+        graphed.train_round(lanes, jobs(1), epochs=1, batch_size=8, beta=0.0, threads=in_threads)
+        made = [(set(lane.programs), lane.prepare_seconds) for lane in lanes]
+        # batch sizes 8 and the last batches 4, 5, 6 (20, 13, 30 samples); 8 divides 8
+        assert set().union(*(m[0] for m in made)) == {8, 4, 5, 6}
+        assert all(m[1] > 0 for m in made)
+        graphed.train_round(lanes, jobs(2), epochs=1, batch_size=8, beta=0.0, threads=in_threads)
+        assert [(set(lane.programs), lane.prepare_seconds) for lane in lanes] == made  # nothing made again
+    # the engine logs the time per round, with lanes only
+    ds = synthetic_cifar(150, 24, 0)
+    for graphs, key in (("on", True), ("off", False)):
+        *_, events = _run(dataclasses.replace(BASE, graphs=graphs), ds, 2, rounds_log=True)
+        assert all(("prepare_seconds" in e) == key for e in events if e["round"] > 0)
 
 
 def test_stop_with_lanes_stores_no_partial_round(tmp_path):
