@@ -1,4 +1,4 @@
-"""Local training as captured step programs, several clients of a round at once (CUDA).
+"""Local training as step programs, several clients of a round at once (captured on CUDA).
 
 Why: at the paper's batch size (64 CIFAR images) one MobileNetV2 step is some 600 small
 kernels, and eager PyTorch spends longer launching them than the GPU spends running them.
@@ -34,7 +34,8 @@ from typing import Callable, Iterator
 import torch
 import torch.nn as nn
 
-from .local import NO_HOOKS, FastPath, batch_sizes, batches, cpu_state, epoch_raw, epoch_record, num_batches, step_loss
+from .local import (NO_HOOKS, FastPath, batch_sizes, batches, cpu_state, epoch_raw, epoch_record, model_input,
+                    num_batches, step_loss)
 
 # Eager steps before a capture: cudnn's algorithm search, lazily created handles and
 # autograd's per-device state must exist before the graph records the step.
@@ -86,9 +87,7 @@ class Lane:
     def _step(self, sx: torch.Tensor, sy: torch.Tensor, cache: bool = True) -> None:
         """One SGD step on the static batch, as ``train_client`` takes it with NO_HOOKS."""
         spec, fast = self.spec, self.spec.fast
-        x = spec.to_float(sx)
-        if fast.channels_last and x.dim() == 4:
-            x = x.contiguous(memory_format=torch.channels_last)
+        x = model_input(spec.to_float(sx), fast)
         # autocast's weight-cast cache must be off while capturing (PyTorch's CUDA graph
         # notes); it only saves re-casting a weight used twice, so values are unchanged.
         loss, ce, r, _ = step_loss(self.model, self.model, x, sy, fast=fast, reg=spec.reg, beta=spec.beta, cache=cache)
@@ -204,9 +203,9 @@ def train_round(lanes: list[Lane], jobs: list[Job], *, epochs: int, batch_size: 
     steps are issued by stride scheduling (``_interleave``) so that all lanes stay busy until
     they finish together; the host waits for the GPU once, at the end. On the CPU several
     lanes run in threads (``_threads``), each taking the largest client left when it comes
-    free. Once ``stop()`` is true no further client
-    starts and those under way finish. ``threads``: None = threads on the CPU with several
-    lanes; False = stride scheduling there too (what the tests of the CUDA order use)."""
+    free. Once ``stop()`` is true no further client starts and those under way finish.
+    ``threads``: None = threads on the CPU with several lanes; False = stride scheduling
+    there too (what the tests of the CUDA order use)."""
     capture = lanes[0].capture
     if threads is None:
         threads = not capture and len(lanes) > 1
@@ -255,7 +254,10 @@ def train_round(lanes: list[Lane], jobs: list[Job], *, epochs: int, batch_size: 
                 next(steps)
                 return True
             except StopIteration as done:
-                state = {k: v.detach().clone() for k, v in lane.model.state_dict().items()}
+                # CUDA: a device copy, moved to the host after the round (moving it now would
+                # wait for the GPU); CPU: the stored form at once
+                sd = lane.model.state_dict()
+                state = {k: v.detach().clone() for k, v in sd.items()} if lane.capture else cpu_state(sd)
                 finished[job.client] = (done.value, state)
                 current_job[i] = None
 
@@ -267,7 +269,7 @@ def train_round(lanes: list[Lane], jobs: list[Job], *, epochs: int, batch_size: 
     for k, ((sums, counts), state) in finished.items():
         records = [epoch_record(e + 1, ce, reg, 0.0, n_seen, steps, beta)
                    for e, ((ce, reg), (n_seen, steps)) in enumerate(zip(sums.tolist(), counts))]
-        out[k] = Trained(k, records, cpu_state(state), sum(c[1] for c in counts))
+        out[k] = Trained(k, records, cpu_state(state) if capture else state, sum(c[1] for c in counts))
     return out
 
 
@@ -287,9 +289,9 @@ def _interleave(lanes: list[Lane], queues: list[list[Job]], advance, epochs: int
 
 def _threads(lanes: list[Lane], advance) -> None:
     """CPU: each lane in a thread of its own, taking clients from the shared queue, with the
-    intra-op threads split evenly between lanes (PyTorch ops release the GIL, and autograd runs CPU backward on
-    the calling thread). Every client's arithmetic is that of one thread at that count,
-    whatever the other lanes do. An error in a lane, or a KeyboardInterrupt (a second
+    intra-op threads split evenly between lanes (PyTorch ops release the GIL, and autograd
+    runs CPU backward on the calling thread). Every client's arithmetic is that of one
+    thread at that count, whatever the other lanes do. An error in a lane, or a KeyboardInterrupt (a second
     Ctrl-C) in the main thread, stops all lanes at their next step and is raised here."""
     total = torch.get_num_threads()
     per_lane = max(1, total // len(lanes))

@@ -112,10 +112,11 @@ def epoch_batches(x: torch.Tensor, y: torch.Tensor, idx_batches: list[torch.Tens
                   fast: FastPath):
     """Yield (float input in the training memory format, labels) per batch (``epoch_raw``)."""
     for xb, yb in epoch_raw(x, y, idx_batches, fast):
-        yield _input(to_float(xb), fast), yb
+        yield model_input(to_float(xb), fast), yb
 
 
-def _input(xb: torch.Tensor, fast: FastPath) -> torch.Tensor:
+def model_input(xb: torch.Tensor, fast: FastPath) -> torch.Tensor:
+    """The float batch in the training memory format."""
     return xb.contiguous(memory_format=torch.channels_last) if fast.channels_last and xb.dim() == 4 else xb
 
 
