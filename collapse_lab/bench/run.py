@@ -72,6 +72,7 @@ class Settings:
     reference: bool = True
     official_evals: bool = True  # the reference evaluates as the official code does (see reference_round)
     keep_memory: bool = True  # fast path keeps freed host memory (fast.keep_host_memory); process-wide
+    repeats: int = 3  # alternating reference/fast measurements (median and spread reported)
 
 
 def settings_for(preset: str, **overrides) -> Settings:
@@ -230,7 +231,19 @@ def _summary(rounds: list[dict], warmup: int) -> dict:
             "first_round_prepare_seconds": rounds[0].get("prepare_seconds"), "rounds": rounds}
 
 
+def spread(values: list[float]) -> dict:
+    """Median, min and max of repeated measurements (the spread tells noise from a change)."""
+    v = sorted(values)
+    n = len(v)
+    med = v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+    return {"median": med, "min": v[0], "max": v[-1], "values": list(values)}
+
+
 def bench(s: Settings, progress=None) -> dict:
+    """Warm both sides up the same way (one untimed round of one local epoch each), then
+    measure them in alternation, reference then fast path, ``s.repeats`` times: a machine
+    whose speed drifts moves both sides of a pair together. Reports each side's median
+    repeat, and the median and spread of images/s and of the per-pair ratio."""
     device = resolve_device(s.device)
     workers = s.workers if s.workers is not None else (6 if device.type == "cuda" else 0)
     cfg = run_config(s)
@@ -239,52 +252,70 @@ def bench(s: Settings, progress=None) -> dict:
     say = progress or (lambda msg: None)
     out: dict = {"model": s.model, "preset": s.preset, "device": str(device), "device_name": _device_name(device),
                  "settings": dataclasses.asdict(s), "resolved": {"augment": cfg.augment, "precision": cfg.precision},
-                 "partition_sizes": part.sizes.tolist(), "torch_threads": torch.get_num_threads()}
-    # The reference runs first: the fast path changes process-wide settings (the allocator's
-    # thresholds, cudnn.benchmark) that the official code does not. The reference gets one
-    # untimed warm-up epoch (it compiles and captures nothing, so that is all it needs); the
-    # fast path gets ``warmup`` untimed rounds in the same run (graphs are captured in its
-    # first round), or, with none, an untimed one-epoch run of its own.
+                 "partition_sizes": part.sizes.tolist(), "torch_threads": torch.get_num_threads(),
+                 "repeats": s.repeats}
+    epochs = s.reference_epochs or s.local_epochs
+    rcfg = dataclasses.replace(cfg, local_epochs=epochs, rounds=s.rounds)
+    refs, fasts, meta = [], [], {}
     with tempfile.TemporaryDirectory(prefix="collapse-lab-bench-") as tmp:
+        tmp = Path(tmp)
         if s.reference:
-            epochs = s.reference_epochs or s.local_epochs
-            rcfg = dataclasses.replace(cfg, local_epochs=epochs, rounds=s.rounds)
-            say(f"{s.model}: reference loop warm-up (one untimed local epoch)")
-            reference_rounds(dataclasses.replace(cfg, rounds=1, local_epochs=1), ds, part, Path(tmp) / "rwarm",
-                             device, workers, 1, official_evals=False)
-            say(f"{s.model}: reference loop, {rcfg.rounds} round(s) of {epochs} local epoch(s), {workers} loader workers")
-            refr = reference_rounds(rcfg, ds, part, Path(tmp) / "reference", device, workers, epochs, s.official_evals,
-                                    say)
-            out["reference"] = _summary(refr, 0)
-            timed = refr
-            out["reference"]["train_images_per_second"] = (sum(r["images"] for r in timed)
-                                                           / sum(r["train_seconds"] for r in timed))
-            out["reference"].update(local_epochs=epochs, workers=workers, official_evals=s.official_evals)
-            if epochs != s.local_epochs:
-                _extrapolate(out["reference"], timed, s.local_epochs / epochs)
-        if s.warmup == 0:
-            say(f"{s.model}: fast path warm-up (one untimed local epoch)")
-            fast_rounds(dataclasses.replace(cfg, rounds=1, local_epochs=1, tag="warmup"), ds, part, Path(tmp) / "warm",
-                        s.keep_memory)
-        say(f"{s.model}: fast path, {cfg.rounds} round(s) ({s.warmup} warm-up)")
-        t0 = time.perf_counter()
-        fast = fast_rounds(cfg, ds, part, Path(tmp) / "fast", s.keep_memory,
-                           log=lambda m: say(f"  {m} ({time.perf_counter() - t0:.1f} s)"))
-        out["fast"] = _summary(fast, s.warmup)
-        meta = RunDir(Path(tmp) / "fast" / cfg.run_name()).meta
+            say(f"{s.model}: reference loop warm-up (one untimed round of one local epoch)")
+            reference_rounds(dataclasses.replace(cfg, rounds=1, local_epochs=1), ds, part, tmp / "rwarm", device,
+                             workers, 1, official_evals=False)
+        say(f"{s.model}: fast path warm-up (one untimed round of one local epoch)")
+        fast_rounds(dataclasses.replace(cfg, rounds=1, local_epochs=1, tag="warmup"), ds, part, tmp / "warm",
+                    s.keep_memory)
+        for i in range(s.repeats):
+            if s.reference:
+                say(f"{s.model} [{i + 1}/{s.repeats}]: reference loop, {rcfg.rounds} round(s) of {epochs} local "
+                    f"epoch(s), {workers} loader workers")
+                refr = reference_rounds(rcfg, ds, part, tmp / f"reference{i}", device, workers, epochs,
+                                        s.official_evals, say)
+                summary = _summary(refr, 0)
+                summary["train_images_per_second"] = (sum(r["images"] for r in refr)
+                                                      / sum(r["train_seconds"] for r in refr))
+                summary.update(local_epochs=epochs, workers=workers, official_evals=s.official_evals)
+                if epochs != s.local_epochs:
+                    _extrapolate(summary, refr, s.local_epochs / epochs)
+                refs.append(summary)
+            say(f"{s.model} [{i + 1}/{s.repeats}]: fast path, {cfg.rounds} round(s) ({s.warmup} warm-up)")
+            t0 = time.perf_counter()
+            fast = fast_rounds(cfg, ds, part, tmp / f"fast{i}", s.keep_memory,
+                               log=lambda m: say(f"  {m} ({time.perf_counter() - t0:.1f} s)"))
+            fasts.append(_summary(fast, s.warmup))
+            if i == 0:
+                meta = RunDir(tmp / "fast0" / cfg.run_name()).meta
+                state = RunDir(tmp / "fast0" / cfg.run_name()).load_global(cfg.rounds)
+            if s.reference:
+                say(f"  ratio {fasts[-1]['images_per_second'] / refs[-1]['images_per_second']:.2f}x "
+                    f"({fasts[-1]['images_per_second']:.1f} vs {refs[-1]['images_per_second']:.1f} images/s)")
+        out["fast"] = _median_repeat(fasts)
         out["fast"]["features"] = {"data_on_device": True, "batched_augmentation": cfg.augment != "none",
                                    "channels_last": cfg.channels_last, "precision": cfg.precision, "compile": cfg.compile,
                                    "cuda_graphs": bool(meta.get("captured")),
                                    "parallel_clients": int(meta.get("parallel_clients", 0)),
                                    "keep_host_memory": s.keep_memory, "async_checkpoint_writes": True,
                                    "evaluations_per_round": 1}
-        state = RunDir(Path(tmp) / "fast" / cfg.run_name()).load_global(cfg.rounds)
         out["extraction"] = extraction(cfg, ds, state, device)
         if s.reference:
-            out["speedup_images_per_second"] = out["fast"]["images_per_second"] / out["reference"]["images_per_second"]
+            out["reference"] = _median_repeat(refs)
+            ratios = [f["images_per_second"] / r["images_per_second"] for f, r in zip(fasts, refs)]
+            train_ratios = [f["images_per_second"] / r["train_images_per_second"] for f, r in zip(fasts, refs)]
+            out["ratio"] = spread(ratios)
+            out["ratio_vs_reference_training_only"] = spread(train_ratios)
+            out["speedup_images_per_second"] = out["ratio"]["median"]
             # conservative: the fast path's whole round against the reference's local training alone
-            out["speedup_vs_reference_training_only"] = (out["fast"]["images_per_second"]
-                                                         / out["reference"]["train_images_per_second"])
+            out["speedup_vs_reference_training_only"] = out["ratio_vs_reference_training_only"]["median"]
+    return out
+
+
+def _median_repeat(summaries: list[dict]) -> dict:
+    """The repeat with the median images/s, plus the spread over all repeats."""
+    order = sorted(range(len(summaries)), key=lambda i: summaries[i]["images_per_second"])
+    out = dict(summaries[order[(len(order) - 1) // 2]])
+    out["images_per_second_spread"] = spread([x["images_per_second"] for x in summaries])
+    out["seconds_per_round_spread"] = spread([x["seconds_per_round"] for x in summaries])
     return out
 
 

@@ -33,6 +33,8 @@ from ..errors import CollapseLabError
 @click.option("--parallel-clients", type=int, default=None, help="Fast path clients trained at once with --graphs "
                                                                  "(0: automatic, 5 on CUDA).")
 @click.option("--workers", type=int, default=None, help="Reference DataLoader workers (6 on CUDA as the official code, 0 on CPU).")
+@click.option("--repeats", type=int, default=3, show_default=True,
+              help="Alternating measurements (reference, fast, reference, fast, ...); median and spread are reported.")
 @click.option("--no-reference", is_flag=True, help="Time the fast path only.")
 @click.option("--keep-memory/--no-keep-memory", default=True, show_default=True,
               help="Fast path keeps freed host memory for reuse (glibc thresholds; see the README).")
@@ -41,7 +43,7 @@ from ..errors import CollapseLabError
                    "test set before and after local training, the global model on the training and test sets.")
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout.")
 def bench_cmd(preset, model, device, images, test_images, clients, local_epochs, reference_epochs, rounds, warmup,
-              augment, precision, channels_last, compile, graphs, parallel_clients, workers, no_reference, keep_memory, official_evals, as_json):
+              augment, precision, channels_last, compile, graphs, parallel_clients, workers, repeats, no_reference, keep_memory, official_evals, as_json):
     """Benchmark the fast path against the official-style reference loop."""
     from ..augment import resolve
     from ..bench.run import bench, settings_for
@@ -55,6 +57,8 @@ def bench_cmd(preset, model, device, images, test_images, clients, local_epochs,
                     ("--local-epochs", local_epochs), ("--reference-epochs", reference_epochs), ("--rounds", rounds)):
         if v is not None and v < 1:
             raise CollapseLabError(f"{name} must be >= 1 (got {v})")
+    if repeats < 1:
+        raise CollapseLabError(f"--repeats must be >= 1 (got {repeats}; 3 or more tell a change from noise)")
     if warmup is not None and warmup < 0:
         raise CollapseLabError(f"--warmup must be >= 0 (got {warmup})")
     if augment is not None:
@@ -68,7 +72,7 @@ def bench_cmd(preset, model, device, images, test_images, clients, local_epochs,
         s = settings_for(preset, model=m, device=device, images=images, test_images=test_images, clients=clients,
                          local_epochs=local_epochs, reference_epochs=reference_epochs, rounds=rounds, warmup=warmup,
                          augment=augment, precision=precision, channels_last=channels_last, compile=compile,
-                         graphs=graphs, parallel_clients=parallel_clients, workers=workers, reference=not no_reference, official_evals=official_evals,
+                         graphs=graphs, parallel_clients=parallel_clients, workers=workers, repeats=repeats, reference=not no_reference, official_evals=official_evals,
                          keep_memory=keep_memory)
         from ..fl.engine import resolve_device
 
@@ -87,34 +91,40 @@ def bench_cmd(preset, model, device, images, test_images, clients, local_epochs,
         click.echo(json.dumps({"results": results}, indent=2))
 
 
+def _spread(d: dict, fmt: str = ".1f") -> str:
+    return f"median {d['median']:{fmt}} (min {d['min']:{fmt}}, max {d['max']:{fmt}}, n={len(d['values'])})"
+
+
 def _print(r: dict) -> None:
     f, e = r["fast"], r["extraction"]
     out = sys.stdout
     print(f"{r['model']} on {r['device']} ({r['device_name']}), preset {r['preset']}, augment {r['resolved']['augment']}, "
-          f"precision {r['resolved']['precision']}", file=out)
+          f"precision {r['resolved']['precision']}, {r['repeats']} alternating repeat(s)", file=out)
     print(f"  fast path : {f['images_per_second']:10.1f} images/s  {f['seconds_per_round']:8.2f} s/round "
           f"({f['images_per_round']:.0f} images, {f['steps_per_round']:.0f} steps; first round {f['first_round_seconds']:.2f} s"
           + (f", {f['first_round_prepare_seconds']:.2f} s of it making step programs"
              if f.get("first_round_prepare_seconds") is not None else "") + ")", file=out)
+    print(f"              images/s {_spread(f['images_per_second_spread'])}", file=out)
     ft = f["features"]
     n = ft["parallel_clients"]
     if n and ft["cuda_graphs"]:
         print(f"              {n} client(s) at once on CUDA graphs", file=out)
-    elif n:
-        print(f"              {n} client(s) at once on uncaptured step programs"
-              + (f", each in its own thread at {max(1, r['torch_threads'] // n)} intra-op thread(s)" if n > 1 else ""),
-              file=out)
+    elif n > 1:
+        print(f"              {n} clients at once, each in its own thread at {max(1, r['torch_threads'] // n)} "
+              "intra-op thread(s)", file=out)
     if "reference" in r:
         g = r["reference"]
         print(f"  reference : {g['images_per_second']:10.1f} images/s  {g['seconds_per_round']:8.2f} s/round "
               f"({g['images_per_round']:.0f} images, {g['steps_per_round']:.0f} steps, {g['local_epochs']} local epoch(s), "
               f"{g['workers']} workers, official evaluations {'on' if g['official_evals'] else 'off'})", file=out)
+        print(f"              images/s {_spread(g['images_per_second_spread'])}", file=out)
         if "extrapolated_epochs_factor" in g:
             print(f"              (per-round figures scale the measured local training x{g['extrapolated_epochs_factor']:g} "
                   f"to the fast path's epochs; measured {g['measured_seconds_per_round']:.2f} s for "
                   f"{g['measured_images_per_round']:.0f} images)", file=out)
         print(f"              {g['train_images_per_second']:10.1f} images/s in local training alone", file=out)
-        print(f"  ratio     : {r['speedup_images_per_second']:.2f}x images/s per round; "
-              f"{r['speedup_vs_reference_training_only']:.2f}x against the reference's local training alone", file=out)
+        print(f"  ratio     : {_spread(r['ratio'], '.2f')} x images/s per round; "
+              f"{_spread(r['ratio_vs_reference_training_only'], '.2f')} x against the reference's local training alone",
+              file=out)
     print(f"  features  : {e['images_per_second']:10.1f} images/s float64; extraction + spectrum of {e['images']} images "
           f"{e['total_seconds']:.2f} s", file=out)

@@ -89,12 +89,19 @@ def test_reference_with_augmentation_trains_the_same_steps(tmp_path):
 
 def test_bench_cli_json(tmp_path):
     res = CliRunner().invoke(cli, ["bench", "--model", "cnn", "--images", "60", "--test-images", "12",
-                                   "--local-epochs", "1", "--clients", "2", "--device", "cpu", "--json"])
+                                   "--local-epochs", "1", "--clients", "2", "--device", "cpu", "--repeats", "3",
+                                   "--json"])
     assert res.exit_code == 0, res.output
     (r,) = json.loads(res.stdout)["results"]
     f, g = r["fast"], r["reference"]
     assert f["steps_per_round"] == g["steps_per_round"] and f["images_per_round"] == g["images_per_round"] == 60
-    assert r["speedup_images_per_second"] == pytest.approx(f["images_per_second"] / g["images_per_second"])
+    # the ratio is taken per alternating pair; its median is the middle one of the three
+    fv, gv = f["images_per_second_spread"]["values"], g["images_per_second_spread"]["values"]
+    assert len(fv) == len(gv) == 3
+    ratios = sorted(a / b for a, b in zip(fv, gv))
+    assert r["speedup_images_per_second"] == pytest.approx(ratios[1])
+    assert (r["ratio"]["min"], r["ratio"]["max"]) == (pytest.approx(ratios[0]), pytest.approx(ratios[2]))
+    assert f["images_per_second"] == pytest.approx(sorted(fv)[1])  # the median repeat is reported
     assert f["images_per_second"] == pytest.approx(f["images_per_round"] / f["seconds_per_round"])
     assert r["extraction"]["images"] == 12 and r["extraction"]["feature_dim"] == 256
     assert r["resolved"] == {"augment": "crop+flip", "precision": "fp32"}
