@@ -1,10 +1,11 @@
-"""Run configuration: one frozen record per training run, presets and config files.
-
-Precedence: preset < config file < command-line flags.
+"""Run configuration: one frozen record per training run, its folder name, presets and
+config files. ``resolve.resolve_runs`` turns options into these records (preset <
+data set's defaults < config file < flags).
 """
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import math
 from dataclasses import dataclass, field
@@ -44,15 +45,15 @@ class RunConfig:
     keep_local: str = "all"
     preset: str = "paper"
     eval_batch_size: int = 1024
-    # Fast path (issue 5). augment and precision change what is computed, so they are part
-    # of a run's identity; channels_last, compile, graphs and parallel_clients change only
-    # speed (and fp32 round-off).
+    # Fast path. augment and precision change what is computed, so they are part of a run's
+    # identity; channels_last, compile, cuda_graphs and parallel_clients change only speed
+    # (and fp32 round-off).
     augment: str = "auto"  # '+'-joined steps, none, or auto = the paper's choice for the data set
     precision: str = "auto"  # fp32, bf16 (CUDA autocast), auto = bf16 on CUDA, fp32 elsewhere
     channels_last: bool = True
     compile: str = "off"  # off or a torch.compile mode (default, reduce-overhead = CUDA graphs, max-autotune)
-    graphs: str = "auto"  # captured step programs (fl.graphed): auto = on CUDA when the method allows, on, off
-    parallel_clients: int = 0  # clients trained side by side on step programs; 0 = automatic
+    cuda_graphs: str = "auto"  # capture local steps as CUDA graphs (fl.trainer): auto = when the method allows, on, off
+    parallel_clients: int = 0  # clients trained side by side; 0 = automatic (fl.fast.plan_trainer)
     local_eval: bool = False  # also evaluate every client's model on the test set (the official code does, 4x)
     image_size: int | None = None
     dataset_options: dict = field(default_factory=dict)  # e.g. gaussian dim / num_classes
@@ -61,8 +62,7 @@ class RunConfig:
     def identity(self) -> dict:
         """The fields that define what a run computes (a run directory holds one identity)."""
         d = dataclasses.asdict(self)
-        for k in ("device", "data_root", "download", "keep_local", "eval_batch_size", "channels_last", "compile",
-                  "local_eval", "graphs", "parallel_clients"):
+        for k in SPEED_ONLY:
             d.pop(k)
         d["alpha"] = alpha_str(self.alpha)
         return d
@@ -76,13 +76,30 @@ class RunConfig:
     def from_json(d: dict) -> "RunConfig":
         d = dict(d)
         d["alpha"] = parse_alpha(d["alpha"])
-        # Runs stored before the fast path trained without augmentation, in fp32.
+        # Runs stored before the fast path trained without augmentation, in fp32; fields
+        # that are gone (``graphs``, renamed ``cuda_graphs``) are dropped.
         d.setdefault("augment", "none")
         d.setdefault("precision", "fp32")
         names = {f.name for f in dataclasses.fields(RunConfig)}
         return RunConfig(**{k: v for k, v in d.items() if k in names})
 
     def run_name(self) -> str:
+        """``<readable>_<hash>[_<tag>]``: the readable part names data set, model, method,
+        regularizer and weight, partition, clients and seed; the hash (8 hex digits of
+        sha256) covers every identity field that differs from ``RunConfig``'s default, so
+        two runs that train differently never share a folder (e.g. ``--decorr-norm``), and
+        a field added later with a default that keeps old behaviour changes no name."""
+        base = self.legacy_run_name(tag=False)
+        name = f"{base}_{self.identity_hash()}"
+        return f"{name}_{self.tag}" if self.tag else name
+
+    def identity_hash(self) -> str:
+        defaults = RunConfig().identity()
+        diff = {k: v for k, v in self.identity().items() if k != "tag" and v != defaults.get(k)}
+        return hashlib.sha256(json.dumps(diff, sort_keys=True).encode()).hexdigest()[:8]
+
+    def legacy_run_name(self, tag: bool = True) -> str:
+        """The folder name before the hash was added (stores written by version 0.1)."""
         if self.partition == "dirichlet":
             part = f"dir{alpha_str(self.alpha)}"
         elif self.partition == "pathological":
@@ -91,7 +108,11 @@ class RunConfig:
             part = self.partition
         reg = "none" if self.reg == "none" else f"{self.reg}{self.beta:g}"
         name = f"{self.dataset}_{self.model}_{self.method}_{reg}_{part}_K{self.clients}_s{self.seed}"
-        return f"{name}_{self.tag}" if self.tag else name
+        return f"{name}_{self.tag}" if self.tag and tag else name
+
+
+SPEED_ONLY = ("device", "data_root", "download", "keep_local", "eval_batch_size", "channels_last", "compile",
+              "local_eval", "cuda_graphs", "parallel_clients")  # not part of a run's identity
 
 
 def alpha_str(a: float) -> str:
@@ -112,20 +133,21 @@ def parse_alpha(v) -> float:
     return a
 
 
-# The papers' settings (FedDecorr Sec. 5.1; journal Sec. 5.1 for domain data).
-PAPER_ROUNDS = {"cifar10": 100, "cifar100": 100, "tinyimagenet": 50, "domains": 300}
+# The paper preset's local training, common to all data sets (FedDecorr Sec. 5.1); a data
+# set declares what differs where it registers (``paper=``). Data sets the papers do not
+# use (digits, gaussian, mnist) get 30 rounds.
+PAPER = dict(lr=0.01, momentum=0.9, batch_size=64, local_epochs=10, weight_decay=1e-4, rounds=30)
+QUICK = dict(lr=0.05, momentum=0.9, batch_size=64, local_epochs=1, weight_decay=1e-4, rounds=2)  # smoke tests, CI
+PRESETS = ("paper", "quick")
 
 
-def preset_values(preset: str, dataset: str) -> dict:
+def preset_values(preset: str, paper: dict | None = None) -> dict:
+    """The training values of a preset; ``paper``: the data set's own paper values."""
     if preset == "paper":
-        if dataset == "domains":  # journal: AlexNet-BN, 1 local epoch, wd 1e-5, 300 rounds
-            return dict(lr=0.01, momentum=0.9, batch_size=64, local_epochs=1, weight_decay=1e-5, rounds=300)
-        return dict(lr=0.01, momentum=0.9, batch_size=64, local_epochs=10,
-                    weight_decay=1e-5 if dataset == "cifar10" else 1e-4,
-                    rounds=PAPER_ROUNDS.get(dataset, 30))
-    if preset == "quick":  # smoke tests and CI: few short rounds
-        return dict(lr=0.05, momentum=0.9, batch_size=64, local_epochs=1, weight_decay=1e-4, rounds=2)
-    raise CollapseLabError(f"unknown --preset {preset!r}; choose paper or quick")
+        return {**PAPER, **(paper or {})}
+    if preset == "quick":
+        return dict(QUICK)
+    raise CollapseLabError(f"--preset {preset!r}: unknown preset; choose one of: {', '.join(PRESETS)}")
 
 
 def load_config_file(path: str | Path) -> dict:

@@ -1,4 +1,4 @@
-"""Host-to-device copies that do not make the host wait for the GPU."""
+"""Devices: which one a run uses, and host-to-device copies that do not make the host wait for the GPU."""
 from __future__ import annotations
 
 import torch
@@ -14,3 +14,17 @@ def to_device(t: torch.Tensor, device: torch.device | str) -> torch.Tensor:
     if device.type != "cuda" or t.device.type != "cpu":
         return t.to(device)
     return t.pin_memory().to(device, non_blocking=True)
+
+
+def resolve_device(spec: str) -> torch.device:
+    """``auto`` (CUDA when present), ``cpu``, ``cuda`` or ``cuda:N``; one-line errors."""
+    from .errors import CollapseLabError
+
+    if spec == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if spec.startswith("cuda") and not torch.cuda.is_available():
+        raise CollapseLabError(f"--device {spec}: no CUDA device here; use --device cpu or auto")
+    try:
+        return torch.device(spec)
+    except RuntimeError:
+        raise CollapseLabError(f"--device {spec!r} is not a device; use auto, cpu, cuda or cuda:N") from None

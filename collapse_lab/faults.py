@@ -3,23 +3,36 @@ at the N-th (default first) time the code passes ``point(NAME)``.
 
 Points: ``write`` (an atomic write, after the temporary file is fsynced and before the
 rename), ``step:<round>:<client>`` (after a local optimizer step), ``client:<round>:<client>``
-(after a client's checkpoint is stored). Unset, ``point`` is one dictionary lookup.
+(after a client's checkpoint is stored). The engine reads the variable when a run starts
+(``Faults.from_env``) and hands the object to the store and the trainer; nothing is read
+at import and nothing is kept in module state. Unarmed, ``point`` is one comparison.
 """
 from __future__ import annotations
 
 import os
 import signal
+from typing import Mapping
 
-_SPEC = os.environ.get("COLLAPSE_LAB_FAULT")
-_NAME, _, _N = (_SPEC or "").partition("#")
-_TARGET = int(_N) if _N else 1
-_seen = 0
+ENV = "COLLAPSE_LAB_FAULT"
 
 
-def point(name: str) -> None:
-    global _seen
-    if _SPEC is None or name != _NAME:
-        return
-    _seen += 1
-    if _seen == _TARGET:
-        os.kill(os.getpid(), signal.SIGKILL)
+class Faults:
+    def __init__(self, spec: str | None = None):
+        self.spec = spec or None
+        name, _, n = (spec or "").partition("#")
+        self.name, self.target, self.seen = name, int(n) if n else 1, 0
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] = os.environ) -> "Faults":
+        return cls(environ.get(ENV))
+
+    def point(self, name: str) -> None:
+        if self.spec is None or name != self.name:
+            return
+        self.seen += 1
+        if self.seen == self.target:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+
+def no_fault(name: str) -> None:
+    """The fault point of code that runs outside a training run."""

@@ -13,11 +13,11 @@ from typing import Callable
 import torch
 from safetensors.torch import load_file, save_file
 
-from . import faults
+from .faults import no_fault
 from .errors import CollapseLabError
 
 
-def _atomic(path: Path, write: Callable[[str], None]) -> None:
+def _atomic(path: Path, write: Callable[[str], None], fault: Callable[[str], None] = no_fault) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -26,7 +26,7 @@ def _atomic(path: Path, write: Callable[[str], None]) -> None:
         write(tmp)
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
-        faults.point("write")
+        fault("write")
         os.replace(tmp, path)
         _fsync_dir(path.parent)
     except BaseException:
@@ -49,16 +49,16 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def write_bytes(path: Path, data: bytes) -> None:
+def write_bytes(path: Path, data: bytes, fault: Callable[[str], None] = no_fault) -> None:
     def w(tmp: str) -> None:
         with open(tmp, "wb") as f:
             f.write(data)
 
-    _atomic(path, w)
+    _atomic(path, w, fault)
 
 
-def write_json(path: Path, obj) -> None:
-    write_bytes(path, (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode())
+def write_json(path: Path, obj, fault: Callable[[str], None] = no_fault) -> None:
+    write_bytes(path, (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode(), fault)
 
 
 def append_jsonl(path: Path, obj) -> None:
@@ -69,7 +69,8 @@ def append_jsonl(path: Path, obj) -> None:
         os.fsync(f.fileno())
 
 
-def save_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict | None = None) -> None:
+def save_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict | None = None,
+                 fault: Callable[[str], None] = no_fault) -> None:
     """Save a flat dict of tensors as safetensors (no pickle), atomically.
 
     The metadata goes in as one JSON string under a single key: safetensors writes
@@ -78,7 +79,7 @@ def save_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict | 
     """
     flat = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
     meta = {"collapse_lab": json.dumps(metadata, sort_keys=True)} if metadata else None
-    _atomic(path, lambda tmp: save_file(flat, tmp, metadata=meta))
+    _atomic(path, lambda tmp: save_file(flat, tmp, metadata=meta), fault)
 
 
 def read_metadata(path: Path) -> dict:
@@ -103,10 +104,12 @@ def load_tensors(path: Path) -> dict[str, torch.Tensor]:
                                "delete it and resume or retrain the run") from None
 
 
-def check_state(path: Path, state: dict[str, torch.Tensor], expected: dict[str, torch.Tensor]) -> None:
-    """Refuse a checkpoint whose tensor names or shapes differ from the model's."""
+def check_state(path: Path, state: dict[str, torch.Tensor], expected: dict[str, torch.Tensor],
+                extra_ok: bool = False) -> None:
+    """Refuse a checkpoint whose tensor names or shapes differ from the model's
+    (``extra_ok``: tensors the model lacks are allowed)."""
     missing = sorted(set(expected) - set(state))
-    extra = sorted(set(state) - set(expected))
+    extra = [] if extra_ok else sorted(set(state) - set(expected))
     wrong = [f"{k} {tuple(state[k].shape)} != {tuple(expected[k].shape)}" for k in sorted(set(state) & set(expected))
              if tuple(state[k].shape) != tuple(expected[k].shape)]
     problems = []
@@ -121,11 +124,15 @@ def check_state(path: Path, state: dict[str, torch.Tensor], expected: dict[str, 
                                "it belongs to another model or run")
 
 
-def load_state(path: Path, model: torch.nn.Module) -> dict[str, torch.Tensor]:
-    """Load a model checkpoint, checked against the model's names and shapes."""
+def load_state(path: Path, model: torch.nn.Module, extra_ok: bool = False) -> dict[str, torch.Tensor]:
+    """Load a model checkpoint, checked against the model's names and shapes. With
+    ``extra_ok`` only the model's own tensors are returned: the analyses read a
+    checkpoint into the bare architecture, without what a method added beside the
+    representation (MOON's projection head)."""
     state = load_tensors(path)
-    check_state(path, state, model.state_dict())
-    return state
+    expected = model.state_dict()
+    check_state(path, state, expected, extra_ok)
+    return {k: state[k] for k in expected} if extra_ok else state
 
 
 class AsyncWriter:

@@ -2,12 +2,14 @@
 
 A pipeline is a '+'-joined list of registered steps, applied in order, e.g.
 ``crop+flip+autoaugment`` (the FedDecorr code's CIFAR-100 pipeline); ``none`` is the
-empty one and ``auto`` the paper's choice for the data set (``DATASET_DEFAULT``). Each
+empty one and ``auto`` the paper's choice for the data set (declared where the data set
+registers, ``augment=``). Each
 step draws its random numbers on the CPU from the generator it is given (so a run
 augments identically on CPU and GPU, and a resumed run identically to an uninterrupted
 one) and transforms the batch with tensor operations only.
 
-Adding a step is one ``@STEPS.register("name")`` class with ``draw`` and ``apply``.
+Adding a step is one file here with a ``@STEPS.register("name")`` class with ``draw``
+and ``apply``.
 """
 from __future__ import annotations
 
@@ -17,50 +19,15 @@ import torch
 
 from ..errors import CollapseLabError
 from ..registry import Registry
-from . import autoaugment as _aa
-from . import crop_flip as _cf
 
-STEPS: Registry = Registry("augmentation step")
-
-# FedDecorr Sec. 5.1 and its code: CIFAR-10 crop (4-pixel zero padding) + flip, CIFAR-100
-# the same followed by AutoAugment, TinyImageNet AutoAugment alone; nothing elsewhere.
-DATASET_DEFAULT = {"cifar10": "crop+flip", "cifar100": "crop+flip+autoaugment", "tinyimagenet": "autoaugment"}
+STEPS: Registry = Registry("augmentation step", __name__, flag="--augment")
 
 
-@STEPS.register("crop")
-class RandomCrop:
-    pad = 4
-
-    def draw(self, n: int, generator: torch.Generator) -> torch.Tensor:
-        return _cf.draw_crop(n, self.pad, generator)
-
-    def apply(self, x: torch.Tensor, params: torch.Tensor) -> torch.Tensor:
-        return _cf.crop(x, params, self.pad)
-
-
-@STEPS.register("flip")
-class RandomFlip:
-    def draw(self, n: int, generator: torch.Generator) -> torch.Tensor:
-        return _cf.draw_flip(n, generator)
-
-    def apply(self, x: torch.Tensor, params: torch.Tensor) -> torch.Tensor:
-        return _cf.flip(x, params)
-
-
-@STEPS.register("autoaugment")
-class AutoAugment:
-    def draw(self, n: int, generator: torch.Generator) -> dict:
-        return _aa.draw(n, generator)
-
-    def apply(self, x: torch.Tensor, params: dict) -> torch.Tensor:
-        return _aa.apply(x, params)
-
-
-def resolve(spec: str, dataset: str) -> str:
-    """Normalise an augmentation spec ('auto' -> the data set's default); raises on unknown steps."""
+def resolve(spec: str, auto: str = "none") -> str:
+    """Normalise an augmentation spec ('auto' -> ``auto``, the data set's choice); raises on unknown steps."""
     spec = (spec or "none").strip().lower()
     if spec == "auto":
-        spec = DATASET_DEFAULT.get(dataset, "none")
+        spec = auto
     if spec == "none":
         return "none"
     names = [s.strip() for s in spec.split("+")]
@@ -92,4 +59,4 @@ class Pipeline:
         return x
 
 
-__all__ = ["STEPS", "DATASET_DEFAULT", "Pipeline", "resolve"]
+__all__ = ["STEPS", "Pipeline", "resolve"]

@@ -17,6 +17,7 @@ import math
 import torch
 
 from ..devices import to_device
+from . import STEPS
 from . import color
 from .geometric import affine_spline, centred
 
@@ -134,3 +135,14 @@ def apply(x: torch.Tensor, params: dict[str, torch.Tensor]) -> torch.Tensor:
             idx = to_device(sel, x.device)
             out[idx] = apply_op(op, out[idx], mag)
     return out
+
+
+@STEPS.register("autoaugment")
+class AutoAugment:
+    """FedDecorr's CIFAR AutoAugment policy (``draw``/``apply`` above)."""
+
+    def draw(self, n: int, generator: torch.Generator) -> dict:
+        return draw(n, generator)
+
+    def apply(self, x: torch.Tensor, params: dict) -> torch.Tensor:
+        return apply(x, params)

@@ -6,6 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from ..devices import to_device
+from . import STEPS
 
 
 def draw_crop(n: int, pad: int, generator: torch.Generator) -> torch.Tensor:
@@ -33,3 +34,27 @@ def draw_flip(n: int, generator: torch.Generator) -> torch.Tensor:
 
 def flip(x: torch.Tensor, flags: torch.Tensor) -> torch.Tensor:
     return torch.where(to_device(flags, x.device).view(-1, 1, 1, 1), x.flip(3), x)
+
+
+@STEPS.register("crop")
+class RandomCrop:
+    """Zero-pad 4 pixels, then a random 32x32 (input-sized) crop (FedDecorr's CIFAR pipeline)."""
+
+    pad = 4
+
+    def draw(self, n: int, generator: torch.Generator) -> torch.Tensor:
+        return draw_crop(n, self.pad, generator)
+
+    def apply(self, x: torch.Tensor, params: torch.Tensor) -> torch.Tensor:
+        return crop(x, params, self.pad)
+
+
+@STEPS.register("flip")
+class RandomFlip:
+    """Horizontal flip with probability 1/2."""
+
+    def draw(self, n: int, generator: torch.Generator) -> torch.Tensor:
+        return draw_flip(n, generator)
+
+    def apply(self, x: torch.Tensor, params: torch.Tensor) -> torch.Tensor:
+        return flip(x, params)

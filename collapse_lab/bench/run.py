@@ -23,9 +23,11 @@ from ..data import Dataset
 from ..data.cifar import STATS
 from ..errors import CollapseLabError
 from ..fl.aggregate import weighted_average
-from ..fl.engine import Prepared, init_model, make_partition, resolve_device, resolve_options, sample_clients, train
+from ..devices import resolve_device
+from ..fl.engine import train
+from ..fl.prepare import Prepared, init_model, make_partition, resolve_options, run_path, sample_clients
 from ..fl.local import batches
-from ..fl.seeds import PURPOSE_BATCHES, seed_for
+from ..seeds import PURPOSE_BATCHES, seed_for
 from ..io import save_tensors
 from ..store import RunDir
 from . import reference as ref
@@ -35,51 +37,56 @@ PRESETS = {
     # (CIFAR's 5:1), 10 clients, alpha 0.5, 10 local epochs, so local training and the
     # official evaluations weigh what they weigh in the paper's round. No warm-up round:
     # on CPU nothing is compiled by default.
-    "cpu": dict(images=640, test_images=128, local_epochs=10, rounds=1, warmup=0, reference_epochs=None),
+    "cpu": dict(images=640, test_images=128, rounds=1, warmup=0, reference_epochs=None),
     # FedDecorr Sec. 5.1 / journal Table 6: CIFAR-10, 10 clients, alpha 0.5, 10 local epochs,
     # batch 64, SGD lr 0.01 momentum 0.9, weight decay 1e-5. The reference loop runs one of
     # the 10 epochs per client (its rate does not change between epochs; a full reference
     # round would take most of the time limit of a benchmark job).
-    "paper-cifar10": dict(images=50000, test_images=10000, local_epochs=10, rounds=1, warmup=1, reference_epochs=1),
+    "paper-cifar10": dict(images=50000, test_images=10000, rounds=1, warmup=1, reference_epochs=1),
 }
+# Both presets train the paper preset's CIFAR-10 run (resolve.resolve_runs: 10 local
+# epochs, batch 64, lr 0.01, momentum 0.9, weight decay 1e-5, crop+flip) of this model.
+RUN = dict(dataset="cifar10", model="mobilenetv2", alpha=["0.5"], clients=10, min_size=10)
+BENCH_FIELDS = ("images", "test_images", "rounds", "warmup", "reference_epochs", "workers", "reference",
+                "official_evals", "keep_memory", "repeats")
 
 
 @dataclass
 class Settings:
-    model: str = "mobilenetv2"
+    """What the bench measures: ``run``, the fast path's run configuration (a
+    ``RunConfig`` like any other, its ``rounds`` = warm-up + timed rounds), and the bench's
+    own settings."""
+
+    run: RunConfig
     preset: str = "cpu"
-    device: str = "auto"
-    images: int = 640  # defaults: the cpu preset
+    images: int = 640
     test_images: int = 128
-    clients: int = 10
-    alpha: float = 0.5
-    local_epochs: int = 10
-    rounds: int = 1
-    warmup: int = 0
-    reference_epochs: int | None = None  # None: the same as local_epochs
-    batch_size: int = 64
-    lr: float = 0.01
-    momentum: float = 0.9
-    weight_decay: float = 1e-5
-    augment: str = "crop+flip"
-    precision: str = "auto"
-    channels_last: bool = True
-    compile: str = "off"
-    graphs: str = "auto"  # captured step programs, clients side by side (fl.graphed); auto = on CUDA
-    parallel_clients: int = 0  # 0: automatic (fast.DEFAULT_LANES on CUDA)
+    rounds: int = 1  # timed rounds
+    warmup: int = 0  # untimed first rounds of every fast-path run (CUDA graphs are captured there)
+    reference_epochs: int | None = None  # None: the same as the run's local epochs
     workers: int | None = None  # reference DataLoader workers; None: 6 on CUDA (the official code), 0 on CPU
-    seed: int = 0
     reference: bool = True
     official_evals: bool = True  # the reference evaluates as the official code does (see reference_round)
     keep_memory: bool = True  # fast path keeps freed host memory (fast.keep_host_memory); process-wide
     repeats: int = 3  # alternating reference/fast measurements (median and spread reported)
 
+    @property
+    def model(self) -> str:
+        return self.run.model
+
 
 def settings_for(preset: str, **overrides) -> Settings:
+    """The preset's settings; ``overrides`` (None = the preset's) are bench fields or train
+    options (``model``, ``device``, ``clients``, ``local_epochs``, ``augment``, ...),
+    the latter resolved and checked like ``collapse-lab train``'s."""
+    from ..resolve import resolve_runs
+
     if preset not in PRESETS:
         raise CollapseLabError(f"--preset {preset!r}: choose one of {', '.join(PRESETS)}")
-    values = {**PRESETS[preset], **{k: v for k, v in overrides.items() if v is not None}}
-    return Settings(preset=preset, **values)
+    given = {k: v for k, v in overrides.items() if v is not None}
+    bench = {**PRESETS[preset], **{k: given.pop(k) for k in list(given) if k in BENCH_FIELDS}}
+    (cfg,) = resolve_runs({**RUN, **given, "rounds": bench["warmup"] + bench["rounds"]})
+    return Settings(cfg, preset, **bench)
 
 
 def synthetic_cifar(n_train: int, n_test: int, seed: int) -> Dataset:
@@ -93,17 +100,12 @@ def synthetic_cifar(n_train: int, n_test: int, seed: int) -> Dataset:
 
 
 def run_config(s: Settings) -> RunConfig:
-    cfg = RunConfig(dataset="cifar10", model=s.model, alpha=s.alpha, clients=s.clients, rounds=s.warmup + s.rounds,
-                    local_epochs=s.local_epochs, batch_size=s.batch_size, lr=s.lr, momentum=s.momentum,
-                    weight_decay=s.weight_decay, seed=s.seed, device=s.device, augment=s.augment,
-                    precision=s.precision, channels_last=s.channels_last, compile=s.compile, graphs=s.graphs,
-                    parallel_clients=s.parallel_clients, min_size=10)
-    return resolve_options(cfg, 10)
+    return resolve_options(s.run, 10)
 
 
 def fast_rounds(cfg: RunConfig, ds: Dataset, part, out: Path, keep_memory: bool = True, log=None) -> list[dict]:
     """Train with the engine (the fast path); per round: seconds, images, steps."""
-    p = Prepared(cfg, ds, part, out / cfg.run_name(), "train")
+    p = Prepared(cfg, ds, part, run_path(out, cfg), "train")
     train(p, keep_memory=keep_memory, log=log)
     events = RunDir(p.path).metrics()
     rounds, prev = [], 0.0
@@ -244,17 +246,17 @@ def bench(s: Settings, progress=None) -> dict:
     measure them in alternation, reference then fast path, ``s.repeats`` times: a machine
     whose speed drifts moves both sides of a pair together. Reports each side's median
     repeat, and the median and spread of images/s and of the per-pair ratio."""
-    device = resolve_device(s.device)
+    device = resolve_device(s.run.device)
     workers = s.workers if s.workers is not None else (6 if device.type == "cuda" else 0)
     cfg = run_config(s)
-    ds = synthetic_cifar(s.images, s.test_images, s.seed)
+    ds = synthetic_cifar(s.images, s.test_images, cfg.seed)
     part = make_partition(cfg, ds)
     say = progress or (lambda msg: None)
     out: dict = {"model": s.model, "preset": s.preset, "device": str(device), "device_name": _device_name(device),
-                 "settings": dataclasses.asdict(s), "resolved": {"augment": cfg.augment, "precision": cfg.precision},
+                 "settings": {**dataclasses.asdict(s), "run": s.run.to_json()}, "resolved": {"augment": cfg.augment, "precision": cfg.precision},
                  "partition_sizes": part.sizes.tolist(), "torch_threads": torch.get_num_threads(),
                  "repeats": s.repeats}
-    epochs = s.reference_epochs or s.local_epochs
+    epochs = s.reference_epochs or cfg.local_epochs
     rcfg = dataclasses.replace(cfg, local_epochs=epochs, rounds=s.rounds)
     refs, fasts, meta = [], [], {}
     with tempfile.TemporaryDirectory(prefix="collapse-lab-bench-") as tmp:
@@ -276,8 +278,8 @@ def bench(s: Settings, progress=None) -> dict:
                 summary["train_images_per_second"] = (sum(r["images"] for r in refr)
                                                       / sum(r["train_seconds"] for r in refr))
                 summary.update(local_epochs=epochs, workers=workers, official_evals=s.official_evals)
-                if epochs != s.local_epochs:
-                    _extrapolate(summary, refr, s.local_epochs / epochs)
+                if epochs != cfg.local_epochs:
+                    _extrapolate(summary, refr, cfg.local_epochs / epochs)
                 refs.append(summary)
             say(f"{s.model} [{i + 1}/{s.repeats}]: fast path, {cfg.rounds} round(s) ({s.warmup} warm-up)")
             t0 = time.perf_counter()
@@ -293,8 +295,8 @@ def bench(s: Settings, progress=None) -> dict:
         out["fast"] = _median_repeat(fasts)
         out["fast"]["features"] = {"data_on_device": True, "batched_augmentation": cfg.augment != "none",
                                    "channels_last": cfg.channels_last, "precision": cfg.precision, "compile": cfg.compile,
-                                   "cuda_graphs": bool(meta.get("captured")),
-                                   "parallel_clients": int(meta.get("parallel_clients", 0)),
+                                   "cuda_graphs": bool(meta.get("cuda_graphs")),
+                                   "parallel_clients": int(meta.get("parallel_clients", 1)),
                                    "keep_host_memory": s.keep_memory, "async_checkpoint_writes": True,
                                    "evaluations_per_round": 1}
         out["extraction"] = extraction(cfg, ds, state, device)

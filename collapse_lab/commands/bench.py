@@ -29,9 +29,9 @@ from ..errors import CollapseLabError
 @click.option("--channels-last/--no-channels-last", default=None, help="Fast path memory format (on).")
 @click.option("--compile", default=None, help="Fast path torch.compile mode: off, default, reduce-overhead, max-autotune "
                                               "(default: off; see the README for when it pays).")
-@click.option("--graphs", default=None, help="Fast path step programs: auto (CUDA graphs on CUDA), on, off.")
-@click.option("--parallel-clients", type=int, default=None, help="Fast path clients trained at once with --graphs "
-                                                                 "(0: automatic, 5 on CUDA).")
+@click.option("--cuda-graphs", default=None, help="Fast path: capture local steps as CUDA graphs: auto, on, off.")
+@click.option("--parallel-clients", type=int, default=None, help="Fast path clients trained at once "
+                                                                 "(0: automatic, as in train).")
 @click.option("--workers", type=int, default=None, help="Reference DataLoader workers (6 on CUDA as the official code, 0 on CPU).")
 @click.option("--repeats", type=int, default=3, show_default=True,
               help="Alternating measurements (reference, fast, reference, fast, ...); median and spread are reported.")
@@ -43,16 +43,11 @@ from ..errors import CollapseLabError
                    "test set before and after local training, the global model on the training and test sets.")
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout.")
 def bench_cmd(preset, model, device, images, test_images, clients, local_epochs, reference_epochs, rounds, warmup,
-              augment, precision, channels_last, compile, graphs, parallel_clients, workers, repeats, no_reference, keep_memory, official_evals, as_json):
+              augment, precision, channels_last, compile, cuda_graphs, parallel_clients, workers, repeats, no_reference, keep_memory, official_evals, as_json):
     """Benchmark the fast path against the official-style reference loop."""
-    from ..augment import resolve
     from ..bench.run import bench, settings_for
-    from ..fl import fast as fastpath
-    from ..models import MODELS
 
     models = [m.strip() for m in model.split(",") if m.strip()]
-    for m in models:
-        MODELS.get(m)
     for name, v in (("--images", images), ("--test-images", test_images), ("--clients", clients),
                     ("--local-epochs", local_epochs), ("--reference-epochs", reference_epochs), ("--rounds", rounds)):
         if v is not None and v < 1:
@@ -61,29 +56,20 @@ def bench_cmd(preset, model, device, images, test_images, clients, local_epochs,
         raise CollapseLabError(f"--repeats must be >= 1 (got {repeats}; 3 or more tell a change from noise)")
     if warmup is not None and warmup < 0:
         raise CollapseLabError(f"--warmup must be >= 0 (got {warmup})")
-    if augment is not None:
-        augment = resolve(augment, "cifar10")
-    if compile is not None:
-        fastpath.check_compile(compile)
     if workers is not None and workers < 0:
         raise CollapseLabError(f"--workers must be >= 0 (got {workers})")
+    # every setting is resolved and checked (as by train) before anything is measured
+    settings = [settings_for(preset, model=m, device=device, images=images, test_images=test_images, clients=clients,
+                             local_epochs=local_epochs, reference_epochs=reference_epochs, rounds=rounds, warmup=warmup,
+                             augment=augment, precision=precision, channels_last=channels_last, compile=compile,
+                             cuda_graphs=cuda_graphs, parallel_clients=parallel_clients, workers=workers,
+                             repeats=repeats, reference=not no_reference, official_evals=official_evals,
+                             keep_memory=keep_memory) for m in models]
+    for s in settings:
+        if s.run.clients > s.images:
+            raise CollapseLabError(f"--clients {s.run.clients} is more than --images {s.images}")
     results = []
-    for m in models:
-        s = settings_for(preset, model=m, device=device, images=images, test_images=test_images, clients=clients,
-                         local_epochs=local_epochs, reference_epochs=reference_epochs, rounds=rounds, warmup=warmup,
-                         augment=augment, precision=precision, channels_last=channels_last, compile=compile,
-                         graphs=graphs, parallel_clients=parallel_clients, workers=workers, repeats=repeats, reference=not no_reference, official_evals=official_evals,
-                         keep_memory=keep_memory)
-        from ..fl.engine import resolve_device
-
-        fastpath.resolve_precision(s.precision, resolve_device(s.device))
-        from ..bench.run import run_config
-        from ..fl.engine import clients_per_round
-
-        cfg = run_config(s)
-        fastpath.resolve_lanes(cfg, resolve_device(s.device), clients_per_round(cfg))
-        if s.clients > s.images:
-            raise CollapseLabError(f"--clients {s.clients} is more than --images {s.images}")
+    for s in settings:
         results.append(bench(s, progress=lambda msg: click.echo(msg, err=True)))
         if not as_json:
             _print(results[-1])

@@ -26,7 +26,7 @@ def theory():
 def prop1_cmd(seed, store, as_json):
     """||K||_F^2 - d = sum_i (lambda_i - mean lambda)^2 on random and real correlation matrices."""
     from ..features import FeatureSource
-    from ..regularizers.feddecorr import correlation_matrix
+    from ..linalg import correlation_matrix
     from ..store import find_runs
     from ..theory.prop1 import check_random, prop1_sides, relative_error
 
@@ -63,26 +63,24 @@ def prop1_cmd(seed, store, as_json):
 
 
 def client_data(dataset, data_root, alpha, client, clients, seed, width):
-    """One client's data (x as d_in x N, labels) of a Dirichlet partition."""
+    """One client's data (x as d_in x N, labels) of the run partition's Dirichlet split of
+    the data set's training set (the data and partition registries, the run seed's stream)."""
     from ..data import load_dataset
-    from ..data.mnist import read_split
-    from ..fl.seeds import PURPOSE_PARTITION, seed_for
+    from ..data.mnist import has_split
     from ..partition import PARTITIONS
+    from ..seeds import PURPOSE_PARTITION, seed_for
 
+    options = {}
     if dataset == "mnist":
         if data_root is None:
             raise CollapseLabError("--dataset mnist needs --data-root DIR with the idx files")
-        split = read_split(Path(data_root), "train", required=False) or read_split(Path(data_root), "test")
-        x, y = split[0].float().flatten(1) / 255.0, split[1]
-        x = (x - 0.1307) / 0.3081
-        classes = 10
-    else:
-        ds = load_dataset(dataset)
-        x, y, classes = ds.to_float(ds.train_x).flatten(1), ds.train_y, ds.num_classes
+        options["test_only"] = not has_split(Path(data_root), "train")  # a copy of the test set alone will do
+    ds = load_dataset(dataset, data_root=data_root, **options)
+    x, y, classes = ds.to_float(ds.train_x).flatten(1), ds.train_y, ds.num_classes
     if not 0 <= client < clients:
         raise CollapseLabError(f"--client {client} is not one of the {clients} clients (0..{clients - 1})")
     rng = np.random.default_rng(seed_for(seed, PURPOSE_PARTITION))
-    part = PARTITIONS.get("dirichlet")(y.numpy(), classes, clients, rng, alpha=alpha)
+    part = PARTITIONS.call("dirichlet", y.numpy(), classes, clients, rng, alpha=alpha)
     ix = torch.from_numpy(part.client_indices[client])
     if width > x.shape[1]:
         raise CollapseLabError(f"--width {width} exceeds the input dimension {x.shape[1]}; use --width <= {x.shape[1]}")
@@ -125,13 +123,10 @@ def _dataset(dataset, data_root):
     if dataset:
         return dataset
     if data_root:
-        from ..data.mnist import read_split
+        from ..data.mnist import has_split
 
-        try:
-            if read_split(Path(data_root), "test", required=False) is not None:
-                return "mnist"
-        except CollapseLabError:
-            pass
+        if has_split(Path(data_root), "test"):
+            return "mnist"
     return "digits"
 
 

@@ -1,20 +1,53 @@
-"""Data set registry. ``load_dataset(name, data_root=..., download=...)`` returns a Dataset."""
+"""Data set registry. ``load_dataset(name, data_root=..., download=...)`` returns a Dataset.
+
+A data set is one file here with a loader decorated ``@DATASETS.register(name, model=...,
+partition=..., augment=..., clients=..., paper={...})``: the defaults a run on it gets
+(its default model; partition ``dirichlet``, augmentation ``none`` and the number of
+clients of ``RunConfig`` unless given) and the paper preset's training values that
+differ from the common ones (``config.PAPER``). The loader takes the options it
+understands as keyword arguments (``data_root``, ``download``, ``image_size`` or its own,
+e.g. gaussian's ``dim``); any other option is refused with the list of its options.
+"""
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..registry import Registry
+from ..errors import CollapseLabError
+from ..registry import Registry, option_names
 from .base import Dataset
 
-DATASETS: Registry = Registry("data set")
-
-# Importing registers each loader (one file per data set).
-from . import digits, gaussian, mnist, cifar, tinyimagenet, domains  # noqa: E402,F401
+INFO_KEYS = {"model", "partition", "augment", "clients", "paper"}
+FLAGS = {"data_root": "--data-root", "download": "--download", "image_size": "--image-size"}
 
 
-def load_dataset(name: str, data_root: str | Path | None = None, download: bool = False, **options) -> Dataset:
+def _check(name: str, loader, info: dict) -> None:
+    if "model" not in info or set(info) - INFO_KEYS:
+        raise TypeError(f"data set {name}: register it with model=... and optionally {sorted(INFO_KEYS - {'model'})}")
+    option_names(loader)  # no **kwargs
+
+
+DATASETS: Registry = Registry("data set", __name__, flag="--dataset", check=_check)
+
+
+def load_dataset(name: str, data_root: str | Path | None = None, download: bool = False, image_size: int | None = None,
+                 **options) -> Dataset:
+    """Options left at None/False are not passed; one the loader does not take is an error."""
     loader = DATASETS.get(name)
-    return loader(data_root=Path(data_root) if data_root else None, download=download, **options)
+    given = dict(options)
+    if data_root is not None:
+        given["data_root"] = Path(data_root)
+    if download:
+        given["download"] = True
+    if image_size is not None:
+        given["image_size"] = image_size
+    accepted = option_names(loader)
+    unknown = [k for k in given if k not in accepted]
+    if unknown:
+        own = [k for k in accepted if k not in FLAGS]
+        named = ", ".join(FLAGS.get(k, f"--dataset-option {k}") for k in unknown)
+        raise CollapseLabError(f"{named}: data set {name} does not take it; drop it"
+                               + (f" (its --dataset-option keys: {', '.join(own)})" if own else ""))
+    return loader(**given)
 
 
 __all__ = ["DATASETS", "Dataset", "load_dataset"]

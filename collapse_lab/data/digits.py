@@ -11,8 +11,8 @@ TEST_FRACTION = 0.2
 SPLIT_SEED = 0  # fixed: the split is part of the data set, not of a run
 
 
-@DATASETS.register("digits")
-def load_digits(data_root=None, download: bool = False, **_) -> Dataset:
+@DATASETS.register("digits", model="mlp")
+def load_digits() -> Dataset:
     from sklearn.datasets import load_digits as sk_digits
     from sklearn.model_selection import train_test_split
 

@@ -27,8 +27,11 @@ def _class_dirs(folder: Path) -> dict[str, Path]:
     return {p.name: p for p in sorted(folder.iterdir()) if p.is_dir() and not p.name.startswith(".")}
 
 
-@DATASETS.register("domains")
-def load_domains(data_root: Path | None = None, download: bool = False, image_size: int | None = None, **_) -> Dataset:
+# The journal's domain setting (Sec. 5.1): one client per domain (clients 0 = the domain count, resolved
+# once the data are read), 1 local epoch, weight decay 1e-5, 300 rounds.
+@DATASETS.register("domains", model="resnet18", partition="domain", clients=0,
+                   paper=dict(local_epochs=1, weight_decay=1e-5, rounds=300))
+def load_domains(data_root: Path | None = None, download: bool = False, image_size: int | None = None) -> Dataset:
     root = require_root("domains", data_root, LAYOUT)
     if download:
         raise CollapseLabError(f"domains has no downloader; put {LAYOUT} under {root}")

@@ -9,17 +9,14 @@ from .base import Dataset
 from . import DATASETS
 
 
-@DATASETS.register("gaussian")
+@DATASETS.register("gaussian", model="mlp")
 def load_gaussian(
-    data_root=None,
-    download: bool = False,
     dim: int = 32,
     num_classes: int = 10,
     train_per_class: int = 200,
     test_per_class: int = 50,
     separation: float = 3.0,
     data_seed: int = 0,
-    **_,
 ) -> Dataset:
     """x = mu_c + eps, mu_c ~ N(0, (separation^2/dim) I), eps ~ N(0, I).
 

@@ -47,6 +47,10 @@ def _locate(root: Path, stem: str) -> Path | None:
     return find_first([d / (stem + ext) for d in dirs for ext in (".gz", "")])
 
 
+def has_split(root: Path, split: str) -> bool:
+    return _locate(root, FILES[(split, "x")]) is not None and _locate(root, FILES[(split, "y")]) is not None
+
+
 def read_split(root: Path, split: str, required: bool = True):
     px, py = _locate(root, FILES[(split, "x")]), _locate(root, FILES[(split, "y")])
     if px is None or py is None:
@@ -59,12 +63,14 @@ def read_split(root: Path, split: str, required: bool = True):
     return torch.from_numpy(x.copy()).unsqueeze(1), torch.from_numpy(y.astype(np.int64))
 
 
-@DATASETS.register("mnist")
-def load_mnist(data_root: Path | None = None, download: bool = False, **_) -> Dataset:
+@DATASETS.register("mnist", model="cnn")
+def load_mnist(data_root: Path | None = None, download: bool = False, test_only: bool = False) -> Dataset:
+    """``test_only``: the test files serve as both splits (for analyses that train
+    nothing on it, e.g. ``theory`` on a copy of the test set alone)."""
     root = require_root("mnist", data_root, LAYOUT)
     if download and _locate(root, FILES[("train", "x")]) is None:
         torchvision_download("mnist", root, LAYOUT)
-    xtr, ytr = read_split(root, "train")
     xte, yte = read_split(root, "test")
+    xtr, ytr = (xte, yte) if test_only else read_split(root, "train")
     return Dataset("mnist", xtr, ytr, xte, yte, num_classes=10, scale=255.0, mean=(MEAN,), std=(STD,),
                    class_names=[str(i) for i in range(10)])

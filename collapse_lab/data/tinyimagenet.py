@@ -19,8 +19,9 @@ from . import DATASETS
 LAYOUT = "tiny-imagenet-200/ with wnids.txt, train/<wnid>/images/*.JPEG, val/images/*.JPEG and val/val_annotations.txt"
 
 
-@DATASETS.register("tinyimagenet")
-def load_tinyimagenet(data_root: Path | None = None, download: bool = False, image_size: int | None = None, **_) -> Dataset:
+# FedDecorr Sec. 5.1: 50 rounds, AutoAugment alone.
+@DATASETS.register("tinyimagenet", model="mobilenetv2", augment="autoaugment", paper=dict(rounds=50))
+def load_tinyimagenet(data_root: Path | None = None, download: bool = False, image_size: int | None = None) -> Dataset:
     root = require_root("tinyimagenet", data_root, LAYOUT)
     if download:
         raise CollapseLabError(f"tinyimagenet has no downloader here; unzip tiny-imagenet-200.zip into {root} so that it holds {LAYOUT}")

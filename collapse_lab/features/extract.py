@@ -14,8 +14,10 @@ import torch
 
 from ..config import RunConfig
 from ..data import Dataset, load_dataset
+from ..devices import resolve_device
 from ..errors import CollapseLabError
 from ..io import load_state, load_tensors, save_tensors
+from ..models import build_model
 from ..store import RunDir
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
@@ -64,8 +66,6 @@ class FeatureSource:
             raise CollapseLabError(f"--split {split!r}: use test or train")
         if dtype not in DTYPES:
             raise CollapseLabError(f"--feature-dtype {dtype!r}: use float64 or float32")
-        from ..fl.engine import resolve_device
-
         self.split, self.dtype, self.batch_size, self.use_cache = split, dtype, batch_size, use_cache
         self.device = resolve_device(device)
         self._datasets: dict[tuple, tuple[Dataset, str]] = {}
@@ -98,10 +98,10 @@ class FeatureSource:
                 return load_tensors(cache)["z"]
             except (CollapseLabError, KeyError):
                 pass  # a damaged cache entry is recomputed and rewritten
-        from ..fl.methods import build_run_model
-
-        model = build_run_model(cfg, ds.num_classes, ds.input_shape)
-        model.load_state_dict(load_state(ckpt, model))
+        # the bare architecture: a method's additions beside z (MOON's head) are not read,
+        # and FedETF's fixed classifier is an ordinary classifier's weights
+        model = build_model(cfg.model, ds.num_classes, ds.input_shape)
+        model.load_state_dict(load_state(ckpt, model, extra_ok=True))
         x = getattr(ds, f"{self.split}_x")
         z = extract_features(model, x, ds.to_float, DTYPES[self.dtype], self.device, self.batch_size)
         self.computed += 1

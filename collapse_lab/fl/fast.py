@@ -2,11 +2,13 @@
 
 Data sets already live on the training device as uint8 tensors and clients draw batches
 by index (``engine.train``); this module turns a run's config into the ``FastPath`` that
-local training uses, and keeps fp32 honest on CUDA (no TF32 unless bf16 was asked for).
+local training uses and the ``TrainerPlan`` (lanes, CUDA graphs), and keeps fp32 honest
+on CUDA (no TF32 unless bf16 was asked for).
 """
 from __future__ import annotations
 
 import contextlib
+from dataclasses import dataclass
 
 import torch
 
@@ -17,7 +19,7 @@ from .local import FastPath
 PRECISIONS = ("auto", "fp32", "bf16")
 COMPILE_MODES = ("off", "default", "reduce-overhead", "max-autotune")
 GRAPH_MODES = ("auto", "on", "off")
-# Clients trained side by side on CUDA when --parallel-clients is not given (fl.graphed).
+# Clients trained side by side on CUDA when --parallel-clients is not given (fl.trainer).
 # The measured best on an H100, MobileNetV2, the paper's CIFAR-10 round: 5 lanes 20.7 s per
 # round, 4 lanes (before stride scheduling) 21.7 s; other counts unmeasured (README, Fast path).
 DEFAULT_LANES = 5
@@ -40,38 +42,55 @@ def check_compile(mode: str) -> None:
         raise CollapseLabError(f"--compile {mode!r}: use one of {', '.join(COMPILE_MODES)}")
 
 
-def resolve_lanes(cfg, device: torch.device, per_round: int) -> int:
-    """How many lanes of step programs a run trains on (``fl.graphed``); 0 means the eager
-    loop (``local.train_client``). ``--graphs auto`` is on when the method and regularizer
-    allow it: on CUDA, captured, ``DEFAULT_LANES`` lanes; on the CPU, uncaptured, one lane
-    per intra-op thread, each lane in a thread (with one thread: the eager loop).
-    ``--graphs on`` insists (and refuses what cannot run so); ``off`` never."""
-    from ..regularizers import REGULARIZERS
+@dataclass(frozen=True)
+class TrainerPlan:
+    lanes: int  # clients trained at once (1: one after another)
+    capture: bool  # CUDA graphs
+    note: str | None = None  # why a speed option was not used, shown once
+
+
+def plan_trainer(cfg, device: torch.device, per_round: int) -> TrainerPlan:
+    """How the trainer (``fl.trainer``) runs a run's clients; speed only, never the math.
+
+    ``--cuda-graphs``: auto captures on CUDA when the method's local training is plain SGD on
+    CE + beta R (``Method.capturable``), the regularizer can be held in a graph
+    (``graph_safe``) and ``--compile`` is off, and falls back (saying so) otherwise; on
+    insists; off never. ``--parallel-clients N``: N clients at once; 0 = automatic:
+    ``DEFAULT_LANES`` on CUDA with graphs, one per intra-op thread on a multi-threaded CPU
+    for capturable methods (measured to pay there, README), else 1."""
+    from ..regularizers import reg_spec
     from .methods import METHODS
 
-    if cfg.graphs not in GRAPH_MODES:
-        raise CollapseLabError(f"--graphs {cfg.graphs!r}: use auto, on or off")
+    if cfg.cuda_graphs not in GRAPH_MODES:
+        raise CollapseLabError(f"--cuda-graphs {cfg.cuda_graphs!r}: use auto, on or off")
     if cfg.parallel_clients < 0:
         raise CollapseLabError(f"--parallel-clients must be >= 0 (0: automatic; got {cfg.parallel_clients})")
     why = []
-    if not METHODS.get(cfg.method).lane_safe:
-        why.append(f"method {cfg.method} changes local training beyond SGD on CE + beta R")
-    if not REGULARIZERS.get(cfg.reg).graph_safe:
+    if not METHODS.get(cfg.method).capturable:
+        why.append(f"method {cfg.method} enters local training through hooks")
+    if not reg_spec(cfg.reg).graph_safe:
         why.append(f"regularizer {cfg.reg} needs the host inside each step")
     if cfg.compile != "off":
         why.append(f"--compile {cfg.compile} makes graphs of its own")
-    threads = torch.get_num_threads()
-    pays = device.type == "cuda" or threads > 1 or cfg.parallel_clients > 1
-    if cfg.graphs == "off" or (cfg.graphs == "auto" and (why or not pays)):
-        if cfg.parallel_clients > 1:
-            reason = "; ".join(why) or "--graphs off"
-            raise CollapseLabError(f"--parallel-clients {cfg.parallel_clients} needs step programs, which are off "
-                                   f"here ({reason}); drop --parallel-clients or use --graphs on")
-        return 0
-    if why:
-        raise CollapseLabError(f"--graphs on: {'; '.join(why)}; use --graphs auto or off")
-    n = cfg.parallel_clients or (DEFAULT_LANES if device.type == "cuda" else threads)
-    return max(1, min(n, per_round))
+    cuda = device.type == "cuda"
+    if cfg.cuda_graphs == "on" and not cuda:
+        raise CollapseLabError("--cuda-graphs on needs a CUDA device; use --cuda-graphs auto or off")
+    if cfg.cuda_graphs == "on" and why:
+        raise CollapseLabError(f"--cuda-graphs on: {'; '.join(why)}; use --cuda-graphs auto or off")
+    capture = cuda and cfg.cuda_graphs != "off" and not why
+    note = (f"CUDA graphs off for this run: {'; '.join(why)}" if cuda and cfg.cuda_graphs == "auto" and why else None)
+    if cfg.compile != "off" and cfg.parallel_clients > 1:
+        raise CollapseLabError(f"--parallel-clients {cfg.parallel_clients} cannot share one compiled model "
+                               f"(--compile {cfg.compile}); drop one of them")
+    if cfg.parallel_clients:
+        n = cfg.parallel_clients
+    elif capture:
+        n = DEFAULT_LANES
+    elif not cuda and not why and torch.get_num_threads() > 1:
+        n = torch.get_num_threads()
+    else:
+        n = 1
+    return TrainerPlan(max(1, min(n, per_round)), capture, note)
 
 
 @contextlib.contextmanager

@@ -1,4 +1,5 @@
-"""Local training of one client: SGD epochs over its own index set (Eq. 9: CE + beta * R(z)).
+"""The pieces of local training (Eq. 9: CE + beta * R(z)) that ``fl.trainer`` assembles:
+batching, the step's loss, the epoch record, the hooks through which methods enter.
 
 Methods change local training only through ``LocalHooks`` (FedProx/MOON add a loss term,
 SCAFFOLD corrects the gradient, FedETF's memory vectors change the logits), so every
@@ -70,9 +71,9 @@ class FastPath:
     weights, optimizer state, losses and the regularizer stay fp32); ``channels_last``
     for convolutional inputs; ``forward`` a compiled version of the model to call."""
 
-    def __init__(self, augment=None, aug_generator: torch.Generator | None = None, autocast: torch.dtype | None = None,
-                 channels_last: bool = False, forward: Callable | None = None, chunk: int = 4096):
-        self.augment, self.aug_generator = augment, aug_generator
+    def __init__(self, augment=None, autocast: torch.dtype | None = None, channels_last: bool = False,
+                 forward: Callable | None = None, chunk: int = 4096):
+        self.augment = augment
         self.autocast, self.channels_last, self.forward, self.chunk = autocast, channels_last, forward, chunk
 
 
@@ -80,17 +81,17 @@ PLAIN = FastPath()
 
 
 def epoch_raw(x: torch.Tensor, y: torch.Tensor, idx_batches: list[torch.Tensor], fast: FastPath,
-              aug_generator: torch.Generator | None = None):
+              aug_generator: torch.Generator | None):
     """Yield (stored-dtype input, labels) per batch. The epoch's order goes to the device in
     one non-blocking copy (a copy per batch from pageable memory would make the host wait
     for the GPU at every step); samples are gathered a chunk of whole batches (about
     ``fast.chunk`` images) at a time and, with augmentation, augmented per chunk, so kernel
-    launches are paid per chunk, not per image or batch. ``aug_generator`` defaults to
-    ``fast.aug_generator``."""
+    launches are paid per chunk, not per image or batch. ``aug_generator`` draws the
+    augmentation (its own stream: the batch order is the same with and without it)."""
     dev = x.device
     if not idx_batches:
         return
-    gen = aug_generator if aug_generator is not None else fast.aug_generator
+    gen = aug_generator
     order = to_device(torch.cat(idx_batches), dev)
     i = start = 0
     while i < len(idx_batches):
@@ -106,13 +107,6 @@ def epoch_raw(x: torch.Tensor, y: torch.Tensor, idx_batches: list[torch.Tensor],
         for b in group:
             yield xa[s : s + b], y[idx[s : s + b]]
             s += b
-
-
-def epoch_batches(x: torch.Tensor, y: torch.Tensor, idx_batches: list[torch.Tensor], to_float: Callable,
-                  fast: FastPath):
-    """Yield (float input in the training memory format, labels) per batch (``epoch_raw``)."""
-    for xb, yb in epoch_raw(x, y, idx_batches, fast):
-        yield model_input(to_float(xb), fast), yb
 
 
 def model_input(xb: torch.Tensor, fast: FastPath) -> torch.Tensor:
@@ -158,57 +152,3 @@ def cpu_state(state: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
     """A copy of a state dict on the CPU, contiguous: a channels_last model's weights are
     stored (and averaged) in the standard layout, so checkpoints do not depend on it."""
     return {k: v.detach().to("cpu", copy=True).contiguous() for k, v in state.items()}
-
-
-def train_client(
-    model: nn.Module,
-    x: torch.Tensor,
-    y: torch.Tensor,
-    to_float: Callable[[torch.Tensor], torch.Tensor],
-    *,
-    epochs: int,
-    batch_size: int,
-    lr: float,
-    momentum: float,
-    weight_decay: float,
-    reg: Callable | None,
-    beta: float,
-    generator: torch.Generator,
-    hooks: LocalHooks = NO_HOOKS,
-    on_step: Callable[[], None] | None = None,
-    fast: FastPath = PLAIN,
-) -> list[dict]:
-    """Train ``model`` in place; returns one record per epoch with the mean loss split
-    into cross-entropy, regularizer and the method's extra term (sample-weighted over
-    batches) and the number of optimizer steps taken. Frozen parameters
-    (``requires_grad=False``, e.g. FedETF's classifier) are left out of the optimizer.
-
-    The batch order comes from ``generator`` alone (CPU), so it is the same with and
-    without the fast path; loss sums stay on the device and are read once per epoch."""
-    params = [p for p in model.parameters() if p.requires_grad]
-    opt = torch.optim.SGD(params, lr=lr, momentum=momentum, weight_decay=weight_decay)
-    model.train()
-    forward = fast.forward if fast.forward is not None else model
-    history = []
-    for epoch in range(epochs):
-        zero = torch.zeros((), dtype=torch.float64, device=x.device)
-        sums = {"ce": zero, "reg": zero.clone(), "extra": zero.clone()}
-        n_seen, steps = 0, 0
-        for xb, yb in epoch_batches(x, y, batches(len(y), batch_size, generator), to_float, fast):
-            loss, ce, r, e = step_loss(model, forward, xb, yb, fast=fast, reg=reg, beta=beta, hooks=hooks, epoch=epoch)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            hooks.before_step(model)
-            opt.step()
-            steps += 1
-            b = len(yb)
-            sums["ce"] += ce.detach().double() * b
-            if r is not None:
-                sums["reg"] += r.detach().double() * b
-            if e is not None:
-                sums["extra"] += e.detach().double() * b
-            n_seen += b
-            if on_step is not None:
-                on_step()
-        history.append(epoch_record(epoch + 1, *(sums[k].item() for k in ("ce", "reg", "extra")), n_seen, steps, beta))
-    return history

@@ -16,35 +16,26 @@ import torch
 
 from .. import augment as augmentation
 from ..config import RunConfig
-from ..data import Dataset, load_dataset
+from ..data import DATASETS, Dataset, load_dataset
+from ..devices import resolve_device
 from ..errors import CollapseLabError
-from ..partition import PARTITIONS, Partition
+from ..models import check_forward
+from ..partition import PARTITIONS, Partition, partition_options
 from ..regularizers import resolve_options as resolve_reg_options
+from ..seeds import PURPOSE_INIT, PURPOSE_PARTITION, PURPOSE_SAMPLE, seed_for
 from ..store import RunDir, parse_keep_local
 from . import fast as fastpath
 from .local import num_batches
 from .methods import METHODS, build_run_model
-from .seeds import PURPOSE_INIT, PURPOSE_PARTITION, PURPOSE_SAMPLE, seed_for
-
-
-def resolve_device(spec: str) -> torch.device:
-    if spec == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if spec.startswith("cuda") and not torch.cuda.is_available():
-        raise CollapseLabError(f"--device {spec}: no CUDA device here; use --device cpu or auto")
-    try:
-        return torch.device(spec)
-    except RuntimeError:
-        raise CollapseLabError(f"--device {spec!r} is not a device; use auto, cpu, cuda or cuda:N") from None
 
 
 def make_partition(cfg: RunConfig, ds: Dataset) -> Partition:
+    """The run's partition: its options (``alpha``, ``min_size``, ...) are the run
+    configuration's fields of those names, ``domains`` the data set's domain labels."""
     rng = np.random.default_rng(seed_for(cfg.seed, PURPOSE_PARTITION))
-    labels = ds.train_y.numpy()
-    return PARTITIONS.get(cfg.partition)(
-        labels, ds.num_classes, cfg.clients, rng, alpha=cfg.alpha, min_size=cfg.min_size,
-        classes_per_client=cfg.classes_per_client,
-        domains=None if ds.train_domain is None else ds.train_domain.numpy())
+    opts = {k: (None if ds.train_domain is None else ds.train_domain.numpy()) if k == "domains" else getattr(cfg, k)
+            for k in partition_options(cfg.partition)}
+    return PARTITIONS.call(cfg.partition, ds.train_y.numpy(), ds.num_classes, cfg.clients, rng, **opts)
 
 
 def clients_per_round(cfg: RunConfig) -> int:
@@ -73,7 +64,7 @@ def resolve_options(cfg: RunConfig, num_classes: int) -> RunConfig:
     return dataclasses.replace(
         cfg, method_options=METHODS.get(cfg.method).resolve_options(dict(cfg.method_options), cfg),
         reg_options=resolve_reg_options(cfg.reg, dict(cfg.reg_options), num_classes),
-        augment=augmentation.resolve(cfg.augment, cfg.dataset),
+        augment=augmentation.resolve(cfg.augment, DATASETS.info(cfg.dataset).get("augment", "none")),
         precision=fastpath.resolve_precision(cfg.precision, resolve_device(cfg.device)))
 
 
@@ -89,35 +80,6 @@ class Prepared:
     start: int = 0  # the last complete round a resumed run continues from (0 for a new run)
 
 
-def check_config(cfg: RunConfig) -> None:
-    if cfg.clients < 1:
-        raise CollapseLabError(f"--clients must be >= 1 (got {cfg.clients})")
-    if not 0 < cfg.sample_fraction <= 1:
-        raise CollapseLabError(f"--sample-fraction must be in (0, 1] (got {cfg.sample_fraction})")
-    for name, v, lo in (("--rounds", cfg.rounds, 1), ("--local-epochs", cfg.local_epochs, 1),
-                        ("--batch-size", cfg.batch_size, 1), ("--min-size", cfg.min_size, 0)):
-        if v < lo:
-            raise CollapseLabError(f"{name} must be >= {lo} (got {v})")
-    if not cfg.lr > 0:
-        raise CollapseLabError(f"--lr must be > 0 (got {cfg.lr})")
-    if cfg.momentum < 0 or cfg.weight_decay < 0 or cfg.beta < 0:
-        raise CollapseLabError("--momentum, --weight-decay and --beta must be >= 0")
-    if cfg.decorr_norm not in ("paper", "official"):
-        raise CollapseLabError(f"--decorr-norm {cfg.decorr_norm!r}: use paper or official")
-    METHODS.get(cfg.method).resolve_options(dict(cfg.method_options), cfg)
-    resolve_reg_options(cfg.reg, dict(cfg.reg_options))
-    from ..models import MODELS
-
-    MODELS.get(cfg.model)
-    PARTITIONS.get(cfg.partition)
-    parse_keep_local(cfg.keep_local)
-    resolve_device(cfg.device)
-    augmentation.resolve(cfg.augment, cfg.dataset)
-    fastpath.resolve_precision(cfg.precision, resolve_device(cfg.device))
-    fastpath.check_compile(cfg.compile)
-    fastpath.resolve_lanes(cfg, resolve_device(cfg.device), clients_per_round(cfg))
-
-
 def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume: bool = False) -> list[Prepared]:
     """Validate every run before any is trained; raises CollapseLabError on bad input.
 
@@ -127,7 +89,9 @@ def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume
     cache: dict[tuple, Dataset] = {}
     prepared, names = [], set()
     for cfg in configs:
-        check_config(dataclasses.replace(cfg, clients=cfg.clients or 1))
+        from ..resolve import check_config
+
+        cfg = check_config(cfg)
         key = (cfg.dataset, cfg.data_root, cfg.image_size, tuple(sorted(cfg.dataset_options.items())))
         if key not in cache:
             cache[key] = load_dataset(cfg.dataset, data_root=cfg.data_root, download=cfg.download, image_size=cfg.image_size,
@@ -141,16 +105,17 @@ def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume
         if cfg.augment != "none" and len(ds.input_shape) != 3:
             raise CollapseLabError(f"--augment {cfg.augment}: {cfg.dataset} samples have shape {ds.input_shape}, not "
                                    "images (C, H, W); use --augment none")
-        model = init_model(cfg, ds)  # a model that cannot take this input fails here
-        if model.feature_dim < 1:
-            raise CollapseLabError(f"model {cfg.model} has no representation")
+        model = init_model(cfg, ds)
+        check_forward(cfg.model, model, ds.input_shape, ds.num_classes)  # an input the model cannot take fails here
         notes = tuple(METHODS.get(cfg.method).notes(model, cfg))
+        plan = fastpath.plan_trainer(cfg, resolve_device(cfg.device), clients_per_round(cfg))
+        notes += (plan.note,) if plan.note else ()
         part = make_partition(cfg, ds)
         name = cfg.run_name()
         if name in names:
             raise CollapseLabError(f"two runs would share the folder {name}; give different --alpha/--seed values or a --tag")
         names.add(name)
-        path = Path(out) / name
+        path = run_path(Path(out), cfg)
         action, start = "train", 0
         if path.exists():
             if not (path / "run.json").is_file():
@@ -182,6 +147,20 @@ def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume
         state_bytes = sum(v.numel() * v.element_size() for v in model.state_dict().values())
         prepared.append(Prepared(cfg, ds, part, path, action, notes, state_bytes, start))
     return prepared
+
+
+def run_path(out: Path, cfg: RunConfig) -> Path:
+    """The run's folder in the store: ``cfg.run_name()``, or the folder an earlier version
+    named ``cfg.legacy_run_name()`` when that one exists and holds this configuration."""
+    path = out / cfg.run_name()
+    legacy = out / cfg.legacy_run_name()
+    if not path.exists() and (legacy / "run.json").is_file():
+        try:
+            if RunDir(legacy).config.identity() == cfg.identity():
+                return legacy
+        except (ValueError, TypeError, KeyError):
+            pass
+    return path
 
 
 def estimate_bytes(p: Prepared, keep_spec: str | None = None) -> int:

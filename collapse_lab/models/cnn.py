@@ -29,5 +29,5 @@ class CNN(nn.Module):
 
 
 @MODELS.register("cnn")
-def cnn(num_classes: int, input_shape, width: int = 32, feature_dim: int = 256, **_) -> CNN:
+def cnn(num_classes: int, input_shape, width: int = 32, feature_dim: int = 256) -> CNN:
     return CNN(num_classes, input_shape, width, feature_dim)

@@ -29,5 +29,5 @@ class DeepLinear(nn.Module):
 
 
 @MODELS.register("linear")
-def linear(num_classes: int, input_shape, depth: int = 2, width: int = 64, **_) -> DeepLinear:
+def linear(num_classes: int, input_shape, depth: int = 2, width: int = 64) -> DeepLinear:
     return DeepLinear(num_classes, input_shape, depth, width)

@@ -26,5 +26,5 @@ class MLP(nn.Module):
 
 
 @MODELS.register("mlp")
-def mlp(num_classes: int, input_shape, hidden=(256, 128), **_) -> MLP:
+def mlp(num_classes: int, input_shape, hidden=(256, 128)) -> MLP:
     return MLP(num_classes, input_shape, tuple(hidden))

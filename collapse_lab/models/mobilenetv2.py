@@ -62,5 +62,5 @@ class MobileNetV2(nn.Module):
 
 
 @MODELS.register("mobilenetv2")
-def mobilenetv2(num_classes: int, input_shape, **_) -> MobileNetV2:
+def mobilenetv2(num_classes: int, input_shape) -> MobileNetV2:
     return MobileNetV2(num_classes, in_channels=input_shape[0])

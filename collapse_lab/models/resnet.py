@@ -48,15 +48,15 @@ class ResNet(nn.Module):
 
 
 @MODELS.register("resnet18")
-def resnet18(num_classes: int, input_shape, **_) -> ResNet:
+def resnet18(num_classes: int, input_shape) -> ResNet:
     return ResNet([64, 128, 256, 512], [2, 2, 2, 2], num_classes, input_shape[0])
 
 
 @MODELS.register("resnet20")
-def resnet20(num_classes: int, input_shape, **_) -> ResNet:
+def resnet20(num_classes: int, input_shape) -> ResNet:
     return ResNet([16, 32, 64], [3, 3, 3], num_classes, input_shape[0])
 
 
 @MODELS.register("resnet32")
-def resnet32(num_classes: int, input_shape, **_) -> ResNet:
+def resnet32(num_classes: int, input_shape) -> ResNet:
     return ResNet([16, 32, 64], [5, 5, 5], num_classes, input_shape[0])

@@ -38,10 +38,11 @@ class Partition:
             h.update(ix.astype("<i8").tobytes())
         return h.hexdigest()
 
-    def save(self, path: Path) -> None:
+    def save(self, path: Path, fault=None) -> None:
         flat = np.concatenate(self.client_indices) if self.client_indices else np.zeros(0, np.int64)
         save_tensors(path, {"indices": torch.from_numpy(flat), "sizes": torch.from_numpy(self.sizes),
-                            "counts": torch.from_numpy(self.counts)}, metadata={"sha256": self.content_hash()})
+                            "counts": torch.from_numpy(self.counts)}, metadata={"sha256": self.content_hash()},
+                     **({"fault": fault} if fault is not None else {}))
 
     @staticmethod
     def load(path: Path) -> "Partition":

@@ -40,7 +40,7 @@ def _attempt(labels, num_classes, num_clients, alpha, rng) -> list[np.ndarray] |
 
 @PARTITIONS.register("dirichlet")
 def dirichlet(labels: np.ndarray, num_classes: int, num_clients: int, rng: np.random.Generator,
-              alpha: float = 0.5, min_size: int = 10, **_) -> Partition:
+              alpha: float = 0.5, min_size: int = 10) -> Partition:
     """Per class c: p_c ~ Dir_K(alpha); client k gets a p_{c,k} share of class c.
 
     Clients already holding >= N/K samples get a zero share (renormalised); the whole

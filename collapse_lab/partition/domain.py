@@ -10,7 +10,7 @@ from . import PARTITIONS
 
 @PARTITIONS.register("domain")
 def domain(labels: np.ndarray, num_classes: int, num_clients: int, rng: np.random.Generator,
-           domains: np.ndarray | None = None, **_) -> Partition:
+           domains: np.ndarray | None = None) -> Partition:
     if domains is None:
         raise CollapseLabError("--partition domain needs a data set with domains (--dataset domains)")
     domains = np.asarray(domains)

@@ -27,7 +27,7 @@ def assign_classes(num_classes: int, num_clients: int, m: int, rng: np.random.Ge
 
 @PARTITIONS.register("pathological")
 def pathological(labels: np.ndarray, num_classes: int, num_clients: int, rng: np.random.Generator,
-                 classes_per_client: int = 2, **_) -> Partition:
+                 classes_per_client: int = 2) -> Partition:
     """Each class's samples are split evenly (sizes differ by <= 1) among the clients holding it."""
     labels = np.asarray(labels)
     m = classes_per_client

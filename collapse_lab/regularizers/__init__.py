@@ -1,10 +1,15 @@
 """Regularizers on the batch representations z, added to the local loss as ``CE + beta * R``
 (Eq. 9 of the FedDecorr paper), keyed by the ``--reg`` name.
 
-Each entry is a ``RegSpec``: a factory ``(num_classes, normalization, **options) ->
-callable(z, logits) -> scalar`` (or None for ``none``), its options with the papers'
-values as defaults, and the default ``beta``. ``resolve_options`` fills the defaults in,
-so a run's configuration records every value it used.
+A regularizer is one file here with a factory decorated
+``@REGULARIZERS.register(name, defaults=..., beta=..., derive=..., graph_safe=...)``: the
+factory takes its options (named in ``defaults``, with the papers' values) and, if it
+needs them, ``normalization`` (``--decorr-norm``) and ``num_classes``, and returns
+``callable(z, logits) -> scalar`` (or None for ``none``). ``derive(options, num_classes)``
+fills options that depend on the data (None in ``defaults``); ``beta`` is the default
+weight; ``graph_safe`` says that a CUDA graph can hold it (no host synchronisation, no
+data-dependent shapes). ``resolve_options`` fills the defaults in, so a run's
+configuration records every value it used.
 """
 from __future__ import annotations
 
@@ -12,37 +17,44 @@ from dataclasses import dataclass, field
 from typing import Callable
 
 from ..options import resolve_numeric
-from ..registry import Registry
+from ..registry import Registry, option_names
 
-REGULARIZERS: Registry = Registry("regularizer")
+CONTEXT = ("normalization", "num_classes")  # what the engine hands a factory besides its options
+
+
+def _check(name: str, factory: Callable, info: dict) -> None:
+    params = set(option_names(factory))
+    missing = sorted(set(info.get("defaults", {})) - params)
+    extra = sorted(params - set(info.get("defaults", {})) - set(CONTEXT))
+    if missing or extra:
+        raise TypeError(f"regularizer {name}: the factory's parameters must be its options {sorted(info.get('defaults', {}))} "
+                        f"plus any of {CONTEXT} (missing {missing}, unexpected {extra})")
+
+
+REGULARIZERS: Registry = Registry("regularizer", __name__, flag="--reg", check=_check)
 
 
 @dataclass(frozen=True)
 class RegSpec:
     factory: Callable
-    defaults: dict = field(default_factory=dict)  # None: derived from the class count, see ``derive``
+    defaults: dict = field(default_factory=dict)
     beta: float = 0.1
-    derive: Callable | None = None  # (options, num_classes) -> options with the None values filled in
-    # No host synchronisation and no data-dependent shapes, so a CUDA graph can hold it
-    # (fl.graphed); FedUV's median over the nonzero distances is not.
+    derive: Callable | None = None
     graph_safe: bool = True
 
 
-def register(name: str, defaults: dict | None = None, beta: float = 0.1, derive: Callable | None = None,
-             graph_safe: bool = True):
-    def deco(fn):
-        REGULARIZERS.register(name)(RegSpec(fn, dict(defaults or {}), beta, derive, graph_safe))
-        return fn
-
-    return deco
+def reg_spec(name: str) -> RegSpec:
+    info = REGULARIZERS.info(name)
+    return RegSpec(REGULARIZERS.get(name), dict(info.get("defaults", {})), info.get("beta", 0.1), info.get("derive"),
+                   info.get("graph_safe", True))
 
 
 def default_beta(name: str) -> float:
-    return REGULARIZERS.get(name).beta
+    return reg_spec(name).beta
 
 
 def resolve_options(name: str, given: dict, num_classes: int | None = None) -> dict:
-    spec = REGULARIZERS.get(name)
+    spec = reg_spec(name)
     out = resolve_numeric("regularizer", name, spec.defaults, given)
     if spec.derive is not None and num_classes is not None:
         out = spec.derive(out, num_classes)
@@ -50,16 +62,10 @@ def resolve_options(name: str, given: dict, num_classes: int | None = None) -> d
 
 
 def build_regularizer(name: str, normalization: str = "paper", num_classes: int | None = None, **options):
-    spec = REGULARIZERS.get(name)
-    return spec.factory(num_classes=num_classes, normalization=normalization,
-                        **resolve_options(name, options, num_classes))
+    spec = reg_spec(name)
+    context = {"normalization": normalization, "num_classes": num_classes}
+    wanted = option_names(spec.factory)
+    return spec.factory(**resolve_options(name, options, num_classes), **{k: v for k, v in context.items() if k in wanted})
 
 
-@register("none")
-def none(**_):
-    return None
-
-
-from . import decov, feddecorr, feduv  # noqa: E402,F401
-
-__all__ = ["REGULARIZERS", "build_regularizer", "default_beta", "resolve_options"]
+__all__ = ["REGULARIZERS", "RegSpec", "build_regularizer", "default_beta", "reg_spec", "resolve_options"]

@@ -24,7 +24,7 @@ from __future__ import annotations
 import torch
 
 from ..errors import CollapseLabError
-from . import register
+from . import REGULARIZERS
 
 
 def batch_covariance(z: torch.Tensor) -> torch.Tensor:
@@ -49,8 +49,8 @@ def structured_decov_loss(z: torch.Tensor, groups: int) -> torch.Tensor:
     return 0.5 * c.pow(2).masked_fill(~cross, 0.0).sum()
 
 
-@register("decov", beta=0.1)
-def decov(**_):
+@REGULARIZERS.register("decov", beta=0.1)
+def decov():
     return lambda z, logits=None: decov_loss(z)
 
 
@@ -60,7 +60,7 @@ def _check_groups(opts, num_classes):
     return {**opts, "groups": int(opts["groups"])}
 
 
-@register("structured-decov", defaults={"groups": 4}, beta=0.1, derive=_check_groups)
-def structured_decov(groups=4, **_):
+@REGULARIZERS.register("structured-decov", defaults={"groups": 4}, beta=0.1, derive=_check_groups)
+def structured_decov(groups=4):
     g = int(groups)
     return lambda z, logits=None: structured_decov_loss(z, g)

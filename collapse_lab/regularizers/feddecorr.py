@@ -23,25 +23,10 @@ from __future__ import annotations
 
 import torch
 
-from . import register
+from ..linalg import CONST_EPS, correlation_matrix
+from . import REGULARIZERS
 
-CONST_EPS = 1e-10  # relative variance below which a dimension counts as constant
 OFFICIAL_EPS = 1e-8  # the released code's epsilon
-
-
-def correlation_matrix(z: torch.Tensor, eps: float = CONST_EPS) -> torch.Tensor:
-    """Batch correlation matrix K (d x d) of z (N x d), population normalisation, unit diagonal."""
-    n = z.shape[0]
-    mean = z.mean(dim=0)
-    zc = z - mean
-    var = zc.pow(2).mean(dim=0)
-    const = var <= eps * (1.0 + mean.pow(2))
-    # where() on the variance, not the std: sqrt'(0) = inf would turn the masked branch's
-    # zero gradient into NaN.
-    std = torch.where(const, torch.ones_like(var), var).sqrt()
-    zh = (zc / std).masked_fill(const, 0.0)
-    k = zh.T @ zh / n
-    return k + torch.diag(const.to(k.dtype))
 
 
 def feddecorr_loss(z: torch.Tensor, eps: float = CONST_EPS) -> torch.Tensor:
@@ -68,8 +53,8 @@ def official_from_paper(loss_paper: float, n: int, d: int) -> float:
     return (n - 1) ** 2 / (n * d * (d - 1)) * (d * d * loss_paper - d)
 
 
-@register("feddecorr", beta=0.1)
-def feddecorr(normalization: str = "paper", **_):
+@REGULARIZERS.register("feddecorr", beta=0.1)
+def feddecorr(normalization: str = "paper"):
     if normalization == "official":
         return lambda z, logits=None: feddecorr_loss_official(z)
     return lambda z, logits=None: feddecorr_loss(z)

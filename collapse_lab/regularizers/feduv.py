@@ -18,7 +18,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from . import register
+from . import REGULARIZERS
 
 
 def uniformity_loss(z: torch.Tensor) -> torch.Tensor:
@@ -47,8 +47,8 @@ def _derive(opts, num_classes):
     return opts
 
 
-@register("feduv", defaults={"mu": 1.0, "lam": None}, beta=1.0, derive=_derive, graph_safe=False)
-def feduv(mu=1.0, lam=None, num_classes=None, **_):
+@REGULARIZERS.register("feduv", defaults={"mu": 1.0, "lam": None}, beta=1.0, derive=_derive, graph_safe=False)
+def feduv(mu=1.0, lam=None):
     def reg(z, logits):
         lam_ = lam if lam is not None else logits.shape[1] / 5
         return mu * uniformity_loss(z.float()) + lam_ * variance_loss(logits)

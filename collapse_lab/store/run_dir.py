@@ -22,10 +22,12 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
+from typing import Callable
 
 import torch
 
 from ..errors import CollapseLabError
+from ..faults import no_fault
 from ..io import append_jsonl, load_tensors, save_tensors, write_bytes, write_json
 from ..partition import Partition
 
@@ -53,15 +55,17 @@ def parse_keep_local(spec: str) -> tuple[str, int]:
 
 
 class RunDir:
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, writer=None, fault: Callable[[str], None] = no_fault):
+        """``writer``: an ``io.AsyncWriter`` (checkpoint writes then go to its thread);
+        ``fault``: the fault point of every atomic write (``faults.Faults.point``)."""
         self.path = Path(path)
-        self.writer = None  # an io.AsyncWriter: checkpoint writes then go to its thread
+        self.writer, self.fault = writer, fault
 
     def _save(self, path: Path, state: dict, metadata: dict) -> None:
         if self.writer is None:
-            save_tensors(path, state, metadata=metadata)
+            save_tensors(path, state, metadata=metadata, fault=self.fault)
         else:
-            self.writer.submit(lambda: save_tensors(path, state, metadata=metadata))
+            self.writer.submit(lambda: save_tensors(path, state, metadata=metadata, fault=self.fault))
 
     def flush(self) -> None:
         """Wait until every submitted checkpoint is on disk (before a round counts as complete)."""
@@ -107,7 +111,8 @@ class RunDir:
     # -- writing -----------------------------------------------------------------
     @staticmethod
     def create(out: Path, name: str, config_json: dict, partition: Partition,
-               init_state: dict[str, torch.Tensor], extra: dict) -> "RunDir":
+               init_state: dict[str, torch.Tensor], extra: dict, writer=None,
+               fault: Callable[[str], None] = no_fault) -> "RunDir":
         """Create the run folder complete with run.json, partition and round_0, then
         rename it into place, so a failure leaves no half-written run behind."""
         out = Path(out)
@@ -115,14 +120,14 @@ class RunDir:
         tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=out))
         try:
             run = RunDir(tmp)
-            partition.save(tmp / "partition.safetensors")
-            save_tensors(run.global_path(0), init_state, metadata={"round": "0", "model": "global"})
+            partition.save(tmp / "partition.safetensors", fault)
+            save_tensors(run.global_path(0), init_state, metadata={"round": "0", "model": "global"}, fault=fault)
             (tmp / "metrics.jsonl").touch()
             # The resolved config sits at the top level, beside the run's bookkeeping.
             meta = {**config_json, "name": name, "status": "running", "rounds_complete": 0,
                     "partition_hash": partition.content_hash(), "versions": package_versions(),
                     "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **extra}
-            write_json(tmp / "run.json", meta)
+            write_json(tmp / "run.json", meta, fault)
             final = out / name
             if final.exists():
                 shutil.rmtree(final)
@@ -130,12 +135,12 @@ class RunDir:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        return RunDir(final)
+        return RunDir(final, writer, fault)
 
     def update(self, **fields) -> None:
         meta = self.meta
         meta.update(fields)
-        write_json(self.path / "run.json", meta)
+        write_json(self.path / "run.json", meta, self.fault)
 
     def log(self, event: dict) -> None:
         append_jsonl(self.path / "metrics.jsonl", event)
@@ -184,7 +189,7 @@ class RunDir:
                 continue  # the torn last line of a killed write
             if int(e.get("round", 0)) <= r:
                 keep.append(line + "\n")
-        write_bytes(p, "".join(keep).encode())
+        write_bytes(p, "".join(keep).encode(), self.fault)
 
     def prune_local(self, r: int, keep: tuple[str, int], final_round: int) -> None:
         """Apply --keep-local after round r completes (last/every keep the final round)."""

@@ -1,9 +1,11 @@
 """Server/client algorithms, keyed by the ``--method`` name.
 
-A method enters a round at four points: ``client_start`` (load the model a client starts
-from, return the ``LocalHooks`` of its local training), ``client_end`` (record what the
-client carries to later rounds), ``aggregate`` (client results -> new global state) and
-``evaluate``. ``server_state``/``client_state`` are the tensors it carries across rounds;
+A method is one file here with a ``Method`` subclass decorated ``@METHODS.register(name)``.
+It enters a round at four points: ``client_start`` (load the model a client starts from,
+return the ``LocalHooks`` of its local training: a fresh object per client, holding that
+client's state while it trains), ``client_end`` (handed those hooks and the result:
+record what the client carries to later rounds), ``aggregate`` (client results -> new
+global state) and ``evaluate``. ``server_state``/``client_state`` are the tensors it carries across rounds;
 they are saved with each round's checkpoint and read back by ``load_state``.
 
 Options are plain numbers with the papers' tuned values as defaults (``defaults``); the
@@ -23,7 +25,12 @@ from ..aggregate import weighted_average
 from ..evaluate import evaluate
 from ..local import NO_HOOKS, LocalHooks
 
-METHODS: Registry = Registry("method")
+def _check(name, cls, info) -> None:
+    if not (isinstance(cls, type) and issubclass(cls, Method)):
+        raise TypeError(f"method {name}: register a subclass of Method")
+
+
+METHODS: Registry = Registry("method", __name__, flag="--method", check=_check)
 
 
 @dataclass
@@ -56,9 +63,9 @@ class Method:
     server_copies: float = 0.0
     client_copies: float = 0.0
     # Local training is plain SGD on CE + beta R: ``client_start`` only loads a model and
-    # returns NO_HOOKS, and ``client_end`` reads only ``result``. Such methods can train on
-    # captured step programs, several clients at once (``fl.graphed``).
-    lane_safe: bool = False
+    # returns NO_HOOKS. A CUDA graph can hold such a method's steps (``fl.trainer``), and
+    # on the CPU its clients train side by side by default (as measured, README).
+    capturable: bool = False
 
     @classmethod
     def resolve_options(cls, given: dict, cfg) -> dict:
@@ -88,8 +95,8 @@ class Method:
         model.load_state_dict(global_state)
         return NO_HOOKS
 
-    def client_end(self, k: int, r: int, model: nn.Module, result: ClientResult) -> None:
-        pass
+    def client_end(self, k: int, r: int, hooks: LocalHooks, result: ClientResult) -> None:
+        """``hooks``: what ``client_start`` returned for this client."""
 
     def aggregate(self, r: int, global_state: dict, results: list[ClientResult]) -> dict:
         raise NotImplementedError
@@ -123,19 +130,6 @@ def join_client_state(per_client: dict[int, dict[str, torch.Tensor]]) -> dict[st
 
 def fedavg_of(results: list[ClientResult]) -> dict[str, torch.Tensor]:
     return weighted_average([c.state for c in results], [c.samples for c in results])
-
-
-@METHODS.register("fedavg")
-class FedAvg(Method):
-    """FedAvg (McMahan et al. 2017): sample-count weighted average of all parameters and buffers."""
-
-    lane_safe = True
-
-    def aggregate(self, r, global_state, results):
-        return fedavg_of(results)
-
-
-from . import fedavgm, fedbn, fedetf, fednova, fedprox, moon, scaffold  # noqa: E402,F401
 
 
 def build_run_model(cfg, num_classes: int, input_shape) -> nn.Module:

@@ -11,7 +11,7 @@ from . import METHODS, Method, fedavg_of, trainable_names
 class FedAvgM(Method):
     server_copies = 2.0  # float64 velocity
     defaults = {"server_momentum": 0.5, "server_lr": 1.0}
-    lane_safe = True
+    capturable = True
 
     @classmethod
     def check_options(cls, opts, cfg):

@@ -29,7 +29,7 @@ def batchnorm_keys(model: nn.Module) -> list[str]:
 
 @METHODS.register("fedbn")
 class FedBN(Method):
-    lane_safe = True
+    capturable = True
     @classmethod
     def notes(cls, model, cfg):
         if not batchnorm_keys(model):
@@ -48,7 +48,7 @@ class FedBN(Method):
     def client_start(self, k, r, model, global_state):
         return super().client_start(k, r, model, self.personal_state(k, global_state))
 
-    def client_end(self, k, r, model, result):
+    def client_end(self, k, r, hooks, result):
         if self.keys:
             self.local[k] = {n: result.state[n] for n in self.keys}
 

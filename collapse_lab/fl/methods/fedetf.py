@@ -22,7 +22,7 @@ import torch
 
 from ...errors import CollapseLabError
 from ..local import LocalHooks
-from ..seeds import PURPOSE_ETF, seed_for
+from ...seeds import PURPOSE_ETF, seed_for
 from . import METHODS, Method, fedavg_of
 
 
@@ -86,18 +86,16 @@ class FedETF(Method):
         self.mu = torch.zeros(self.num_classes, self.dim, dtype=torch.float64)
         self.seen = torch.zeros(self.num_classes, dtype=torch.bool)
         self._means: list[tuple[torch.Tensor, torch.Tensor]] = []
-        self._hooks = None
 
     def client_start(self, k, r, model, global_state):
         model.load_state_dict(global_state)
         device = next(model.parameters()).device
         use = r >= self.opts["gmv_warmup"] and self.opts["gmv_weight"] > 0 and bool(self.seen.any())
-        self._hooks = GMVHooks(self.mu.to(device) if use else None, self.opts["gmv_weight"], self.cfg.local_epochs - 1,
-                               self.num_classes, self.dim, device)
-        return self._hooks
+        return GMVHooks(self.mu.to(device) if use else None, self.opts["gmv_weight"], self.cfg.local_epochs - 1,
+                        self.num_classes, self.dim, device)
 
-    def client_end(self, k, r, model, result):
-        h = self._hooks
+    def client_end(self, k, r, hooks, result):
+        h = hooks
         has = h.counts > 0
         means = torch.where(has[:, None], h.sums / h.counts.clamp_min(1)[:, None], torch.zeros_like(h.sums))
         self._means.append((means.cpu(), has.cpu()))

@@ -14,7 +14,7 @@ from . import METHODS, Method, trainable_names
 
 @METHODS.register("fednova")
 class FedNova(Method):
-    lane_safe = True
+    capturable = True
     def __init__(self, cfg, model, num_clients):
         super().__init__(cfg, model, num_clients)
         self.keys = trainable_names(model)

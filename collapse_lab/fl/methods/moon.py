@@ -68,7 +68,6 @@ class Moon(Method):
         super().__init__(cfg, model, num_clients)
         self.init_state = {k: v.detach().to("cpu", copy=True) for k, v in model.state_dict().items()}
         self.glob = copy.deepcopy(model).eval().requires_grad_(False)
-        self.prev_model = copy.deepcopy(model).eval().requires_grad_(False)
         self.prev: dict[int, dict[str, torch.Tensor]] = {}
         self._glob_round = None
 
@@ -77,10 +76,12 @@ class Moon(Method):
         if self._glob_round != r:  # the round's global model is the same for every client
             self.glob.load_state_dict(global_state)
             self._glob_round = r
-        self.prev_model.load_state_dict(self.prev.get(k, self.init_state))
-        return MoonHooks(self.glob, self.prev_model, self.opts["mu"], self.opts["tau"])
+        # each client its own copy: clients may train side by side
+        prev = copy.deepcopy(self.glob)
+        prev.load_state_dict(self.prev.get(k, self.init_state))
+        return MoonHooks(self.glob, prev, self.opts["mu"], self.opts["tau"])
 
-    def client_end(self, k, r, model, result):
+    def client_end(self, k, r, hooks, result):
         self.prev[k] = result.state
 
     def aggregate(self, r, global_state, results):

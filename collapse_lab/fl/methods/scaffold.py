@@ -27,8 +27,10 @@ from . import METHODS, Method, fedavg_of, join_client_state, split_client_state,
 
 
 class ControlHooks(LocalHooks):
-    def __init__(self, correction: dict[str, torch.Tensor]):
-        self.correction = correction
+    """Adds c - c_k to the gradient; keeps the round's starting weights x for ``client_end``."""
+
+    def __init__(self, correction: dict[str, torch.Tensor], x: dict[str, torch.Tensor]):
+        self.correction, self.x = correction, x
 
     def before_step(self, model):
         for name, p in model.named_parameters():
@@ -54,7 +56,6 @@ class Scaffold(Method):
         shapes = dict(model.named_parameters())
         self.c = {n: torch.zeros(shapes[n].shape, dtype=torch.float64) for n in self.keys}
         self.ck: dict[int, dict[str, torch.Tensor]] = {}
-        self._x = None
         self._deltas: list[dict[str, torch.Tensor]] = []
 
     def _client_c(self, k):
@@ -62,18 +63,17 @@ class Scaffold(Method):
 
     def client_start(self, k, r, model, global_state):
         model.load_state_dict(global_state)
-        self._x = global_state
         params = dict(model.named_parameters())
         ck = self._client_c(k)
         corr = {n: (self.c[n] - ck[n]).to(device=params[n].device, dtype=params[n].dtype) for n in self.keys}
-        return ControlHooks(corr)
+        return ControlHooks(corr, global_state)
 
-    def client_end(self, k, r, model, result):
+    def client_end(self, k, r, hooks, result):
         if result.steps == 0:
             return
         ck = self._client_c(k)
         scale = 1.0 / (momentum_norm(result.steps, self.cfg.momentum) * self.cfg.lr)
-        new = {n: ck[n] - self.c[n] + scale * (self._x[n].to(torch.float64) - result.state[n].to(torch.float64))
+        new = {n: ck[n] - self.c[n] + scale * (hooks.x[n].to(torch.float64) - result.state[n].to(torch.float64))
                for n in self.keys}
         self._deltas.append({n: new[n] - ck[n] for n in self.keys})
         self.ck[k] = new

@@ -1,0 +1,141 @@
+"""The one configuration resolver: options -> the run configurations they ask for.
+
+Precedence: the preset's training values < the data set's defaults (declared where it
+registers: model, partition, augmentation, clients, its paper values) < the config file <
+the flags. ``--alpha``, ``--seed`` and ``--classes-per-client`` (and a file's ``alphas``,
+``seeds``) expand into one run each. Every option that can be checked without reading the
+data is checked here, with a one-line error that names it; ``fl.prepare`` adds what needs
+the data (the regularizer's class-count defaults, one client per domain). ``train`` and
+``bench`` both go through here; ``cli.py`` only parses flags.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+
+from .config import DEFAULT_ALPHAS, RunConfig, load_config_file, parse_alpha, preset_values
+from .data import DATASETS
+from .devices import resolve_device
+from .errors import CollapseLabError
+
+METHOD_FLAGS = ("server_momentum", "server_lr", "gmv_warmup")  # named flags that fill method options
+AXES = ("alpha", "seed", "classes_per_client")  # list-valued: one run per value
+KEY_VALUE = {"dataset_option": ("dataset_options", "dim=64"), "method_option": ("method_options", "mu=0.01"),
+             "reg_option": ("reg_options", "groups=8")}
+
+
+def parse_key_values(items, flag: str, example: str) -> dict:
+    out = {}
+    for item in items:
+        if "=" not in item:
+            raise CollapseLabError(f"{flag} {item!r}: write KEY=VALUE, e.g. {example}")
+        k, v = item.split("=", 1)
+        try:
+            out[k.replace("-", "_")] = json.loads(v)
+        except json.JSONDecodeError:
+            out[k.replace("-", "_")] = v
+    return out
+
+
+def resolve_runs(flags: dict, config_file: str | None = None) -> list[RunConfig]:
+    """``flags``: the options the user gave (unset ones absent), named as ``RunConfig``'s
+    fields, ``alpha``/``seed``/``classes_per_client`` as lists, ``dataset_option``/
+    ``method_option``/``reg_option`` as lists of KEY=VALUE and the ``METHOD_FLAGS``."""
+    from .fl.methods import METHODS
+
+    file_values = load_config_file(config_file) if config_file else {}
+    fields = {f.name for f in dataclasses.fields(RunConfig)}
+    unknown = sorted(set(file_values) - fields - {"alphas", "seeds", *METHOD_FLAGS})
+    if unknown:
+        raise CollapseLabError(f"--config: unknown option(s) {', '.join(unknown)}; use the names of the train options")
+    given = {**file_values, **{k: v for k, v in flags.items() if k in fields and k not in AXES}}
+    dataset = given.get("dataset", "digits")
+    info = DATASETS.info(dataset)
+    values: dict = {"dataset": dataset, "model": info["model"], "partition": info.get("partition", "dirichlet")}
+    values.update(preset_values(given.get("preset", "paper"), info.get("paper")))
+    values.update(given)
+    if "clients" in info and "clients" not in given and values["partition"] == info.get("partition"):
+        values["clients"] = info["clients"]  # e.g. one client per domain, counted when the data are read
+    for flag, (field, example) in KEY_VALUE.items():
+        values[field] = {**file_values.get(field, {}),
+                         **parse_key_values(flags.get(flag, ()), f"--{flag.replace('_', '-')}", example)}
+    values["method_options"].update({k: file_values[k] for k in METHOD_FLAGS if k in file_values})
+    values["method_options"].update({k: flags[k] for k in METHOD_FLAGS if flags.get(k) is not None})
+    if values.get("beta") is None:  # the regularizer's own default (FedDecorr 0.1, FedUV 1)
+        from .regularizers import default_beta
+
+        values["beta"] = default_beta(values.get("reg", "none"))
+    from .augment import resolve as resolve_augment
+
+    values["augment"] = resolve_augment(values.get("augment", "auto"), info.get("augment", "none"))
+    alphas = _axis(flags, file_values, "alpha", "alphas", DEFAULT_ALPHAS)
+    seeds = _axis(flags, file_values, "seed", "seeds", [0])
+    cpcs = _axis(flags, file_values, "classes_per_client", None, [RunConfig.classes_per_client])
+    alphas = [parse_alpha(a) for a in alphas]
+    if values["partition"] != "dirichlet":
+        alphas = alphas[:1]
+    if values["partition"] != "pathological":
+        cpcs = cpcs[:1]
+    configs = []
+    for seed in seeds:
+        for a in alphas:
+            for m in cpcs:
+                v = {k: x for k, x in dict(values, alpha=a, seed=int(seed), classes_per_client=int(m)).items() if k in fields}
+                try:
+                    cfg = RunConfig(**v)
+                except TypeError as e:
+                    raise CollapseLabError(f"bad configuration: {e}") from None
+                cfg = dataclasses.replace(
+                    cfg, method_options=METHODS.get(cfg.method).resolve_options(dict(cfg.method_options), cfg))
+                configs.append(check_config(cfg))
+    return configs
+
+
+def _axis(flags: dict, file_values: dict, name: str, plural: str | None, default) -> list:
+    if flags.get(name):
+        v = flags[name]
+    elif plural and file_values.get(plural) is not None:
+        v = file_values[plural]
+    elif file_values.get(name) is not None:
+        v = file_values[name]
+    else:
+        v = default
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def check_config(cfg: RunConfig) -> RunConfig:
+    """Names, ranges and options that can be checked without the data; returns ``cfg``
+    with the precision resolved for its device."""
+    from .fl import fast as fastpath
+    from .fl.methods import METHODS
+    from .fl.prepare import clients_per_round
+    from .models import MODELS
+    from .partition import PARTITIONS
+    from .regularizers import resolve_options as resolve_reg_options
+    from .store import parse_keep_local
+
+    clients = cfg.clients or 1  # 0: one per domain, counted later
+    if clients < 1:
+        raise CollapseLabError(f"--clients must be >= 1 (got {cfg.clients})")
+    if not 0 < cfg.sample_fraction <= 1:
+        raise CollapseLabError(f"--sample-fraction must be in (0, 1] (got {cfg.sample_fraction})")
+    for name, v, lo in (("--rounds", cfg.rounds, 1), ("--local-epochs", cfg.local_epochs, 1),
+                        ("--batch-size", cfg.batch_size, 1), ("--min-size", cfg.min_size, 0)):
+        if v < lo:
+            raise CollapseLabError(f"{name} must be >= {lo} (got {v})")
+    if not cfg.lr > 0:
+        raise CollapseLabError(f"--lr must be > 0 (got {cfg.lr})")
+    if cfg.momentum < 0 or cfg.weight_decay < 0 or cfg.beta < 0:
+        raise CollapseLabError("--momentum, --weight-decay and --beta must be >= 0")
+    if cfg.decorr_norm not in ("paper", "official"):
+        raise CollapseLabError(f"--decorr-norm {cfg.decorr_norm!r}: use paper or official")
+    METHODS.get(cfg.method).resolve_options(dict(cfg.method_options), cfg)
+    resolve_reg_options(cfg.reg, dict(cfg.reg_options))
+    MODELS.get(cfg.model)
+    PARTITIONS.get(cfg.partition)
+    parse_keep_local(cfg.keep_local)
+    device = resolve_device(cfg.device)
+    fastpath.check_compile(cfg.compile)
+    cfg = dataclasses.replace(cfg, precision=fastpath.resolve_precision(cfg.precision, device))
+    fastpath.plan_trainer(cfg, device, clients_per_round(dataclasses.replace(cfg, clients=clients)))
+    return cfg
