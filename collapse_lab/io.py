@@ -107,11 +107,13 @@ def load_tensors(path: Path) -> dict[str, torch.Tensor]:
 def check_state(path: Path, state: dict[str, torch.Tensor], expected: dict[str, torch.Tensor],
                 extra_ok: bool = False) -> None:
     """Refuse a checkpoint whose tensor names or shapes differ from the model's
-    (``extra_ok``: tensors the model lacks are allowed)."""
+    (``extra_ok``: tensors the model lacks are allowed when all of its own are there)."""
     missing = sorted(set(expected) - set(state))
-    extra = [] if extra_ok else sorted(set(state) - set(expected))
+    extra = sorted(set(state) - set(expected))
     wrong = [f"{k} {tuple(state[k].shape)} != {tuple(expected[k].shape)}" for k in sorted(set(state) & set(expected))
              if tuple(state[k].shape) != tuple(expected[k].shape)]
+    if extra_ok and not (missing or wrong):
+        extra = []
     problems = []
     if missing:
         problems.append(f"missing {', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}")

@@ -59,7 +59,7 @@ class Registry(Generic[T]):
         try:
             return self._items[name]
         except KeyError:
-            what = f"{self.flag} {name!r}: unknown {self.kind}" if self.flag else f"unknown {self.kind} {name!r}"
+            what = f"{self.flag}: unknown {self.kind} {name!r}" if self.flag else f"unknown {self.kind} {name!r}"
             raise CollapseLabError(f"{what}; choose one of: {', '.join(self.names())}") from None
 
     def info(self, name: str) -> dict:

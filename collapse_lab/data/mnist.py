@@ -70,7 +70,8 @@ def load_mnist(data_root: Path | None = None, download: bool = False, test_only:
     root = require_root("mnist", data_root, LAYOUT)
     if download and _locate(root, FILES[("train", "x")]) is None:
         torchvision_download("mnist", root, LAYOUT)
+    train = None if test_only else read_split(root, "train")
     xte, yte = read_split(root, "test")
-    xtr, ytr = (xte, yte) if test_only else read_split(root, "train")
+    xtr, ytr = (xte, yte) if test_only else train
     return Dataset("mnist", xtr, ytr, xte, yte, num_classes=10, scale=255.0, mean=(MEAN,), std=(STD,),
                    class_names=[str(i) for i in range(10)])

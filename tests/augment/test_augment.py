@@ -5,7 +5,8 @@ import torch
 from PIL import Image
 from scipy import ndimage
 
-from collapse_lab.augment import DATASET_DEFAULT, Pipeline, resolve
+from collapse_lab.augment import STEPS, Pipeline, resolve
+from collapse_lab.data import DATASETS
 from collapse_lab.augment import autoaugment as aa
 from collapse_lab.augment import crop_flip
 from collapse_lab.augment.geometric import affine_spline, centred, prefilter_matrix
@@ -127,14 +128,18 @@ def test_crop_at_the_centre_offset_is_the_identity_and_shifts_otherwise():
     assert (y[:, :, :4] == 0).all() and torch.equal(y[:, :, 4:], x[:, :, :-4])
 
 
+@pytest.mark.parametrize("dataset,expected", [  # FedDecorr Sec. 5.1 and its code
+    ("cifar10", "crop+flip"), ("cifar100", "crop+flip+autoaugment"), ("tinyimagenet", "autoaugment"),
+    ("digits", "none"), ("mnist", "none"), ("gaussian", "none"), ("domains", "none")])
+def test_auto_is_the_papers_augmentation_declared_by_the_data_set(dataset, expected):
+    assert resolve("auto", DATASETS.info(dataset).get("augment", "none")) == expected
+
+
 def test_pipeline_resolution_and_errors():
-    assert resolve("auto", "cifar100") == DATASET_DEFAULT["cifar100"] == "crop+flip+autoaugment"
-    assert resolve("auto", "cifar10") == "crop+flip"
-    assert resolve("auto", "tinyimagenet") == "autoaugment"
-    assert resolve("auto", "digits") == "none"
-    assert resolve(" Crop + Flip ", "digits") == "crop+flip"
-    with pytest.raises(CollapseLabError, match="unknown step 'mixup'"):
-        resolve("crop+mixup", "cifar10")
+    assert resolve(" Crop + Flip ") == "crop+flip"
+    assert resolve("auto") == "none"
+    with pytest.raises(CollapseLabError, match=f"unknown step 'mixup'; .*from: {', '.join(STEPS.names())}"):
+        resolve("crop+mixup")
     with pytest.raises(CollapseLabError, match="needs images"):
         Pipeline("flip")(torch.zeros(4, 64, dtype=torch.uint8), torch.Generator())
 

@@ -1,22 +1,21 @@
 """The fast path against the reference loop built like the official code: same partition,
 same steps and, on CPU in fp32 without augmentation, the same weights after one local
 epoch (to fp32 round-off); and ``collapse-lab bench`` end to end."""
-import dataclasses
 import json
 
 import pytest
 import torch
 from click.testing import CliRunner
 
-from collapse_lab.bench.run import Settings, fast_rounds, reference_round, run_config, synthetic_cifar
+from collapse_lab.bench.run import fast_rounds, reference_round, run_config, settings_for, synthetic_cifar
 from collapse_lab.cli import cli
-from collapse_lab.fl.engine import init_model, make_partition
+from collapse_lab.fl.prepare import init_model, make_partition
 from collapse_lab.fl.local import num_batches
 from collapse_lab.store import RunDir
 
 
 # Contiguous fp32: the same kernels in the same order, so the same bits. On two intra-op
-# threads the fast path trains two clients at once, each at one thread (fl.graphed), so the
+# threads the fast path trains two clients at once, each at one thread (fl.trainer), so the
 # reference runs at one thread too: 1 and 2 threads sum in different orders. channels_last
 # reorders the convolution sums: within fp32 round-off for the CNN. (With BatchNorm the
 # fp32 gradients of either layout are 1e-3..1e-2 from float64 at these batch sizes, and
@@ -32,7 +31,7 @@ def test_fast_path_equals_reference_loop_after_one_epoch(tmp_path, model, channe
 
 
 def _compare_after_one_epoch(tmp_path, model, channels_last):
-    s = Settings(model=model, images=120, test_images=20, clients=3, local_epochs=1, rounds=1, warmup=0,
+    s = settings_for("cpu", model=model, images=120, test_images=20, clients=3, local_epochs=1, rounds=1, warmup=0,
                  batch_size=16, augment="none", precision="fp32", channels_last=channels_last, device="cpu")
     cfg = run_config(s)
     ds = synthetic_cifar(s.images, s.test_images, seed=0)
@@ -75,7 +74,7 @@ def _compare_after_one_epoch(tmp_path, model, channels_last):
 
 
 def test_reference_with_augmentation_trains_the_same_steps(tmp_path):
-    s = Settings(model="cnn", images=60, test_images=12, clients=2, local_epochs=2, rounds=1, warmup=0,
+    s = settings_for("cpu", model="cnn", images=60, test_images=12, clients=2, local_epochs=2, rounds=1, warmup=0,
                  batch_size=16, augment="crop+flip+autoaugment", precision="fp32", device="cpu")
     cfg = run_config(s)
     ds = synthetic_cifar(s.images, s.test_images, seed=1)
@@ -125,9 +124,10 @@ def test_settings_are_the_papers_for_the_paper_preset():
     from collapse_lab.bench.run import settings_for
 
     s = settings_for("paper-cifar10", model="mobilenetv2")
-    assert (s.images, s.test_images, s.clients, s.alpha, s.local_epochs, s.batch_size, s.lr, s.momentum,
-            s.weight_decay, s.augment) == (50000, 10000, 10, 0.5, 10, 64, 0.01, 0.9, 1e-5, "crop+flip")
-    assert dataclasses.replace(s, images=5).images == 5
+    r = s.run  # the paper preset's CIFAR-10 run, resolved as `collapse-lab train` resolves it
+    assert (s.images, s.test_images, r.clients, r.alpha, r.local_epochs, r.batch_size, r.lr, r.momentum,
+            r.weight_decay, r.augment, r.rounds) == (50000, 10000, 10, 0.5, 10, 64, 0.01, 0.9, 1e-5, "crop+flip", 2)
+    assert s.warmup == 1 and s.reference_epochs == 1
 
 
 def test_reference_with_fewer_epochs_is_scaled_to_the_full_round():

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import torch
@@ -27,8 +28,10 @@ def test_train_store_layout_and_fedavg_of_clients(tmp_path):
     summary = json.loads(res.stdout)
     assert len(summary["runs"]) == 2 and all(r["status"] == "complete" for r in summary["runs"])
     runs = find_runs(tmp_path)
-    assert sorted(r.path.name for r in runs) == ["gaussian_mlp_fedavg_feddecorr0.1_dir0.3_K4_s0",
-                                                  "gaussian_mlp_fedavg_feddecorr0.1_dirinf_K4_s0"]
+    names = sorted(r.path.name for r in runs)
+    assert [n[:-9] for n in names] == ["gaussian_mlp_fedavg_feddecorr0.1_dir0.3_K4_s0",
+                                       "gaussian_mlp_fedavg_feddecorr0.1_dirinf_K4_s0"]
+    assert all(re.fullmatch(r"[0-9a-f]{8}", n[-8:]) and n[-9] == "_" for n in names)
     for run in runs:
         meta = run.meta
         for key in ("dataset", "model", "method", "reg", "beta", "partition", "alpha", "clients", "rounds", "seed",
@@ -78,12 +81,40 @@ def test_same_seed_bit_identical_and_partial_participation(tmp_path):
 def test_existing_complete_run_is_skipped_and_conflict_is_an_error(tmp_path):
     args = ["train", *FAST, "--rounds", "1", "--clients", "3", "--alpha", "1", "--out", str(tmp_path)]
     assert run_cli(*args).exit_code == 0
-    before = next(tmp_path.iterdir()).joinpath("round_1", "global.safetensors").read_bytes()
+    (first,) = list(tmp_path.iterdir())
+    before = first.joinpath("round_1", "global.safetensors").read_bytes()
     res = run_cli(*args)
     assert res.exit_code == 0 and "already complete" in res.stderr
-    res = run_cli(*args, "--lr", "0.5")
+    # a folder whose run.json holds another configuration under this name is refused
+    meta = json.loads((first / "run.json").read_text())
+    (first / "run.json").write_text(json.dumps({**meta, "lr": 0.5}))
+    res = run_cli(*args)
     assert res.exit_code == 2 and "different configuration (differs in: lr)" in res.stderr
-    assert next(tmp_path.iterdir()).joinpath("round_1", "global.safetensors").read_bytes() == before
+    (first / "run.json").write_text(json.dumps(meta))
+    assert first.joinpath("round_1", "global.safetensors").read_bytes() == before
+
+
+def test_runs_that_train_differently_get_folders_of_their_own(tmp_path):
+    """Every option that changes training changes the folder name (no --tag needed), the
+    same configuration always gets the same name, and a store written before the hash
+    existed (legacy names) is still found: its complete runs are skipped."""
+    args = ["train", *FAST, "--rounds", "1", "--clients", "3", "--alpha", "1", "--reg", "feddecorr",
+            "--out", str(tmp_path)]
+    for extra in ([], ["--decorr-norm", "official"], ["--lr", "0.5"], ["--reg-option", "dummy=1"]):
+        res = run_cli(*args, *extra)
+        if extra and extra[0] == "--reg-option":
+            assert res.exit_code == 2 and "has no option dummy" in res.stderr
+        else:
+            assert res.exit_code == 0, res.output
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert len(names) == 3 and len({n[:-9] for n in names}) == 1  # one readable part, three hashes
+    legacy = tmp_path / "gaussian_mlp_fedavg_feddecorr0.1_dir1_K3_s0"
+    plain = [p for p in tmp_path.iterdir() if json.loads((p / "run.json").read_text())["decorr_norm"] == "paper"
+             and json.loads((p / "run.json").read_text())["lr"] != 0.5]
+    plain[0].rename(legacy)
+    res = run_cli(*args)
+    assert res.exit_code == 0 and f"{legacy}: already complete" in res.stderr
+    assert len(list(tmp_path.iterdir())) == 3
 
 
 @pytest.mark.parametrize("fmt", ["toml", "yaml"])

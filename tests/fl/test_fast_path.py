@@ -1,12 +1,10 @@
 """The fast path's pieces: augmented batches stay aligned with their labels, the bf16
-autocast code path (run on CPU here), async checkpoint writes, torch.compile, and exact
-resume of an augmented run."""
+autocast code path (run on CPU here), torch.compile, and exact resume of an augmented run."""
 import json
 import os
 import signal
 import subprocess
 import sys
-import threading
 
 import pytest
 import torch
@@ -14,8 +12,8 @@ from click.testing import CliRunner
 
 from collapse_lab.augment import Pipeline
 from collapse_lab.cli import cli
-from collapse_lab.fl.local import PLAIN, FastPath, batches, epoch_batches, train_client
-from collapse_lab.io import AsyncWriter
+from collapse_lab.fl.local import PLAIN, FastPath, batches, epoch_raw
+from collapse_lab.fl.trainer import train_client
 from collapse_lab.models import MODELS
 from tests.conftest import write_cifar
 
@@ -27,16 +25,16 @@ def test_augmented_chunks_keep_images_with_their_labels():
     y = torch.arange(n)
     g = torch.Generator().manual_seed(0)
     order = batches(n, 5, g)
-    fast = FastPath(augment=Pipeline("crop+flip"), aug_generator=torch.Generator().manual_seed(1), chunk=12)
+    fast = FastPath(augment=Pipeline("crop+flip"), chunk=12)
     seen = []
-    for xb, yb in epoch_batches(x, y, order, lambda t: t.float(), fast):
+    for xb, yb in epoch_raw(x, y, order, fast, torch.Generator().manual_seed(1)):
+        xb = xb.float()
         assert torch.equal(xb[:, 0, 4, 4], yb.float())  # centre survives a crop of at most 4 pixels
         seen.append(yb)
     assert torch.equal(torch.cat(seen), torch.cat(order))  # same samples, same order as without augmentation
     assert [len(b) for b in seen] == [len(b) for b in order]
     # the crop happened: some image has zero padding in view
-    fast.aug_generator = torch.Generator().manual_seed(1)
-    xs = torch.cat([xb for xb, _ in epoch_batches(x, y, order, lambda t: t.float(), fast)])
+    xs = torch.cat([xb for xb, _ in epoch_raw(x, y, order, fast, torch.Generator().manual_seed(1))])
     assert (xs[:, 0, 0, 0] == 0).sum() > (torch.cat(order) == 0).sum()
 
 
@@ -89,27 +87,6 @@ def test_channels_last_and_compile_match_plain_fp32():
             model, _ = _client(fast)
         for a, b in zip(model.parameters(), base.parameters()):
             assert (a - b).abs().max().item() <= 1e-5 * max(b.abs().max().item(), 1.0)
-
-
-def test_async_writer_keeps_order_and_reports_errors():
-    w = AsyncWriter(depth=2)
-    done, gate = [], threading.Event()
-    w.submit(lambda: (gate.wait(5), done.append(1)))
-    w.submit(lambda: done.append(2))
-    assert done == []  # the training thread went on while the first write waited
-    gate.set()
-    w.flush()
-    assert done == [1, 2]
-
-    def fail():
-        raise OSError(28, "No space left on device")
-
-    w.submit(fail)
-    w.submit(lambda: done.append(3))  # skipped: nothing is written after a failed write
-    with pytest.raises(OSError, match="No space left"):
-        w.flush()
-    assert done == [1, 2]
-    w.close()
 
 
 ARGS = ["train", "--dataset", "cifar100", "--model", "cnn", "--clients", "3", "--alpha", "0.5", "--rounds", "3",

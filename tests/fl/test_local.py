@@ -4,7 +4,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from collapse_lab.fl.local import batches, num_batches, train_client
+from collapse_lab.fl.local import batches, num_batches
+from collapse_lab.fl.trainer import train_client
 from collapse_lab.models import build_model
 from collapse_lab.regularizers.feddecorr import feddecorr_loss
 

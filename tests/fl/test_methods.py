@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from collapse_lab.config import RunConfig
 from collapse_lab.errors import CollapseLabError
 from collapse_lab.fl.aggregate import momentum_norm, weighted_average
-from collapse_lab.fl.local import train_client
+from collapse_lab.fl.trainer import train_client
 from collapse_lab.fl.methods import METHODS, ClientResult, EvalData, build_run_model
 from collapse_lab.fl.methods.fedbn import batchnorm_keys
 from collapse_lab.fl.methods.fedetf import simplex_etf
@@ -46,7 +46,7 @@ def run_round(method, cfg, model, global_state, r, datasets, steps_seed=0):
                             generator=torch.Generator().manual_seed(steps_seed + k), hooks=hooks)
         state = {n: v.detach().clone() for n, v in model.state_dict().items()}
         res = ClientResult(k, state, len(y), sum(h["steps"] for h in hist))
-        method.client_end(k, r, model, res)
+        method.client_end(k, r, hooks, res)
         results.append(res)
     return method.aggregate(r, global_state, results), results
 
@@ -313,8 +313,8 @@ def test_moon_previous_model_persists_and_the_head_is_part_of_the_model():
     assert hooks.loss(model, x, y, *model(x)).item() == pytest.approx(math.log(2), rel=1e-5)
     g1, results = run_round(method, cfg, model, g0, 1, [data(16, 1), data(16, 2)])
     assert close(method.prev[1], results[1].state, atol=0)
-    method.client_start(1, 2, model, g1)
-    assert close(method.prev_model.state_dict(), results[1].state, atol=0)
+    hooks = method.client_start(1, 2, model, g1)  # the client's own previous model travels in its hooks
+    assert close(hooks.prev.state_dict(), results[1].state, atol=0)
 
 
 # -- FedBN ---------------------------------------------------------------------------

@@ -3,6 +3,7 @@ stored byte with an uninterrupted run; SIGTERM stops with a resume hint."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -98,7 +99,7 @@ def test_sigterm_stops_after_the_client_with_a_resume_hint(tmp_path):
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 143, err[-500:]
     last = err.strip().splitlines()[-1]
-    assert last.startswith("SIGTERM: stopped gaussian_mlp_fedavg_none_dir0.5_K3_s0 in round ")
+    assert re.match(r"SIGTERM: stopped gaussian_mlp_fedavg_none_dir0\.5_K3_s0_[0-9a-f]{8} in round ", last), last
     assert "Continue with: collapse-lab train" in last and last.endswith("--resume")
     assert "Traceback" not in err
     (run,) = [p for p in out.iterdir() if (p / "run.json").is_file()]

@@ -96,7 +96,8 @@ def test_disk_estimate_refuses_and_suggests_keep_local(tmp_path, monkeypatch):
 
 def test_estimate_matches_what_a_run_writes(tmp_path):
     from collapse_lab.config import RunConfig
-    from collapse_lab.fl.engine import estimate_bytes, prepare, train
+    from collapse_lab.fl.engine import train
+    from collapse_lab.fl.prepare import estimate_bytes, prepare
 
     cfg = RunConfig(dataset="gaussian", dataset_options={"dim": 8, "train_per_class": 30, "test_per_class": 10},
                     rounds=3, clients=3, local_epochs=1, batch_size=16, alpha=0.5, method="scaffold")
