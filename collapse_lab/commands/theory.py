@@ -135,8 +135,8 @@ def _dataset(dataset, data_root):
 def thm1_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
              as_json):
     """Theorem 1 on an (L+1)-layer linear network: Eq. 40 and Eq. 32/46 against measured d sigma_k/dt."""
-    from ..plots import plt, save_figure
-    from ..plots.theory import plot_sigma_paths, plot_step_errors
+    from ..plots import save_figure
+    from ..plots.theory import alignment_figure, thm1_figure
     from ..theory.linear_flow import growing, simulate
 
     t0 = time.time()
@@ -173,29 +173,11 @@ def thm1_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, et
             "sigma_first": res.sigma[0], "sigma_last": res.sigma[-1], "times": res.times,
             "eq40_rel": res.eq40_rel, "eq46_rel": res.eq46_rel, "G_rank": res.G_rank,
         })
-    # figures
-    n = len(alphas)
-    fig, axes = plt.subplots(2, max(n, 2), figsize=(4.2 * max(n, 2), 7.5), squeeze=False)
-    plot_step_errors(axes[0][0], [(s["eta"], s["times"], s["eq40_rel"]) for s in studies])
-    ax = axes[0][1]
-    for p in per_alpha:
-        ax.plot(p["times"], p["G_rank"], marker="o", markersize=2, label=f"alpha={p['alpha']}")
-    ax.set_xlabel("t")
-    ax.set_ylabel("effective rank of G(t)")
-    ax.set_title("rank of G(t) (Eq. 4)")
-    ax.legend(fontsize=8, frameon=False)
-    ax.grid(alpha=0.3)
-    for j in range(2, max(n, 2)):
-        axes[0][j].axis("off")
-    for ax, (a, res) in zip(axes[1], results.items()):
-        times = np.arange(res.sigma_all.shape[0]) * eta
-        plot_sigma_paths(ax, times, res.sigma_all, kmax, f"alpha={a}: sigma_k(t), k <= {kmax}")
-    for j in range(n, max(n, 2)):
-        axes[1][j].axis("off")
-    fig.suptitle(f"Theorem 1 on a {depth + 1}-layer linear network ({dataset}, client {client}, step {eta:g})")
-    fig.tight_layout()
+    fig = thm1_figure([(st["eta"], st["times"], st["eq40_rel"]) for st in studies],
+                      [(p["alpha"], p["times"], p["G_rank"]) for p in per_alpha], results, kmax, eta,
+                      f"Theorem 1 on a {depth + 1}-layer linear network ({dataset}, client {client}, step {eta:g})")
     paths = save_figure(fig, Path(fig_dir), f"thm1_{dataset}_L{depth}")
-    fig2 = _alignment_figure(results, depth)
+    fig2 = alignment_figure(results, depth)
     paths += save_figure(fig2, Path(fig_dir), f"thm1_alignment_{dataset}_L{depth}")
     out = {"dataset": dataset, "depth": depth, "width": width, "eta": eta, "horizon": horizon, "step_study": studies,
            "alphas": per_alpha, "figures": [str(p) for p in paths], "seconds": round(time.time() - t0, 2)}
@@ -218,27 +200,13 @@ def thm1_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, et
     click.echo(f"{time.time() - t0:.1f} s")
 
 
-def _alignment_figure(results, depth):
-    from ..plots import plt
-    from ..plots.theory import plot_alignment
-
-    n = len(results)
-    times = list(next(iter(results.values())).alignment)
-    fig, axes = plt.subplots(n, len(times), figsize=(3.6 * len(times), 3.2 * n), squeeze=False)
-    for row, (a, res) in zip(axes, results.items()):
-        for ax, t in zip(row, times):
-            plot_alignment(ax, res.alignment[t], f"alpha={a}, t={t:g}")
-    fig.suptitle(f"|u_k^T v_(L+1),k'| (Fig. 6), L = {depth}")
-    fig.tight_layout()
-    return fig
-
-
 @theory.command("align")
 @thm_options
 def align_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
               as_json):
     """The Fig. 6 heatmaps alone: alignment of Pi's left and W_{L+1}'s right singular vectors."""
     from ..plots import save_figure
+    from ..plots.theory import alignment_figure
     from ..theory.linear_flow import simulate
 
     alphas = _check(depth, width, eta, horizon, alpha)
@@ -249,7 +217,7 @@ def align_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, e
         x, y, classes = client_data(dataset, data_root, a, client, clients, seed, width)
         results[alpha_str(a)] = simulate(x, y, classes, depth, width, scale, eta, steps, records=2,
                                          align_at=(0.0, 0.25, 0.5, 1.0), seed=seed)
-    paths = save_figure(_alignment_figure(results, depth), Path(fig_dir), f"align_{dataset}_L{depth}")
+    paths = save_figure(alignment_figure(results, depth), Path(fig_dir), f"align_{dataset}_L{depth}")
     if as_json:
         click.echo(json.dumps({"alignment": {a: {str(t): m.tolist() for t, m in r.alignment.items()} for a, r in results.items()},
                                "figures": [str(p) for p in paths]}, indent=1))

@@ -35,3 +35,47 @@ def plot_alignment(ax, a: np.ndarray, title: str):
     ax.set_ylabel("k (Pi)")
     ax.set_title(title, fontsize=9)
     return ax.figure
+
+
+def thm1_figure(studies, ranks, results: dict, kmax: int, eta: float, title: str):
+    """The ``theory thm1`` figure: Eq. 40's error against the step, the effective rank of
+    G(t) per alpha (``ranks``: (alpha, times, ranks)), and sigma_k(t) per alpha (``results``:
+    alpha -> simulation with ``sigma_all``)."""
+    from . import plt
+
+    n = len(results)
+    fig, axes = plt.subplots(2, max(n, 2), figsize=(4.2 * max(n, 2), 7.5), squeeze=False)
+    plot_step_errors(axes[0][0], studies)
+    ax = axes[0][1]
+    for alpha, times, rank in ranks:
+        ax.plot(times, rank, marker="o", markersize=2, label=f"alpha={alpha}")
+    ax.set_xlabel("t")
+    ax.set_ylabel("effective rank of G(t)")
+    ax.set_title("rank of G(t) (Eq. 4)")
+    ax.legend(fontsize=8, frameon=False)
+    ax.grid(alpha=0.3)
+    for j in range(2, max(n, 2)):
+        axes[0][j].axis("off")
+    for ax, (a, res) in zip(axes[1], results.items()):
+        times = np.arange(res.sigma_all.shape[0]) * eta
+        plot_sigma_paths(ax, times, res.sigma_all, kmax, f"alpha={a}: sigma_k(t), k <= {kmax}")
+    for j in range(n, max(n, 2)):
+        axes[1][j].axis("off")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def alignment_figure(results: dict, depth: int):
+    """Fig. 6: |u_k^T v_(L+1),k'| heatmaps, one row per alpha, one column per recorded time."""
+    from . import plt
+
+    n = len(results)
+    times = list(next(iter(results.values())).alignment)
+    fig, axes = plt.subplots(n, len(times), figsize=(3.6 * len(times), 3.2 * n), squeeze=False)
+    for row, (a, res) in zip(axes, results.items()):
+        for ax, t in zip(row, times):
+            plot_alignment(ax, res.alignment[t], f"alpha={a}, t={t:g}")
+    fig.suptitle(f"|u_k^T v_(L+1),k'| (Fig. 6), L = {depth}")
+    fig.tight_layout()
+    return fig

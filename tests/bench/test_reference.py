@@ -7,7 +7,8 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from collapse_lab.bench.run import fast_rounds, reference_round, run_config, settings_for, synthetic_cifar
+from collapse_lab.bench.reference_round import reference_round
+from collapse_lab.bench.run import fast_rounds, run_config, settings_for, synthetic_cifar
 from collapse_lab.cli import cli
 from collapse_lab.fl.prepare import init_model, make_partition
 from collapse_lab.fl.local import num_batches

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from click.testing import CliRunner
 
 from collapse_lab.cli import cli
@@ -15,6 +17,7 @@ def test_prop1_cli(store):
     assert out["max_rel_error"] < 1e-10 and len(out["real"]) == 2 and len(out["random"]) >= 20
 
 
+@pytest.mark.slow
 def test_thm1_cli_small(tmp_path):
     res = CliRunner().invoke(cli, ["theory", "thm1", "--alpha", "0.01", "--alpha", "inf", "--width", "8",
                                    "--eta", "1e-3", "--horizon", "0.2", "--out", str(tmp_path), "--json"])

@@ -138,10 +138,23 @@ def test_missing_files_name_the_layout(tmp_path):
             load_dataset(name, data_root=tmp_path)
 
 
-def test_registry_lists_all():
-    assert DATASETS.names() == ["cifar10", "cifar100", "digits", "domains", "gaussian", "mnist", "tinyimagenet"]
+@pytest.mark.parametrize("name", DATASETS.names())
+def test_every_data_set_declares_a_registered_default_model(name):
+    from collapse_lab.models import MODELS
+
+    assert DATASETS.info(name)["model"] in MODELS
 
 
+def test_unknown_loader_options_are_refused_with_the_list():
+    with pytest.raises(CollapseLabError, match="--dataset-option dimm: data set gaussian does not take it; drop it "
+                                               "\\(its --dataset-option keys: dim, num_classes"):
+        load_dataset("gaussian", dimm=3)
+    with pytest.raises(CollapseLabError, match="--data-root: data set digits does not take it"):
+        load_dataset("digits", data_root="/nowhere")
+    assert load_dataset("gaussian", dim=3, train_per_class=2, test_per_class=1).train_x.shape == (20, 3)
+
+
+@pytest.mark.slow
 def test_core_never_imports_torchvision():
     import subprocess
     import sys

@@ -71,6 +71,7 @@ def test_bf16_autocast_path_keeps_fp32_weights_losses_and_regularizer_input():
     assert abs(h16[0]["ce"] - h32[0]["ce"]) < 0.05 * h32[0]["ce"]
 
 
+@pytest.mark.slow
 def test_channels_last_and_compile_match_plain_fp32():
     base, _ = _client(PLAIN)
     for fast in (FastPath(channels_last=True), None):
@@ -98,6 +99,7 @@ def _files(out):
     return run, {str(f.relative_to(run)): f.read_bytes() for f in sorted(run.rglob("*.safetensors"))}
 
 
+@pytest.mark.slow
 def test_augmented_run_resumes_bit_identical(tmp_path):
     root = tmp_path / "data"
     write_cifar(root, "cifar100", n_per_file=40)

@@ -3,8 +3,8 @@ stored byte with an uninterrupted run; SIGTERM stops with a resume hint."""
 from __future__ import annotations
 
 import json
-import re
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -15,6 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from collapse_lab.cli import cli
+
+pytestmark = pytest.mark.slow  # SIGKILLed subprocesses
 
 ARGS = ["train", "--dataset", "gaussian", "--dataset-option", "dim=8", "--dataset-option", "train_per_class=30",
         "--dataset-option", "test_per_class=10", "--local-epochs", "2", "--batch-size", "16", "--rounds", "3",

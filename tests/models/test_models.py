@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from collapse_lab.models import MODELS, build_model
+from collapse_lab.errors import CollapseLabError
+from collapse_lab.models import MODELS, build_model, check_forward
 
 CASES = [("mlp", (1, 8, 8), 128), ("cnn", (1, 8, 8), 256), ("cnn", (3, 32, 32), 256), ("linear", (64,), 64),
          ("mobilenetv2", (3, 32, 32), 1280), ("resnet18", (3, 32, 32), 512), ("resnet18", (3, 64, 64), 512),
@@ -23,8 +24,43 @@ def test_logits_are_classifier_of_z(name, shape, dim):
     assert list(m.modules())[-1] is m.classifier
 
 
-def test_mlp_representation_is_wide_enough():
-    assert build_model("mlp", 10, (1, 8, 8)).feature_dim >= 64
+@pytest.mark.parametrize("name", MODELS.names())
+def test_every_registered_model_keeps_the_contract(name):
+    """Whatever is registered: (logits, z) with logits = classifier(z), found by the registry."""
+    shape = (64,) if name == "linear" else (3, 32, 32)
+    torch.manual_seed(0)
+    m = build_model(name, 5, shape).eval()
+    check_forward(name, m, shape, 5)
+    logits, z = m(torch.randn(2, *shape))
+    assert torch.allclose(logits, m.classifier(z), atol=1e-6)
+    assert name in {n for n, _, _ in CASES}  # and its representation width is pinned above
+
+
+def test_unknown_model_options_are_refused_with_the_list():
+    with pytest.raises(CollapseLabError, match="model mobilenetv2 has no option width; its options: none"):
+        build_model("mobilenetv2", 10, (3, 32, 32), width=8)
+    with pytest.raises(CollapseLabError, match="model cnn has no option widht; its options: width, feature_dim"):
+        build_model("cnn", 10, (3, 32, 32), widht=8)
+    assert build_model("cnn", 10, (3, 32, 32), width=8, feature_dim=16).feature_dim == 16
+
+
+def test_a_model_that_breaks_the_contract_is_refused():
+    import torch.nn as nn
+
+    from collapse_lab.registry import Registry
+
+    with pytest.raises(TypeError, match="takes \\*\\*kwargs"):
+        MODELS.register("sloppy")(lambda num_classes, input_shape, **_: None)
+    reg = Registry("model")
+    reg.register("nofeat")(lambda num_classes, input_shape: nn.Linear(3, num_classes))
+    MODELS._items["nofeat"] = reg.get("nofeat")  # bypass discovery for this check only
+    try:
+        with pytest.raises(TypeError, match="breaks the model contract"):
+            build_model("nofeat", 4, (3,))
+    finally:
+        del MODELS._items["nofeat"]
+    with pytest.raises(CollapseLabError, match="--model mlp cannot take inputs of shape"):
+        check_forward("mlp", build_model("mlp", 4, (1, 8, 8)), (1, 9, 9), 4)
 
 
 def test_linear_network_is_the_weight_product():
@@ -38,7 +74,3 @@ def test_linear_network_is_the_weight_product():
     logits, z = m(x)
     assert torch.allclose(z, x @ prod.T) and torch.allclose(logits, z @ m.classifier.weight.T)
     assert all(layer.bias is None for layer in m.layers) and m.classifier.bias is None
-
-
-def test_registry_names():
-    assert MODELS.names() == ["cnn", "linear", "mlp", "mobilenetv2", "resnet18", "resnet20", "resnet32"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from collapse_lab.regularizers.feddecorr import correlation_matrix
+from collapse_lab.linalg import correlation_matrix
 from collapse_lab.theory.linear_flow import alignment_matrix, balanced_init, class_G, product, simulate
 from collapse_lab.theory.prop1 import check_random, prop1_sides, relative_error
 

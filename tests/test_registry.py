@@ -1,0 +1,157 @@
+"""One registry pattern: a plugin is one file in its package, found without editing any
+``__init__``. Each test copies the package, drops one new plugin file of every kind into the
+copy and trains a run that uses all of them, in a fresh interpreter; CLI help and errors
+list the new names."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from collapse_lab.errors import CollapseLabError
+from collapse_lab.registry import Registry, option_names
+
+PKG = Path(__file__).resolve().parents[1] / "collapse_lab"
+
+PLUGINS = {
+    "data/toyset.py": '''
+        import torch
+        from . import DATASETS
+        from .base import Dataset
+
+        @DATASETS.register("toyset", model="toynet")
+        def load_toyset(n: int = 40) -> Dataset:
+            g = torch.Generator().manual_seed(0)
+            x, y = torch.randn(n, 4, generator=g), torch.arange(n) % 2
+            return Dataset("toyset", x, y, x[:10], y[:10], num_classes=2)
+    ''',
+    "models/toynet.py": '''
+        import torch.nn as nn
+        from . import MODELS
+
+        class Toy(nn.Module):
+            def __init__(self, num_classes, d_in, width):
+                super().__init__()
+                self.body = nn.Sequential(nn.Linear(d_in, width), nn.ReLU())
+                self.feature_dim = width
+                self.classifier = nn.Linear(width, num_classes)
+
+            def forward(self, x):
+                z = self.body(x)
+                return self.classifier(z), z
+
+        @MODELS.register("toynet")
+        def toynet(num_classes, input_shape, width: int = 6):
+            return Toy(num_classes, input_shape[0], width)
+    ''',
+    "partition/halves.py": '''
+        import numpy as np
+        from . import PARTITIONS
+        from .base import Partition
+
+        @PARTITIONS.register("halves")
+        def halves(labels, num_classes, num_clients, rng, min_size: int = 10):
+            return Partition.from_indices(np.array_split(np.arange(len(labels)), num_clients), labels, num_classes)
+    ''',
+    "fl/methods/fedtoy.py": '''
+        from . import METHODS, Method, fedavg_of
+
+        @METHODS.register("fedtoy")
+        class FedToy(Method):
+            """FedAvg under another name, with an option."""
+            defaults = {"gain": 1.0}
+
+            def aggregate(self, r, global_state, results):
+                return fedavg_of(results)
+    ''',
+    "regularizers/zsquare.py": '''
+        from . import REGULARIZERS
+
+        @REGULARIZERS.register("zsquare", defaults={"scale": 1.0}, beta=0.5)
+        def zsquare(scale=1.0):
+            return lambda z, logits=None: scale * z.pow(2).mean()
+    ''',
+    "augment/invert.py": '''
+        import torch
+        from . import STEPS
+
+        @STEPS.register("invert")
+        class Invert:
+            def draw(self, n, generator):
+                return torch.rand(n, generator=generator) < 0.5
+
+            def apply(self, x, params):
+                return torch.where(params[:, None, None, None], 255 - x, x)
+    ''',
+}
+
+CHECK = '''
+import json, torch, collapse_lab
+from collapse_lab.augment import Pipeline
+x = torch.full((4, 1, 2, 2), 10, dtype=torch.uint8)
+y = Pipeline("invert")(x, torch.Generator().manual_seed(0))
+print(json.dumps({"where": collapse_lab.__file__, "inverted": sorted({int(v) for v in y.flatten()})}))
+'''
+
+
+@pytest.fixture(scope="module")
+def package_with_plugins(tmp_path_factory):
+    root = tmp_path_factory.mktemp("pkg")
+    shutil.copytree(PKG, root / "collapse_lab", ignore=shutil.ignore_patterns("__pycache__"))
+    for rel, code in PLUGINS.items():
+        (root / "collapse_lab" / rel).write_text(textwrap.dedent(code))
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return root, env
+
+
+@pytest.mark.slow
+def test_one_file_per_plugin_is_found_and_trains(package_with_plugins, tmp_path):
+    root, env = package_with_plugins
+    out = subprocess.run([sys.executable, "-c", CHECK], env=env, cwd=root, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-800:]
+    got = json.loads(out.stdout)
+    assert got["where"].startswith(str(root))  # the copy, not the installed package
+    assert set(got["inverted"]) <= {10, 245} and len(got["inverted"]) == 2  # the new step ran
+    cmd = [sys.executable, "-m", "collapse_lab.cli", "train", "--dataset", "toyset", "--partition", "halves",
+           "--method", "fedtoy", "--method-option", "gain=2", "--reg", "zsquare", "--clients", "2", "--rounds", "1",
+           "--local-epochs", "1", "--batch-size", "8", "--device", "cpu", "--out", str(tmp_path / "ck"), "--json"]
+    res = subprocess.run(cmd, env=env, cwd=root, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-800:]
+    (run,) = [p for p in (tmp_path / "ck").iterdir() if (p / "run.json").is_file()]
+    meta = json.loads((run / "run.json").read_text())
+    assert (meta["dataset"], meta["model"], meta["partition"], meta["method"], meta["reg"]) == (
+        "toyset", "toynet", "halves", "fedtoy", "zsquare")
+    assert meta["method_options"] == {"gain": 2.0} and meta["beta"] == 0.5 and meta["feature_dim"] == 6
+    assert meta["client_sizes"] == [20, 20] and meta["status"] == "complete"
+    events = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    assert all(e["reg"] > 0 for e in events if e["event"] == "local_epoch")  # the regularizer was applied
+    help_ = subprocess.run([sys.executable, "-m", "collapse_lab.cli", "train", "--help"], env=env, cwd=root,
+                           capture_output=True, text=True, timeout=120).stdout
+    for name in ("toyset", "toynet", "halves", "fedtoy", "zsquare", "invert"):
+        assert name in help_, name
+    bad = subprocess.run([sys.executable, "-m", "collapse_lab.cli", "train", "--reg", "nope"], env=env, cwd=root,
+                         capture_output=True, text=True, timeout=120)
+    assert bad.returncode == 2 and "zsquare" in bad.stderr and "feddecorr" in bad.stderr
+
+
+def test_registry_lookups_list_names_and_refuse_unknown_options():
+    reg = Registry("widget", flag="--widget")
+    reg.register("b")(lambda size=1, colour="red": (size, colour))
+    reg.register("a")(lambda: None)
+    assert reg.names() == ["a", "b"] and "a" in reg and "c" not in reg
+    with pytest.raises(CollapseLabError, match="--widget: unknown widget 'c'; choose one of: a, b"):
+        reg.get("c")
+    with pytest.raises(CollapseLabError, match="widget b has no option colur; its options: size, colour"):
+        reg.call("b", colur="blue")
+    assert reg.call("b", colour="blue") == (1, "blue")
+    with pytest.raises(ValueError, match="registered twice"):
+        reg.register("a")(lambda: None)
+    strict = Registry("x", check=lambda name, obj, info: option_names(obj))  # as the plugin kinds check
+    with pytest.raises(TypeError, match="takes \\*\\*kwargs"):
+        strict.register("k")(lambda **kw: None)
