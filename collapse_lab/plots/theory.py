@@ -9,9 +9,20 @@ def plot_step_errors(ax, studies: list[tuple[float, list[float], list[float]]]):
     """Relative error of Eq. 40 over time, one line per gradient-descent step size."""
     for eta, times, errs in studies:
         ax.semilogy(times, errs, marker="o", markersize=3, label=f"step {eta:g}")
-    ax.set_xlabel("t (= steps x step size)")
-    ax.set_ylabel("relative error of Eq. 40")
-    ax.set_title("Eq. 40 vs measured d sigma_k/dt")
+    return _label(ax, "t (= steps x step size)", "relative error of Eq. 40", "Eq. 40 vs measured d sigma_k/dt")
+
+
+def plot_rank_paths(ax, ranks: list[tuple[str, list[float], list[float]]]):
+    """Effective rank of G(t) (Eq. 4) over time, one line per alpha."""
+    for alpha, times, rank in ranks:
+        ax.plot(times, rank, marker="o", markersize=2, label=f"alpha={alpha}")
+    return _label(ax, "t", "effective rank of G(t)", "rank of G(t) (Eq. 4)")
+
+
+def _label(ax, xlabel: str, ylabel: str, title: str):
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     ax.legend(fontsize=8, frameon=False)
     ax.grid(alpha=0.3)
     return ax.figure
@@ -46,14 +57,7 @@ def thm1_figure(studies, ranks, results: dict, kmax: int, eta: float, title: str
     n = len(results)
     fig, axes = plt.subplots(2, max(n, 2), figsize=(4.2 * max(n, 2), 7.5), squeeze=False)
     plot_step_errors(axes[0][0], studies)
-    ax = axes[0][1]
-    for alpha, times, rank in ranks:
-        ax.plot(times, rank, marker="o", markersize=2, label=f"alpha={alpha}")
-    ax.set_xlabel("t")
-    ax.set_ylabel("effective rank of G(t)")
-    ax.set_title("rank of G(t) (Eq. 4)")
-    ax.legend(fontsize=8, frameon=False)
-    ax.grid(alpha=0.3)
+    plot_rank_paths(axes[0][1], ranks)
     for j in range(2, max(n, 2)):
         axes[0][j].axis("off")
     for ax, (a, res) in zip(axes[1], results.items()):
