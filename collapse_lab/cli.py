@@ -43,14 +43,31 @@ class PluginOption(click.Option):
 
 
 class Group(click.Group):
-    """Turns CollapseLabError into one line on stderr and exit status 2."""
+    """No traceback reaches a user: bad input (CollapseLabError) is one line on stderr and
+    exit status 2; a second Ctrl-C is one line and 130; anything else is a bug in
+    collapse-lab, reported in one line with exit status 1 (``COLLAPSE_LAB_DEBUG=1`` shows
+    the traceback)."""
 
     def invoke(self, ctx):
+        import os
+
         try:
             return super().invoke(ctx)
         except CollapseLabError as e:
             click.echo(f"error: {e}", err=True)
             ctx.exit(2)
+        except KeyboardInterrupt:
+            click.echo("interrupted", err=True)
+            ctx.exit(130)
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except Exception as e:  # noqa: BLE001 -- the last line of defence
+            if os.environ.get("COLLAPSE_LAB_DEBUG"):
+                raise
+            first = (str(e).splitlines() or [""])[0]
+            click.echo(f"internal error: {type(e).__name__}: {first} (a bug in collapse-lab, not in your input; "
+                       "rerun with COLLAPSE_LAB_DEBUG=1 for the traceback and report it)", err=True)
+            ctx.exit(1)
 
 
 @click.group(cls=Group)
@@ -69,7 +86,7 @@ def _explicit(ctx: click.Context, params: dict) -> dict:
     return out
 
 
-@cli.command()
+@cli.command(short_help="Train federated runs into the run store.")
 @click.option("--dataset", cls=PluginOption, registry="dataset", help="Data set (default digits).")
 @click.option("--data-root", type=click.Path(file_okay=False), help="Folder holding the data set files.")
 @click.option("--download", is_flag=True, help="Download mnist/cifar with torchvision (needs the optional extra).")
@@ -128,7 +145,7 @@ def train(ctx, **params):
     """
     from tqdm import tqdm
 
-    from .fl.engine import Interrupted, StopFlag, train as train_run
+    from .fl.engine import Diverged, Interrupted, StopFlag, train as train_run
     from .fl.prepare import check_disk, prepare, total_steps
     from .resolve import resolve_runs
 
@@ -149,13 +166,24 @@ def train(ctx, **params):
     # disable=None: the bar shows on a terminal and stays out of logs
     stop = StopFlag()
     old_handlers = _install_stop_handlers(stop)
+    # a log (not a terminal: nohup, a cluster job) gets one plain line per round instead of the bar
+    log = None if sys.stderr.isatty() else (lambda msg: click.echo(msg, err=True))
+    diverged = []
     try:
         with tqdm(total=steps, unit="step", desc="train", file=sys.stderr, dynamic_ncols=True,
                   disable=None, mininterval=0.5) as bar:
             for p in todo:
                 bar.set_postfix_str(p.path.name)
-                summaries.append({**train_run(p, on_step=lambda: bar.update(1), stop=stop), "alpha": alpha_str(p.config.alpha),
-                                  "seed": p.config.seed, "resumed_from": p.start})
+                info = {"alpha": alpha_str(p.config.alpha), "seed": p.config.seed, "resumed_from": p.start}
+                try:
+                    summaries.append({**train_run(p, on_step=lambda: bar.update(1), log=log, stop=stop), **info})
+                except Diverged as e:  # the other runs go on; the command exits 1 at the end
+                    cfg = p.config
+                    hint = f"lower --lr (now {cfg.lr:g})" + (f" or --beta (now {cfg.beta:g})" if cfg.reg != "none" else "")
+                    click.echo(f"diverged: {e}; rounds up to {e.round - 1} are stored; {hint}", err=True)
+                    diverged.append(p.path.name)
+                    summaries.append({"run": str(p.path), "status": "diverged", "diverged_round": e.round,
+                                      "client": e.client, "what": e.what, **info})
     except Interrupted as e:
         cmd = " ".join(shlex.quote(a) for a in ["collapse-lab", *sys.argv[1:]] if a != "--overwrite")
         if "--resume" not in sys.argv:
@@ -176,7 +204,10 @@ def train(ctx, **params):
         for s in summaries:
             acc = f"test acc {s['final_test_acc']:.4f}" if "final_test_acc" in s else s["status"]
             click.echo(f"{s['run']}: {acc}")
-        click.echo(f"{len(todo)} run(s) trained in {time.time() - t0:.1f} s")
+        click.echo(f"{len(todo) - len(diverged)} run(s) trained in {time.time() - t0:.1f} s"
+                   + (f"; {len(diverged)} diverged: {', '.join(diverged)}" if diverged else ""))
+    if diverged:
+        ctx.exit(1)
 
 
 def _install_stop_handlers(stop) -> dict:

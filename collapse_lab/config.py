@@ -86,16 +86,19 @@ class RunConfig:
     def run_name(self) -> str:
         """``<readable>_<hash>[_<tag>]``: the readable part names data set, model, method,
         regularizer and weight, partition, clients and seed; the hash (8 hex digits of
-        sha256) covers every identity field that differs from ``RunConfig``'s default, so
-        two runs that train differently never share a folder (e.g. ``--decorr-norm``), and
-        a field added later with a default that keeps old behaviour changes no name."""
+        sha256) covers every identity field but ``rounds`` that differs from ``RunConfig``'s
+        default, so two runs that train differently never share a folder (e.g.
+        ``--decorr-norm``), runs that differ in length do (the longer extends the shorter),
+        and a field added later with a default that keeps old behaviour changes no name."""
         base = self.legacy_run_name(tag=False)
         name = f"{base}_{self.identity_hash()}"
         return f"{name}_{self.tag}" if self.tag else name
 
     def identity_hash(self) -> str:
+        # ``rounds`` is left out: a run of R rounds is the first R rounds of a longer one
+        # (nothing in a round depends on the total), so extending a run keeps its folder.
         defaults = RunConfig().identity()
-        diff = {k: v for k, v in self.identity().items() if k != "tag" and v != defaults.get(k)}
+        diff = {k: v for k, v in self.identity().items() if k not in ("tag", "rounds") and v != defaults.get(k)}
         return hashlib.sha256(json.dumps(diff, sort_keys=True).encode()).hexdigest()[:8]
 
     def legacy_run_name(self, tag: bool = True) -> str:
@@ -128,6 +131,8 @@ def parse_alpha(v) -> float:
             a = math.inf if s in ("inf", "infinity", "iid") else float(s)
         except ValueError:
             raise CollapseLabError(f"--alpha {v!r} is not a number; give a positive number or inf") from None
+        if math.isinf(a) and s not in ("inf", "infinity", "iid"):
+            raise CollapseLabError(f"--alpha {v} overflows to infinity; write inf for the IID split")
     if not a > 0 or math.isnan(a):
         raise CollapseLabError(f"--alpha must be > 0 (got {v}); smaller means more skew, inf means IID")
     return a

@@ -17,14 +17,47 @@ from .faults import no_fault
 from .errors import CollapseLabError
 
 
+def _read_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# Read once, at import, in the main thread: os.umask can only be read by setting it, which
+# would race with files created meanwhile by the checkpoint writer's thread.
+UMASK = _read_umask()
+FILE_MODE, DIR_MODE = 0o666 & ~UMASK, 0o777 & ~UMASK
+
+
+def make_dirs(path: Path) -> None:
+    """mkdir -p that follows the umask (as mkdir does)."""
+    Path(path).mkdir(parents=True, exist_ok=True)
+
+
+def temp_file(folder: Path, prefix: str, suffix: str) -> str:
+    """A new empty temporary file in ``folder`` with the mode the umask gives a new file
+    (mkstemp makes it 0600, which would keep colleagues from reading checkpoints)."""
+    fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=folder)
+    os.fchmod(fd, FILE_MODE)
+    os.close(fd)
+    return tmp
+
+
+def temp_dir(folder: Path, prefix: str) -> Path:
+    """A new temporary folder with the umask's mode (mkdtemp makes it 0700)."""
+    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=folder))
+    os.chmod(tmp, DIR_MODE)
+    return tmp
+
+
 def _atomic(path: Path, write: Callable[[str], None], fault: Callable[[str], None] = no_fault) -> None:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    make_dirs(path.parent)
+    tmp = temp_file(path.parent, f".{path.name}.", ".tmp")
     try:
         write(tmp)
         with open(tmp, "rb+") as f:
+            os.fchmod(f.fileno(), FILE_MODE)  # a writer may have made the file anew (safetensors does, 0600)
             os.fsync(f.fileno())
         fault("write")
         os.replace(tmp, path)

@@ -37,6 +37,52 @@ def parse_key_values(items, flag: str, example: str) -> dict:
     return out
 
 
+# RunConfig fields by the type a value must have (config files arrive untyped)
+INT_FIELDS = ("min_size", "clients", "rounds", "local_epochs", "batch_size", "seed", "eval_batch_size",
+              "parallel_clients", "image_size", "classes_per_client")
+FLOAT_FIELDS = ("sample_fraction", "beta", "lr", "momentum", "weight_decay")
+BOOL_FIELDS = ("download", "channels_last", "local_eval")
+DICT_FIELDS = ("method_options", "reg_options", "dataset_options")
+
+
+def flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def coerce(name: str, value, where: str = ""):
+    """A config value as its field's type; a wrong type is one line naming the option."""
+    import math
+
+    def bad(what: str):
+        return CollapseLabError(f"{where}{flag(name)} {value!r} {what}")
+
+    if value is None and name == "image_size":
+        return None
+    if name in INT_FIELDS:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+            raise bad("is not a whole number")
+        return int(value)
+    if name in FLOAT_FIELDS:
+        if value is None and name == "beta":
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise bad("is not a number")
+        if not math.isfinite(value):
+            raise bad("is not finite; give a finite number")
+        return float(value)
+    if name in BOOL_FIELDS:
+        if not isinstance(value, bool):
+            raise bad("is not true or false")
+        return value
+    if name in DICT_FIELDS:
+        if not isinstance(value, dict):
+            raise bad("is not a mapping of option names to values")
+        return value
+    if not isinstance(value, str):
+        raise bad("is not a string")
+    return value
+
+
 def resolve_runs(flags: dict, config_file: str | None = None) -> list[RunConfig]:
     """``flags``: the options the user gave (unset ones absent), named as ``RunConfig``'s
     fields, ``alpha``/``seed``/``classes_per_client`` as lists, ``dataset_option``/
@@ -48,6 +94,9 @@ def resolve_runs(flags: dict, config_file: str | None = None) -> list[RunConfig]
     unknown = sorted(set(file_values) - fields - {"alphas", "seeds", *METHOD_FLAGS})
     if unknown:
         raise CollapseLabError(f"--config: unknown option(s) {', '.join(unknown)}; use the names of the train options")
+    where = f"--config {config_file}: " if config_file else ""
+    file_values = {k: (v if k in ("alphas", "seeds", *AXES, *METHOD_FLAGS) else coerce(k, v, where))
+                   for k, v in file_values.items()}
     given = {**file_values, **{k: v for k, v in flags.items() if k in fields and k not in AXES}}
     dataset = given.get("dataset", "digits")
     info = DATASETS.info(dataset)
@@ -72,8 +121,14 @@ def resolve_runs(flags: dict, config_file: str | None = None) -> list[RunConfig]
     seeds = _axis(flags, file_values, "seed", "seeds", [0])
     cpcs = _axis(flags, file_values, "classes_per_client", None, [RunConfig.classes_per_client])
     alphas = [parse_alpha(a) for a in alphas]
+    seeds = [coerce("seed", s_, where) for s_ in seeds]
+    cpcs = [coerce("classes_per_client", m, where) for m in cpcs]
+    explicit = set(given) | {k for k in AXES if flags.get(k)} | {k for k in AXES if k in file_values} | (
+        {"alpha"} if file_values.get("alphas") is not None else set()) | (
+        {"seed"} if file_values.get("seeds") is not None else set())
+    _no_effect(values, explicit, info)
     if values["partition"] != "dirichlet":
-        alphas = alphas[:1]
+        alphas = alphas[:1]  # stored as the partition's (unused) alpha, as before
     if values["partition"] != "pathological":
         cpcs = cpcs[:1]
     configs = []
@@ -89,6 +144,35 @@ def resolve_runs(flags: dict, config_file: str | None = None) -> list[RunConfig]
                     cfg, method_options=METHODS.get(cfg.method).resolve_options(dict(cfg.method_options), cfg))
                 configs.append(check_config(cfg))
     return configs
+
+
+def _no_effect(values: dict, explicit: set, info: dict) -> None:
+    """An option given that changes nothing in this combination is an error, not a silent
+    part of the run's identity."""
+    from .partition import partition_options
+    from .registry import option_names
+
+    partition, reg = values["partition"], values.get("reg", "none")
+    takes = partition_options(partition)
+    for name in ("alpha", "min_size", "classes_per_client"):
+        if name in explicit and name not in takes:
+            raise CollapseLabError(f"{flag(name)} has no effect with --partition {partition} (it takes "
+                                   f"{', '.join(flag(t) for t in takes if t != 'domains') or 'no option'}); drop it")
+    if "beta" in explicit and reg == "none":
+        raise CollapseLabError("--beta has no effect without a regularizer (--reg none); drop it or choose a --reg")
+    if "decorr_norm" in explicit and reg != "feddecorr":
+        raise CollapseLabError(f"--decorr-norm has no effect with --reg {reg} (it scales feddecorr); drop it")
+    loader = option_names(DATASETS.get(values["dataset"]))
+    for name in ("data_root", "image_size"):
+        if name in explicit and values.get(name) is not None and name not in loader:
+            raise CollapseLabError(f"{flag(name)} has no effect on --dataset {values['dataset']}; drop it")
+    if values.get("download") and "download" not in loader:
+        raise CollapseLabError(f"--download has no effect on --dataset {values['dataset']} (nothing to fetch); drop it")
+    unknown = sorted(set(values.get("dataset_options", {})) - set(loader) - {"data_root", "download", "image_size"})
+    if unknown:
+        own = [k for k in loader if k not in ("data_root", "download", "image_size")]
+        raise CollapseLabError(f"--dataset-option {unknown[0]}: data set {values['dataset']} has no such option"
+                               + (f"; its keys: {', '.join(own)}" if own else "; it takes none"))
 
 
 def _axis(flags: dict, file_values: dict, name: str, plural: str | None, default) -> list:
@@ -123,10 +207,25 @@ def check_config(cfg: RunConfig) -> RunConfig:
                         ("--batch-size", cfg.batch_size, 1), ("--min-size", cfg.min_size, 0)):
         if v < lo:
             raise CollapseLabError(f"{name} must be >= {lo} (got {v})")
+    import math
+
+    for name in FLOAT_FIELDS:
+        v = getattr(cfg, name)
+        if not math.isfinite(v):
+            raise CollapseLabError(f"{flag(name)} {v} is not finite; give a finite number")
     if not cfg.lr > 0:
         raise CollapseLabError(f"--lr must be > 0 (got {cfg.lr})")
-    if cfg.momentum < 0 or cfg.weight_decay < 0 or cfg.beta < 0:
-        raise CollapseLabError("--momentum, --weight-decay and --beta must be >= 0")
+    if not 0 <= cfg.momentum < 1:
+        raise CollapseLabError(f"--momentum must be in [0, 1) (got {cfg.momentum}); heavy-ball momentum >= 1 diverges")
+    for name in ("weight_decay", "beta"):
+        if getattr(cfg, name) < 0:
+            raise CollapseLabError(f"{flag(name)} must be >= 0 (got {getattr(cfg, name)})")
+    if cfg.seed < 0:
+        raise CollapseLabError(f"--seed must be >= 0 (got {cfg.seed})")
+    if cfg.image_size is not None and cfg.image_size < 1:
+        raise CollapseLabError(f"--image-size must be >= 1 (got {cfg.image_size})")
+    if cfg.eval_batch_size < 1:
+        raise CollapseLabError(f"--eval-batch-size must be >= 1 (got {cfg.eval_batch_size})")
     if cfg.decorr_norm not in ("paper", "official"):
         raise CollapseLabError(f"--decorr-norm {cfg.decorr_norm!r}: use paper or official")
     METHODS.get(cfg.method).resolve_options(dict(cfg.method_options), cfg)

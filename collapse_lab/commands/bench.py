@@ -10,7 +10,7 @@ import click
 from ..errors import CollapseLabError
 
 
-@click.command("bench")
+@click.command("bench", short_help="Time the fast path against the reference loop.")
 @click.option("--preset", default="cpu", show_default=True,
               help="cpu (the paper's round scaled down: 640 images, 10 local epochs) or paper-cifar10 (50,000 images, 10 clients, alpha 0.5, "
                    "10 local epochs, batch 64: the paper's CIFAR-10 round).")

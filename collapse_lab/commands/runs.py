@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
+
 from ..config import alpha_str, parse_alpha
 from ..errors import CollapseLabError
 from ..store import RunDir, find_runs
@@ -11,37 +13,57 @@ from ..store import RunDir, find_runs
 GROUP_KEYS = ("dataset", "model", "method", "reg", "beta", "partition", "alpha", "classes_per_client", "clients")
 
 
+def warn(msg: str) -> None:
+    click.echo(f"warning: {msg}", err=True)
+
+
 def load_run(path: str | Path) -> RunDir:
     run = RunDir(Path(path))
     if not (run.path / "run.json").is_file():
-        raise CollapseLabError(f"--run {path}: not a run folder (no run.json); point it at checkpoints/<run>")
+        raise CollapseLabError(f"--run {path}: not a run folder (no run.json); point it at <store>/<run>")
+    run.config  # an unreadable run.json is named here
+    if run.meta.get("status") == "diverged":
+        d = run.meta.get("diverged", {})
+        raise CollapseLabError(f"--run {path}: the run diverged in round {d.get('round')} ({d.get('what')}); "
+                               "its spectra would be of a broken model: choose another run")
     return run
 
 
 def select_runs(out: Path, alphas: tuple[str, ...], run_paths: tuple[str, ...], dataset: str | None = None,
                 model: str | None = None, regs: tuple[str, ...] = (), methods: tuple[str, ...] = ()) -> list[RunDir]:
     """The runs to analyse: the ones named by --run, else every run in ``out`` matching the
-    filters, newest per configuration group. All must share one data set and model."""
+    filters, newest per configuration group. All must share one data set and model. Runs
+    that diverged are left out by name; unfinished ones are used with a warning line."""
     if run_paths:
+        filters = [n for n, v in (("--alpha", alphas), ("--dataset", dataset), ("--model", model), ("--reg", regs),
+                                  ("--method", methods)) if v]
+        if filters:
+            raise CollapseLabError(f"{', '.join(filters)} would be ignored with --run (the runs are named); drop one")
         runs = [load_run(p) for p in run_paths]
     else:
-        runs = [r for r in find_runs(out) if r.meta.get("rounds_complete", 0) >= 1]
+        found = find_runs(out, warn)
+        for r in found:
+            if r.meta.get("status") == "diverged":
+                warn(f"{r.path.name} diverged in round {r.meta.get('diverged', {}).get('round')}; left out")
+        runs = [r for r in found if r.meta.get("status") != "diverged" and r.meta.get("rounds_complete", 0) >= 1]
         if not runs:
-            raise CollapseLabError(f"no trained runs in {out}; run `collapse-lab train` first or pass --out/--run")
+            raise CollapseLabError(f"no trained runs in {out}; run `collapse-lab train` first, or point --store at "
+                                   "the run store (or --run at a run folder)")
         want = {alpha_str(parse_alpha(a)) for a in alphas}
-        if want:
-            runs = [r for r in runs if r.meta.get("partition") == "dirichlet" and r.meta.get("alpha") in want]
-        if dataset:
-            runs = [r for r in runs if r.meta.get("dataset") == dataset]
-        if model:
-            runs = [r for r in runs if r.meta.get("model") == model]
-        if regs:
-            runs = [r for r in runs if r.meta.get("reg") in regs]
-        if methods:
-            runs = [r for r in runs if r.meta.get("method") in methods]
-        if not runs:
-            what = f"alpha {', '.join(sorted(want))}" if want else "those filters"
-            raise CollapseLabError(f"no trained run with {what} in {out}; train one (collapse-lab train --alpha ...) or check --out")
+        for name, keep in (("--alpha", (lambda r: r.meta.get("partition") == "dirichlet" and r.meta.get("alpha") in want)
+                            if want else None),
+                           ("--dataset", (lambda r: r.meta.get("dataset") == dataset) if dataset else None),
+                           ("--model", (lambda r: r.meta.get("model") == model) if model else None),
+                           ("--reg", (lambda r: r.meta.get("reg") in regs) if regs else None),
+                           ("--method", (lambda r: r.meta.get("method") in methods) if methods else None)):
+            if keep is None:
+                continue
+            left = [r for r in runs if keep(r)]
+            if not left:
+                have = sorted({str(r.meta.get(name[2:])) for r in runs})
+                raise CollapseLabError(f"no trained run in {out} matches {name} (after the filters before it); "
+                                       f"the runs left have {name[2:]}: {', '.join(have)}")
+            runs = left
         newest: dict[tuple, RunDir] = {}
         for r in runs:
             key = tuple(str(r.meta.get(k)) for k in GROUP_KEYS)
@@ -52,6 +74,11 @@ def select_runs(out: Path, alphas: tuple[str, ...], run_paths: tuple[str, ...], 
         values = sorted({str(r.meta.get(field)) for r in runs})
         if len(values) > 1:
             raise CollapseLabError(f"the selected runs mix {field}s ({', '.join(values)}); choose one with --{field}")
+    for r in runs:
+        m = r.meta
+        if m.get("status") != "complete":
+            warn(f"{r.path.name} is unfinished ({m.get('rounds_complete', 0)} of {m.get('rounds')} rounds); its last "
+                 "complete round is used unless --round says otherwise")
     return sorted(runs, key=sort_key)
 
 
@@ -65,8 +92,9 @@ def pick_round(run: RunDir, r: int | None) -> int:
     done = int(run.meta.get("rounds_complete", 0))
     if r is None:
         return done
-    if not 0 <= r <= done:
-        raise CollapseLabError(f"--round {r}: {run.path.name} has rounds 0..{done}")
+    if not 1 <= r <= done:
+        raise CollapseLabError(f"--round {r}: {run.path.name} has trained rounds 1..{done} (round 0 is the untrained "
+                               "initial model)" if r == 0 else f"--round {r}: {run.path.name} has trained rounds 1..{done}")
     return r
 
 
@@ -82,9 +110,13 @@ def parse_rounds(spec: str, last: int) -> list[int]:
             rounds = [int(s) for s in spec.split(",") if s.strip()]
     except ValueError:
         raise CollapseLabError(f"--rounds {spec!r}: use all, A:B or A,B,C") from None
+    if ":" in spec and spec != "all":
+        a, b = spec.split(":", 1)
+        if a and b and int(a) > int(b):
+            raise CollapseLabError(f"--rounds {spec!r}: the range runs backwards; write A:B with A <= B")
     bad = [r for r in rounds if not 0 <= r <= last]
     if not rounds or bad:
-        raise CollapseLabError(f"--rounds {spec!r}: rounds must lie in 0..{last}")
+        raise CollapseLabError(f"--rounds {spec!r}: rounds must lie in 0..{last} (the run's trained rounds)")
     return sorted(set(rounds))
 
 

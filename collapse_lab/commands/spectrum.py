@@ -18,13 +18,15 @@ def common_options(f):
     opts = [
         click.option("--alpha", multiple=True, help="Dirichlet alpha of the runs (repeatable; default: all runs found)."),
         click.option("--run", "runs", multiple=True, type=click.Path(file_okay=False), help="Run folder(s) to use instead of searching."),
-        click.option("--out-runs", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False), help="Run store to search."),
+        click.option("--store", "--out-runs", "store", default="checkpoints", show_default=True,
+                     type=click.Path(file_okay=False), help="Run store to search (--out-runs: the old name)."),
         click.option("--dataset", default=None, help="Only runs on this data set."),
         click.option("--model", default=None, help="Only runs of this model."),
         click.option("--method", "methods", multiple=True, help="Only runs of this method (repeatable)."),
         click.option("--reg", "regs", multiple=True, help="Only runs with this regularizer (repeatable)."),
         click.option("--round", "round_", type=int, default=None, help="Round to analyse (default: the last)."),
-        click.option("--client", type=int, default=0, show_default=True, help="Client whose local model is shown."),
+        click.option("--client", type=int, default=0, show_default=True,
+                     help="Client whose local model is shown (runs that keep no client checkpoint: global only)."),
         click.option("--tau", type=float, default=DEFAULT_TAU, show_default=True, help="Significance threshold."),
         click.option("--split", default="test", show_default=True, help="Evaluation set: test (as in the paper) or train."),
         click.option("--feature-dtype", default="float64", show_default=True, help="Forward pass precision for z."),
@@ -35,6 +37,34 @@ def common_options(f):
     for o in reversed(opts):
         f = o(f)
     return f
+
+
+def check_common(tau: float, client: int, top: int | None) -> None:
+    import math
+
+    if not (math.isfinite(tau) and tau > 0):
+        raise CollapseLabError(f"--tau must be a finite number > 0 (got {tau}); the paper's is 0.01")
+    if client < 0:
+        raise CollapseLabError(f"--client must be >= 0 (got {client})")
+    if top is not None and top < 1:
+        raise CollapseLabError(f"--top must be >= 1 (got {top})")
+
+
+def local_kept(run, r: int, k: int, warned: set | None = None) -> bool:
+    """Whether client k's checkpoint of round r is stored; says so (once per run in
+    ``warned``) when not."""
+    if run.client_path(r, k).is_file():
+        return True
+    clients = int(run.meta.get("clients", 0))
+    if k >= clients:
+        raise CollapseLabError(f"--client {k}: {run.path.name} has clients 0..{clients - 1}")
+    if warned is not None:
+        if run.path in warned:
+            return False
+        warned.add(run.path)
+    click.echo(f"warning: {run.path.name} keeps no checkpoint of client {k} for round {r} (--keep-local "
+               f"{run.meta.get('keep_local')}); global model only", err=True)
+    return False
 
 
 def entry(run, r, which, sv, floor, tau) -> dict:
@@ -51,7 +81,7 @@ def print_table(rows: list[dict]) -> None:
         click.echo(f"{e['run']:<48} {e['model']:<9} {e['alpha']:>6} {e['round']:>5} {e['n_significant']:>6} {e['effective_rank']:>9.3f}")
 
 
-@click.command("spectrum")
+@click.command("spectrum", short_help="Covariance spectra of global and local models.")
 @common_options
 @click.option("--rounds", "rounds_spec", default=None, help="all, A:B or A,B,C: draw the evolution over rounds.")
 @click.option("--top", type=int, default=None, help="Indices used for R (default: all above the numerical floor).")
@@ -61,8 +91,9 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
     from ..plots import plt, save_figure
     from ..plots.spectrum import Curve, alpha_colors, plot_spectrum
 
-    if tau <= 0:
-        raise CollapseLabError(f"--tau must be > 0 (got {tau})")
+    check_common(tau, client, top)
+    if rounds_spec is not None and round_ is not None:
+        raise CollapseLabError("--round has no effect with --rounds (which draws the rounds it names); drop one")
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
     fs = FeatureSource(split=split, dtype=feature_dtype, device=device)
     if rounds_spec is not None:
@@ -74,15 +105,19 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
         if r == 0:
             raise CollapseLabError(f"{run.path.name} has no trained round yet; use --round >= 1 once one is stored")
         for which, k in (("global", None), (f"client_{client}", client)):
+            if k is not None and not local_kept(run, r, k):
+                continue
             sv, floor = spectrum(fs.features(run, r, k))
             rows.append(entry(run, r, which, sv, floor, tau))
             curves["global" if k is None else "local"].append(
                 Curve(describe(run), sv, floor, colors.get(run.meta.get("alpha", "inf")),
                       "-" if run.meta.get("reg") == "none" else "--"))
     m = selected[0].meta
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
-    plot_spectrum(axes[0], curves["global"], TOP, tau, "(a) global model")
-    plot_spectrum(axes[1], curves["local"], TOP, tau, f"(b) local model (client {client})")
+    fig, axes = plt.subplots(1, 2 if curves["local"] else 1, figsize=(10 if curves["local"] else 5, 4), sharey=True,
+                             squeeze=False)
+    plot_spectrum(axes[0][0], curves["global"], TOP, tau, "(a) global model")
+    if curves["local"]:
+        plot_spectrum(axes[0][1], curves["local"], TOP, tau, f"(b) local model (client {client})")
     fig.suptitle(f"{m['dataset']} / {m['model']}: singular values of the representation covariance ({split} set)")
     alphas = "-".join(sorted({str(r.meta.get("alpha")) for r in selected}))
     rounds = "-".join(sorted({str(e["round"]) for e in rows}))
@@ -99,7 +134,7 @@ def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
     from ..plots.rounds import plot_series, plot_spectra_over_rounds
 
     fig, axes = plt.subplots(len(selected), 3, figsize=(15, 3.8 * len(selected)), squeeze=False)
-    out = []
+    out, warned = [], set()
     for row, run in zip(axes, selected):
         rounds = parse_rounds(spec, int(run.meta.get("rounds_complete", 0)))
         svs, floors, series = [], [], {"global": ([], []), f"client {client}": ([], [])}
@@ -112,8 +147,7 @@ def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
             series["global"][1].append(n_significant(sg, tau))
             rec = {"run": run.path.name, "alpha": run.meta.get("alpha"), "round": r,
                    "n_significant_global": n_significant(sg, tau), "effective_rank_global": effective_rank(sg, fg)}
-            lp = run.client_path(r, client)
-            if r >= 1 and lp.is_file():
+            if r >= 1 and local_kept(run, r, client, warned):
                 sl, fl = spectrum(fs.features(run, r, client))
                 series[f"client {client}"][0].append(r)
                 series[f"client {client}"][1].append(n_significant(sl, tau))
@@ -139,7 +173,7 @@ def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
         click.echo("figures: " + ", ".join(str(p) for p in paths))
 
 
-@click.command("compare")
+@click.command("compare", short_help="Local vs global spectrum of each run, with the gap R.")
 @common_options
 @click.option("--top", type=int, default=None, help="Indices used for R (default: all above the numerical floor).")
 def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device, fig_dir, as_json, top):
@@ -147,14 +181,16 @@ def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clien
     from ..plots import plt, save_figure
     from ..plots.spectrum import Curve, plot_compare
 
-    if top is not None and top < 1:
-        raise CollapseLabError(f"--top must be >= 1 (got {top})")
+    check_common(tau, client, top)
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
     fs = FeatureSource(split=split, dtype=feature_dtype, device=device)
     results = []
     fig, axes = plt.subplots(1, len(selected), figsize=(4.6 * len(selected), 4), squeeze=False, sharey=True)
     for ax, run in zip(axes[0], selected):
         r = pick_round(run, round_)
+        if not run.client_path(r, client).is_file():
+            raise CollapseLabError(f"compare needs a local model: {run.path.name} keeps no client {client} checkpoint "
+                                   f"for round {r}; use spectrum (global only) or another --round/--client")
         sg, fg = spectrum(fs.features(run, r, None))
         sl, fl = spectrum(fs.features(run, r, client))
         R, K = local_global_gap(sl, sg, fl, fg, top)

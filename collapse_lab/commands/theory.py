@@ -13,14 +13,14 @@ from ..config import DEFAULT_ALPHAS, alpha_str, parse_alpha
 from ..errors import CollapseLabError
 
 
-@click.group("theory")
+@click.group("theory", short_help="Numerical checks of Proposition 1 and Theorem 1.")
 def theory():
     """Numerical checks of Proposition 1 and Theorem 1 (FedDecorr App. A, B)."""
 
 
-@theory.command("prop1")
+@theory.command("prop1", short_help="Proposition 1 on random and real correlation matrices.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--out-runs", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
+@click.option("--store", "--out-runs", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
               help="Run store: the newest run's final global model gives a real correlation matrix.")
 @click.option("--json", "as_json", is_flag=True)
 def prop1_cmd(seed, store, as_json):
@@ -32,7 +32,12 @@ def prop1_cmd(seed, store, as_json):
 
     rows = check_random(seed=seed)
     real = []
-    runs = [r for r in find_runs(Path(store)) if r.meta.get("rounds_complete", 0) >= 1]
+    from .runs import warn
+
+    if seed < 0:
+        raise CollapseLabError(f"--seed must be >= 0 (got {seed})")
+    runs = [r for r in find_runs(Path(store), warn)
+            if r.meta.get("rounds_complete", 0) >= 1 and r.meta.get("status") != "diverged"]
     if runs:
         run = max(runs, key=lambda r: r.meta.get("created", ""))
         rd = int(run.meta["rounds_complete"])
@@ -77,8 +82,6 @@ def client_data(dataset, data_root, alpha, client, clients, seed, width):
         options["test_only"] = not has_split(Path(data_root), "train")  # a copy of the test set alone will do
     ds = load_dataset(dataset, data_root=data_root, **options)
     x, y, classes = ds.to_float(ds.train_x).flatten(1), ds.train_y, ds.num_classes
-    if not 0 <= client < clients:
-        raise CollapseLabError(f"--client {client} is not one of the {clients} clients (0..{clients - 1})")
     rng = np.random.default_rng(seed_for(seed, PURPOSE_PARTITION))
     part = PARTITIONS.call("dirichlet", y.numpy(), classes, clients, rng, alpha=alpha)
     ix = torch.from_numpy(part.client_indices[client])
@@ -109,11 +112,21 @@ def thm_options(f):
     return f
 
 
-def _check(depth, width, eta, horizon, alphas):
+def _check(depth, width, eta, horizon, alphas, client=0, clients=1, seed=0, scale=1.0, grow_factor=2.0):
+    import math
+
     if depth < 2:
         raise CollapseLabError(f"--depth must be >= 2 (Theorem 1 needs L >= 2 here; got {depth})")
-    if width < 1 or eta <= 0 or horizon <= 0:
-        raise CollapseLabError("--width, --eta and --horizon must be positive")
+    for name, v in (("--eta", eta), ("--horizon", horizon), ("--scale", scale), ("--grow-factor", grow_factor)):
+        if not (math.isfinite(v) and v > 0):
+            raise CollapseLabError(f"{name} must be a finite number > 0 (got {v})")
+    for name, v in (("--width", width), ("--clients", clients)):
+        if v < 1:
+            raise CollapseLabError(f"{name} must be >= 1 (got {v})")
+    if not 0 <= client < clients:
+        raise CollapseLabError(f"--client {client} is not one of the --clients {clients} (0..{clients - 1})")
+    if seed < 0:
+        raise CollapseLabError(f"--seed must be >= 0 (got {seed})")
     if horizon / eta > 2e5:
         raise CollapseLabError(f"--horizon / --eta = {horizon / eta:.0f} steps is too many; raise --eta or lower --horizon")
     return [parse_alpha(a) for a in alphas] if alphas else list(DEFAULT_ALPHAS)
@@ -130,7 +143,7 @@ def _dataset(dataset, data_root):
     return "digits"
 
 
-@theory.command("thm1")
+@theory.command("thm1", short_help="Theorem 1 on a deep linear network, with the Fig. 6 heatmaps.")
 @thm_options
 def thm1_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
              as_json):
@@ -140,7 +153,7 @@ def thm1_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, et
     from ..theory.linear_flow import growing, simulate
 
     t0 = time.time()
-    alphas = _check(depth, width, eta, horizon, alpha)
+    alphas = _check(depth, width, eta, horizon, alpha, client, clients, seed, scale, grow_factor)
     dataset = _dataset(dataset, data_root)
     steps = max(int(round(horizon / eta)), 4)
     # (a) the Eq. 40 identity as the step shrinks, on the first alpha's client
@@ -200,7 +213,7 @@ def thm1_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, et
     click.echo(f"{time.time() - t0:.1f} s")
 
 
-@theory.command("align")
+@theory.command("align", short_help="The Fig. 6 alignment heatmaps alone.")
 @thm_options
 def align_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
               as_json):
@@ -209,7 +222,7 @@ def align_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, e
     from ..plots.theory import alignment_figure
     from ..theory.linear_flow import simulate
 
-    alphas = _check(depth, width, eta, horizon, alpha)
+    alphas = _check(depth, width, eta, horizon, alpha, client, clients, seed, scale, grow_factor)
     dataset = _dataset(dataset, data_root)
     steps = max(int(round(horizon / eta)), 4)
     results = {}

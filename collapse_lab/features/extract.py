@@ -74,7 +74,12 @@ class FeatureSource:
     def dataset(self, cfg: RunConfig) -> tuple[Dataset, str]:
         key = (cfg.dataset, cfg.data_root, cfg.image_size, tuple(sorted(cfg.dataset_options.items())))
         if key not in self._datasets:
-            ds = load_dataset(cfg.dataset, data_root=cfg.data_root, image_size=cfg.image_size, **cfg.dataset_options)
+            try:
+                ds = load_dataset(cfg.dataset, data_root=cfg.data_root, image_size=cfg.image_size,
+                                  **cfg.dataset_options)
+            except CollapseLabError as e:  # the analyses have no --data-root: the run's own is used
+                raise CollapseLabError(f"the run's data set {cfg.dataset} cannot be read from the data root its "
+                                       f"run.json records ({cfg.data_root}): {e}; put the files back there") from None
             self._datasets[key] = (ds, dataset_fingerprint(ds, self.split))
         return self._datasets[key]
 
@@ -105,6 +110,10 @@ class FeatureSource:
         x = getattr(ds, f"{self.split}_x")
         z = extract_features(model, x, ds.to_float, DTYPES[self.dtype], self.device, self.batch_size)
         self.computed += 1
+        if not bool(torch.isfinite(z).all()):  # a diverged run stored before divergence was recorded
+            raise CollapseLabError(f"{run.path.name}: the {'global' if client is None else f'client {client}'} model "
+                                   f"of round {r} gives non-finite representations (the run diverged); analyse an "
+                                   "earlier --round or another run")
         if self.use_cache:
             save_tensors(cache, {"z": z}, metadata={"checkpoint": str(ckpt), "split": self.split})
         return z

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -53,6 +54,24 @@ class Interrupted(Exception):
     def __init__(self, path: Path, r: int, k: int | None, signame: str):
         super().__init__(f"{signame}: stopped {path.name} in round {r} after client {k}")
         self.path, self.round, self.client, self.signame = path, r, k, signame
+
+
+class Diverged(Exception):
+    """A non-finite loss or weight: the run stops at round ``round`` (``client`` None: the
+    aggregated global model); rounds before it stay stored and readable."""
+
+    def __init__(self, path: Path, r: int, k: int | None, what: str):
+        where = f"client {k}" if k is not None else "the aggregated global model"
+        super().__init__(f"{path.name} diverged in round {r}: {where} has a non-finite {what}")
+        self.path, self.round, self.client, self.what = path, r, k, what
+
+
+def non_finite(state: dict[str, torch.Tensor]) -> str | None:
+    """The first floating-point tensor with a NaN or inf, or None."""
+    for name, v in state.items():
+        if v.is_floating_point() and not bool(torch.isfinite(v).all()):
+            return name
+    return None
 
 
 @dataclass
@@ -141,7 +160,11 @@ def _resume(run: RunDir, p: Prepared, model, method: Method, device, log) -> dic
     except (KeyError, RuntimeError, ValueError) as e:
         raise CollapseLabError(f"{run.method_path(start)}: the {cfg.method} state of round {start} is incomplete "
                                f"({type(e).__name__}: {e}); use --overwrite to start the run over") from None
-    run.update(status="running", device=str(device))
+    # an extended run: its run.json takes the new length, and --keep-local now treats
+    # round ``start`` as an ordinary round of the longer run (as a run trained at that length
+    # from the start would have left it)
+    run.update(**{**cfg.to_json(), "status": "running", "device": str(device)})
+    run.prune_local(start, parse_keep_local(cfg.keep_local), cfg.rounds)
     if log:
         log(f"{p.path.name}: resuming after round {start}/{cfg.rounds}")
     return global_state
@@ -189,6 +212,10 @@ def _rounds(ctx: RunContext, global_state: dict) -> dict:
             k = t.client
             for h in t.history:
                 run.log({"event": "local_epoch", "round": r, "client": k, **h})
+            bad = next((f"loss in epoch {h['epoch']}" for h in t.history if not math.isfinite(h["loss"])), None)
+            bad = bad or (f"weight ({name})" if (name := non_finite(t.state)) else None)
+            if bad:
+                _diverged(ctx, r, k, bad)
             if cfg.local_eval:  # optional (off by default): the client's model on the test set
                 ctx.model.load_state_dict(t.state)
                 run.log({"event": "local_eval", "round": r, "client": k,
@@ -204,6 +231,8 @@ def _rounds(ctx: RunContext, global_state: dict) -> dict:
             raise Interrupted(ctx.p.path, r, last, ctx.stop.requested or "SIGINT")
         t_server = time.time()
         global_state = method.aggregate(r, global_state, results)
+        if (name := non_finite(global_state)) is not None:
+            _diverged(ctx, r, None, f"weight ({name})")
         run.save_global(r, global_state)
         run.save_method_state(r, method.server_state(), method.client_state())
         t_eval = time.time()
@@ -223,10 +252,18 @@ def _rounds(ctx: RunContext, global_state: dict) -> dict:
         run.update(rounds_complete=r)
         run.prune_local(r, keep, cfg.rounds)
         if ctx.log:
-            ctx.log(f"{ctx.p.path.name} round {r}/{cfg.rounds}: test acc {ev['test_acc']:.4f}")
+            ctx.log(f"{ctx.p.path.name} round {r}/{cfg.rounds}: test acc {ev['test_acc']:.4f} "
+                    f"({time.time() - t0:.1f} s)")
         if ctx.stop.is_set() and r < cfg.rounds:  # a stop during the round's last client
             raise Interrupted(ctx.p.path, r + 1, None, ctx.stop.requested)
     return ev
+
+
+def _diverged(ctx: RunContext, r: int, k: int | None, what: str) -> None:
+    """Record the divergence in run.json (the run is never 'complete') and stop it."""
+    ctx.run.flush()
+    ctx.run.update(status="diverged", diverged={"round": r, "client": k, "what": what})
+    raise Diverged(ctx.p.path, r, k, what)
 
 
 def _step_hook(ctx: RunContext, r: int, k: int):

@@ -116,37 +116,64 @@ def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume
             raise CollapseLabError(f"two runs would share the folder {name}; give different --alpha/--seed values or a --tag")
         names.add(name)
         path = run_path(Path(out), cfg)
-        action, start = "train", 0
-        if path.exists():
-            if not (path / "run.json").is_file():
-                raise CollapseLabError(f"{path} exists but is not a collapse-lab run; move it away or choose another --out")
-            existing = RunDir(path)
-            try:
-                old = existing.config.identity()
-            except (ValueError, TypeError, KeyError):
-                raise CollapseLabError(f"{path}/run.json is unreadable; move the folder away or choose another --out") from None
-            if old != cfg.identity():
-                diff = sorted(k for k in set(old) | set(cfg.identity()) if old.get(k) != cfg.identity().get(k))
-                raise CollapseLabError(
-                    f"{path} holds a run with a different configuration (differs in: {', '.join(diff)}); use another --out or --tag, or delete that folder")
-            meta = existing.meta
-            if meta.get("status") == "complete" and not overwrite:
-                action = "skip"
-            elif meta.get("status") != "complete" and not overwrite:
-                done = int(meta.get("rounds_complete", 0))
-                if not resume:
-                    raise CollapseLabError(
-                        f"{path} holds an unfinished run ({done} of {cfg.rounds} rounds complete); add --resume to "
-                        "continue it or --overwrite to start it over")
-                if meta.get("partition_hash") != part.content_hash():
-                    raise CollapseLabError(
-                        f"{path}: the partition drawn now (sha256 {part.content_hash()[:12]}) differs from the stored one "
-                        f"({str(meta.get('partition_hash'))[:12]}); the data set files changed, so the run cannot be "
-                        "resumed; use --overwrite to start over")
-                action, start = "resume", done
+        action, start, notes = _existing(path, cfg, part, overwrite, resume, notes)
         state_bytes = sum(v.numel() * v.element_size() for v in model.state_dict().values())
         prepared.append(Prepared(cfg, ds, part, path, action, notes, state_bytes, start))
     return prepared
+
+
+def _existing(path: Path, cfg: RunConfig, part: Partition, overwrite: bool, resume: bool,
+              notes: tuple) -> tuple[str, int, tuple]:
+    """What to do with a run folder that may already exist: (action, start round, notes).
+
+    The same configuration: skip when complete with at least ``cfg.rounds`` rounds;
+    continue (``--resume``) when unfinished, or when complete with fewer rounds (the run is
+    extended: a run of R rounds is the first R rounds of a longer one). Another
+    configuration, or a diverged run: an error, or with ``--overwrite`` a retraining that
+    says what it replaces."""
+    if not path.exists():
+        return "train", 0, notes
+    if not (path / "run.json").is_file():
+        raise CollapseLabError(f"{path} exists but is not a collapse-lab run; move it away or choose another --out")
+    existing = RunDir(path)
+    try:
+        old, meta = existing.config.identity(), existing.meta
+    except CollapseLabError:
+        if overwrite:
+            return "train", 0, notes + (f"--overwrite replaces {path} (its run.json is unreadable)",)
+        raise CollapseLabError(f"{path}/run.json is unreadable; move the folder away, or --overwrite it") from None
+    new = cfg.identity()
+    diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k) and k != "rounds")
+    if overwrite:
+        what = f"a run that differs in {', '.join(diff)}" if diff else f"a {meta.get('status', 'unfinished')} run"
+        return "train", 0, notes + (f"--overwrite replaces {path} ({what})",)
+    if diff:
+        raise CollapseLabError(f"{path} holds a run with a different configuration (differs in: {', '.join(diff)}); "
+                               "use another --out or --tag, or --overwrite to replace it")
+    status, done, had = meta.get("status"), int(meta.get("rounds_complete", 0)), int(old.get("rounds", 0))
+    if status == "diverged":
+        d = meta.get("diverged", {})
+        raise CollapseLabError(f"{path} diverged in round {d.get('round')} ({d.get('what')}); resuming would diverge "
+                               "again: --overwrite retrains it (with a lower --lr or --beta)")
+    if status == "complete" and had >= cfg.rounds:
+        return "skip", 0, notes
+    if done > cfg.rounds:
+        raise CollapseLabError(f"{path} already holds {done} rounds, more than --rounds {cfg.rounds}; analyse "
+                               f"round {cfg.rounds} of it (--round {cfg.rounds}) or --overwrite it")
+    if not resume:
+        if status == "complete":
+            raise CollapseLabError(f"{path} is complete with {had} rounds; add --resume to extend it to "
+                                   f"{cfg.rounds} rounds, or --overwrite to start it over")
+        raise CollapseLabError(f"{path} holds an unfinished run ({done} of {had} rounds complete); add --resume to "
+                               "continue it or --overwrite to start it over")
+    if meta.get("partition_hash") != part.content_hash():
+        raise CollapseLabError(
+            f"{path}: the partition drawn now (sha256 {part.content_hash()[:12]}) differs from the stored one "
+            f"({str(meta.get('partition_hash'))[:12]}); the data set files changed, so the run cannot be "
+            "resumed; use --overwrite to start over")
+    if had != cfg.rounds:
+        notes = notes + (f"{path.name}: extended from {had} to {cfg.rounds} rounds",)
+    return "resume", done, notes
 
 
 def run_path(out: Path, cfg: RunConfig) -> Path:
@@ -156,9 +183,10 @@ def run_path(out: Path, cfg: RunConfig) -> Path:
     legacy = out / cfg.legacy_run_name()
     if not path.exists() and (legacy / "run.json").is_file():
         try:
-            if RunDir(legacy).config.identity() == cfg.identity():
+            old = RunDir(legacy).config.identity()
+            if {**old, "rounds": cfg.rounds} == cfg.identity():  # a longer run extends it
                 return legacy
-        except (ValueError, TypeError, KeyError):
+        except CollapseLabError:
             pass
     return path
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import matplotlib
@@ -10,6 +9,8 @@ import matplotlib
 matplotlib.use("Agg")  # headless: figures are files
 
 import matplotlib.pyplot as plt  # noqa: E402
+
+from ..io import temp_file  # noqa: E402
 
 
 def save_figure(fig, out_dir: Path, stem: str) -> list[Path]:
@@ -19,8 +20,7 @@ def save_figure(fig, out_dir: Path, stem: str) -> list[Path]:
     paths = []
     for ext in ("pdf", "png"):
         final = out_dir / f"{stem}.{ext}"
-        fd, tmp = tempfile.mkstemp(prefix=f".{stem}.", suffix=f".{ext}", dir=out_dir)
-        os.close(fd)
+        tmp = temp_file(out_dir, f".{stem}.", f".{ext}")
         try:
             fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight")
             os.replace(tmp, final)

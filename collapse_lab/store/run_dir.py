@@ -19,7 +19,6 @@ import json
 import os
 import platform
 import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Callable
@@ -28,7 +27,7 @@ import torch
 
 from ..errors import CollapseLabError
 from ..faults import no_fault
-from ..io import append_jsonl, load_tensors, save_tensors, write_bytes, write_json
+from ..io import append_jsonl, load_tensors, save_tensors, temp_dir, write_bytes, write_json
 from ..partition import Partition
 
 
@@ -75,14 +74,26 @@ class RunDir:
     # -- reading -----------------------------------------------------------------
     @property
     def meta(self) -> dict:
-        with open(self.path / "run.json") as f:
-            return json.load(f)
+        p = self.path / "run.json"
+        try:
+            with open(p) as f:
+                meta = json.load(f)
+        except (OSError, ValueError) as e:
+            raise CollapseLabError(f"{p} is unreadable ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}); "
+                                   "move the run folder away or retrain it") from None
+        if not isinstance(meta, dict):
+            raise CollapseLabError(f"{p} does not hold a JSON object; move the run folder away or retrain it")
+        return meta
 
     @property
     def config(self):
         from ..config import RunConfig
 
-        return RunConfig.from_json(self.meta)
+        try:
+            return RunConfig.from_json(self.meta)
+        except (TypeError, KeyError, ValueError) as e:
+            raise CollapseLabError(f"{self.path / 'run.json'} does not describe a run ({type(e).__name__}: {e}); "
+                                   "move the run folder away or retrain it") from None
 
     def round_dir(self, r: int) -> Path:
         return self.path / f"round_{r}"
@@ -117,7 +128,7 @@ class RunDir:
         rename it into place, so a failure leaves no half-written run behind."""
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=out))
+        tmp = temp_dir(out, f".{name}.")
         try:
             run = RunDir(tmp)
             partition.save(tmp / "partition.safetensors", fault)
@@ -213,8 +224,20 @@ class RunDir:
                 self.method_path(q, True).unlink(missing_ok=True)
 
 
-def find_runs(out: Path) -> list[RunDir]:
+def find_runs(out: Path, warn: Callable[[str], None] | None = None) -> list[RunDir]:
+    """The runs in a store whose run.json can be read; each unreadable one is reported to
+    ``warn`` by path (the others still work)."""
     out = Path(out)
     if not out.is_dir():
         return []
-    return [RunDir(p) for p in sorted(out.iterdir()) if (p / "run.json").is_file() and not p.name.startswith(".")]
+    runs = []
+    for p in sorted(out.iterdir()):
+        if (p / "run.json").is_file() and not p.name.startswith("."):
+            try:
+                RunDir(p).config
+            except CollapseLabError as e:
+                if warn is not None:
+                    warn(f"skipped: {e}")
+                continue
+            runs.append(RunDir(p))
+    return runs

@@ -79,11 +79,16 @@ def test_rounds_evolution(store, tmp_path):
 
 
 def test_bad_analysis_input(store, tmp_path):
-    for args, msg in ((["--alpha", "0.5"], "no trained run with alpha 0.5"),
-                      (["--round", "9"], "has rounds 0..3"),
-                      (["--client", "7"], "no client 7 checkpoint"),
+    for args, msg in ((["--alpha", "0.5"], "matches --alpha (after the filters before it); the runs left have alpha: "),
+                      (["--round", "9"], "has trained rounds 1..3"),
+                      (["--round", "0"], "round 0 is the untrained initial model"),
+                      (["--client", "7"], "--client 7: "),
                       (["--rounds", "x"], "--rounds 'x'"),
-                      (["--tau", "0"], "--tau must be > 0")):
+                      (["--rounds", "3:1"], "runs backwards"),
+                      (["--rounds", "1,2", "--round", "3"], "--round has no effect with --rounds"),
+                      (["--run", str(store), "--alpha", "inf"], "would be ignored with --run"),
+                      (["--tau", "0"], "--tau must be a finite number > 0"),
+                      (["--tau", "nan"], "--tau must be a finite number > 0")):
         res = invoke("spectrum", "--out-runs", str(store), "--out", str(tmp_path), *args)
         assert res.exit_code == 2 and msg in res.stderr, (args, res.output)
     res = invoke("spectrum", "--out-runs", str(tmp_path / "empty"))
