@@ -129,13 +129,16 @@ def _explicit(ctx: click.Context, params: dict) -> dict:
               help="Clients trained at once (0, default: 5 on CUDA with graphs, one per intra-op thread on the CPU for "
                    "fedavg/fedavgm/fednova/fedbn, else 1; speed only).")
 @click.option("--local-eval", is_flag=True, help="Also evaluate every client's model on the test set after local training.")
-@click.option("--out", type=click.Path(file_okay=False), default="checkpoints", show_default=True, help="Run store folder.")
+@click.option("--out", "--store", "out", type=click.Path(file_okay=False), default="checkpoints", show_default=True,
+              help="Run store folder (--store: the name the analyses use).")
 @click.option("--keep-local", help="Client checkpoints to keep: all (default), last, none, every:N")
 @click.option("--preset", help="paper (Sec. 5.1 settings; default) or quick (2 short rounds).")
 @click.option("--config", type=click.Path(dir_okay=False), help="YAML/TOML/JSON file of options; flags override it.")
 @click.option("--tag", help="Suffix for the run folder names.")
-@click.option("--overwrite", is_flag=True, help="Retrain runs that are already complete (or unfinished) from scratch.")
-@click.option("--resume", is_flag=True, help="Continue unfinished runs from their last complete round (bit-identical on CPU).")
+@click.option("--overwrite", is_flag=True, help="Retrain from scratch, replacing whatever run folder has the name "
+                                                 "(another configuration, a diverged run), after saying what it replaces.")
+@click.option("--resume", is_flag=True, help="Continue unfinished runs from their last complete round, and extend complete "
+                                              "runs to a larger --rounds (bit-identical on CPU).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary of the runs on stdout.")
 @click.pass_context
 def train(ctx, **params):

@@ -17,16 +17,36 @@ from .faults import no_fault
 from .errors import CollapseLabError
 
 
-def _read_umask() -> int:
+def _umask_by_setting() -> int:
     mask = os.umask(0o022)
     os.umask(mask)
     return mask
 
 
-# Read once, at import, in the main thread: os.umask can only be read by setting it, which
-# would race with files created meanwhile by the checkpoint writer's thread.
-UMASK = _read_umask()
-FILE_MODE, DIR_MODE = 0o666 & ~UMASK, 0o777 & ~UMASK
+# Setting the umask to read it would race with files created meanwhile by the checkpoint
+# writer's thread, so it is read from /proc where there is one (Linux), and otherwise
+# once, at import, in the main thread.
+_IMPORT_UMASK = _umask_by_setting()
+
+
+def umask() -> int:
+    """The process's current umask, read without changing it (Linux), else the one at import."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    return _IMPORT_UMASK
+
+
+def file_mode() -> int:
+    return 0o666 & ~umask()
+
+
+def dir_mode() -> int:
+    return 0o777 & ~umask()
 
 
 def make_dirs(path: Path) -> None:
@@ -38,7 +58,7 @@ def temp_file(folder: Path, prefix: str, suffix: str) -> str:
     """A new empty temporary file in ``folder`` with the mode the umask gives a new file
     (mkstemp makes it 0600, which would keep colleagues from reading checkpoints)."""
     fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=folder)
-    os.fchmod(fd, FILE_MODE)
+    os.fchmod(fd, file_mode())
     os.close(fd)
     return tmp
 
@@ -46,7 +66,7 @@ def temp_file(folder: Path, prefix: str, suffix: str) -> str:
 def temp_dir(folder: Path, prefix: str) -> Path:
     """A new temporary folder with the umask's mode (mkdtemp makes it 0700)."""
     tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=folder))
-    os.chmod(tmp, DIR_MODE)
+    os.chmod(tmp, dir_mode())
     return tmp
 
 
@@ -57,7 +77,7 @@ def _atomic(path: Path, write: Callable[[str], None], fault: Callable[[str], Non
     try:
         write(tmp)
         with open(tmp, "rb+") as f:
-            os.fchmod(f.fileno(), FILE_MODE)  # a writer may have made the file anew (safetensors does, 0600)
+            os.fchmod(f.fileno(), file_mode())  # a writer may have made the file anew (safetensors does, 0600)
             os.fsync(f.fileno())
         fault("write")
         os.replace(tmp, path)

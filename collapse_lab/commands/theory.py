@@ -30,12 +30,12 @@ def prop1_cmd(seed, store, as_json):
     from ..store import find_runs
     from ..theory.prop1 import check_random, prop1_sides, relative_error
 
+    if seed < 0:
+        raise CollapseLabError(f"--seed must be >= 0 (got {seed})")
     rows = check_random(seed=seed)
     real = []
     from .runs import warn
 
-    if seed < 0:
-        raise CollapseLabError(f"--seed must be >= 0 (got {seed})")
     runs = [r for r in find_runs(Path(store), warn)
             if r.meta.get("rounds_complete", 0) >= 1 and r.meta.get("status") != "diverged"]
     if runs:
