@@ -46,6 +46,9 @@ def select_runs(out: Path, alphas: tuple[str, ...], run_paths: tuple[str, ...], 
             if r.meta.get("status") == "diverged":
                 warn(f"{r.path.name} diverged in round {r.meta.get('diverged', {}).get('round')}; left out")
         runs = [r for r in found if r.meta.get("status") != "diverged" and r.meta.get("rounds_complete", 0) >= 1]
+        if not runs and any(r.meta.get("status") == "diverged" for r in found):
+            raise CollapseLabError(f"no usable runs in {out}: the trained ones diverged; retrain them with a lower "
+                                   "--lr (train --overwrite)")
         if not runs:
             raise CollapseLabError(f"no trained runs in {out}; run `collapse-lab train` first, or point --store at "
                                    "the run store (or --run at a run folder)")
