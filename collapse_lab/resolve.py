@@ -83,18 +83,23 @@ def coerce(name: str, value, where: str = ""):
     return value
 
 
-def resolve_runs(flags: dict, config_file: str | None = None) -> list[RunConfig]:
+def resolve_runs(flags: dict, config_file: str | None = None, values: dict | None = None,
+                 where: str | None = None) -> list[RunConfig]:
     """``flags``: the options the user gave (unset ones absent), named as ``RunConfig``'s
     fields, ``alpha``/``seed``/``classes_per_client`` as lists, ``dataset_option``/
-    ``method_option``/``reg_option`` as lists of KEY=VALUE and the ``METHOD_FLAGS``."""
+    ``method_option``/``reg_option`` as lists of KEY=VALUE and the ``METHOD_FLAGS``.
+    ``config_file`` or ``values`` (a mapping as a config file holds it, e.g. one point of a
+    sweep; ``where`` names its origin in messages) sit below the flags."""
     from .fl.methods import METHODS
 
-    file_values = load_config_file(config_file) if config_file else {}
+    file_values = load_config_file(config_file) if config_file else {k.replace("-", "_"): v
+                                                                      for k, v in (values or {}).items()}
     fields = {f.name for f in dataclasses.fields(RunConfig)}
     unknown = sorted(set(file_values) - fields - {"alphas", "seeds", *METHOD_FLAGS})
+    origin = where or (f"--config {config_file}" if config_file else "the options")
     if unknown:
-        raise CollapseLabError(f"--config: unknown option(s) {', '.join(unknown)}; use the names of the train options")
-    where = f"--config {config_file}: " if config_file else ""
+        raise CollapseLabError(f"{origin}: unknown option(s) {', '.join(unknown)}; use the names of the train options")
+    where = f"{origin}: " if (config_file or where) else ""
     file_values = {k: (v if k in ("alphas", "seeds", *AXES, *METHOD_FLAGS) else coerce(k, v, where))
                    for k, v in file_values.items()}
     given = {**file_values, **{k: v for k, v in flags.items() if k in fields and k not in AXES}}

@@ -36,6 +36,11 @@ from ..errors import CollapseLabError
 @click.option("--repeats", type=int, default=3, show_default=True,
               help="Alternating measurements (reference, fast, reference, fast, ...); median and spread are reported.")
 @click.option("--no-reference", is_flag=True, help="Time the fast path only.")
+@click.option("--sweep", is_flag=True, help="Instead: runs/hour of a grid of small runs (digits, 4 alphas x --sweep-seeds) "
+                                            "through `sweep` (local) against one `train` invocation.")
+@click.option("--sweep-seeds", type=int, default=10, show_default=True, help="--sweep: seeds per alpha.")
+@click.option("--sweep-workers", type=int, default=None, help="--sweep: worker processes (default: the cores).")
+@click.option("--sweep-rounds", type=int, default=None, help="--sweep: rounds per run (default: the preset's, 30).")
 @click.option("--keep-memory/--no-keep-memory", default=True, show_default=True,
               help="Fast path keeps freed host memory for reuse (glibc thresholds; see the README).")
 @click.option("--official-evals/--no-official-evals", default=True, show_default=True,
@@ -43,9 +48,29 @@ from ..errors import CollapseLabError
                    "test set before and after local training, the global model on the training and test sets.")
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout.")
 def bench_cmd(preset, model, device, images, test_images, clients, local_epochs, reference_epochs, rounds, warmup,
-              augment, precision, channels_last, compile, cuda_graphs, parallel_clients, workers, repeats, no_reference, keep_memory, official_evals, as_json):
-    """Benchmark the fast path against the official-style reference loop."""
+              augment, precision, channels_last, compile, cuda_graphs, parallel_clients, workers, repeats, no_reference,
+              sweep, sweep_seeds, sweep_workers, sweep_rounds, keep_memory, official_evals, as_json):
+    """Benchmark the fast path against the official-style reference loop (or, with --sweep,
+    a sweep of small runs against training them one after another)."""
     from ..bench.run import bench, settings_for
+
+    if sweep:
+        from ..bench.sweep_bench import sweep_bench
+        from ..sweep.backends import cores
+
+        if sweep_seeds < 1 or (sweep_workers is not None and sweep_workers < 1) or (sweep_rounds is not None
+                                                                                     and sweep_rounds < 1):
+            raise CollapseLabError("--sweep-seeds, --sweep-workers and --sweep-rounds must be >= 1")
+        r = sweep_bench(sweep_seeds, sweep_workers or cores(), sweep_rounds, say=lambda m: click.echo(m, err=True))
+        if as_json:
+            click.echo(json.dumps(r, indent=2))
+        else:
+            click.echo(f"{r['runs']} runs of {r['rounds']} rounds on {r['cores']} cores: one train invocation "
+                       f"{r['sequential_seconds']:.1f} s ({r['sequential_runs_per_hour']:.0f} runs/h); sweep with "
+                       f"{r['workers']} workers {r['sweep_seconds']:.1f} s ({r['sweep_runs_per_hour']:.0f} runs/h); ratio "
+                       f"{r['ratio']:.2f}x; {r['identical_final_globals']} of {r['runs']} final global models identical, "
+                       f"{r['failed']} failed")
+        return
 
     models = [m.strip() for m in model.split(",") if m.strip()]
     for name, v in (("--images", images), ("--test-images", test_images), ("--clients", clients),

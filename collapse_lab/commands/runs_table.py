@@ -1,0 +1,77 @@
+"""``collapse-lab runs``: what a run store holds, one row per run."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from ..errors import CollapseLabError
+
+COLUMNS = ("run", "dataset", "model", "method", "reg", "partition", "seed", "rounds", "acc", "status", "size")
+
+
+def row(run) -> dict:
+    m = run.meta
+    part = {"dirichlet": f"dir {m.get('alpha')}", "pathological": f"M={m.get('classes_per_client')}"}.get(
+        m.get("partition"), m.get("partition"))
+    acc = None
+    for e in reversed(run.metrics()):
+        if e.get("event") == "round":
+            acc = e.get("test_acc")
+            break
+    size = sum(f.stat().st_size for f in run.path.rglob("*") if f.is_file())
+    reg = m.get("reg") if m.get("reg") == "none" else f"{m.get('reg')} {m.get('beta')}"
+    return {"run": run.path.name, "dataset": m.get("dataset"), "model": m.get("model"), "method": m.get("method"),
+            "reg": reg, "partition": part, "seed": m.get("seed"),
+            "rounds": f"{m.get('rounds_complete', 0)}/{m.get('rounds')}", "acc": acc, "status": m.get("status"),
+            "size": size, "meta": m}
+
+
+@click.command("runs", short_help="List the runs in a store, with status and accuracy.")
+@click.option("--store", "--out", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
+              help="Run store.")
+@click.option("--where", "filters", multiple=True, metavar="FIELD=VALUE",
+              help="Only runs whose run.json field has this value, e.g. method=moon, alpha=0.05 (repeatable).")
+@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON on stdout (with every run.json field).")
+def runs_cmd(store, filters, as_json):
+    """The runs in a store as a table: name, data set, model, method, regularizer and beta,
+    partition, seed, rounds complete/total, final test accuracy, status, size on disk."""
+    from ..store import find_runs
+    from .runs import warn
+
+    wanted = {}
+    for f in filters:
+        if "=" not in f:
+            raise CollapseLabError(f"--where {f!r}: write FIELD=VALUE, e.g. method=moon")
+        k, v = f.split("=", 1)
+        wanted[k.replace("-", "_")] = v
+    runs = find_runs(Path(store), warn)
+    rows = [row(r) for r in runs]
+    if wanted:
+        fields = set().union(*(r["meta"] for r in rows)) if rows else set()
+        unknown = sorted(set(wanted) - fields)
+        if unknown:
+            raise CollapseLabError(f"--where {unknown[0]}: no run in {store} has that field; fields: "
+                                   f"{', '.join(sorted(fields)[:30])}")
+        rows = [r for r in rows if all(str(r["meta"].get(k)) == v for k, v in wanted.items())]
+    if as_json:
+        click.echo(json.dumps([{**{k: r[k] for k in COLUMNS}, "config": r["meta"]} for r in rows], indent=1))
+        return
+    if not rows:
+        click.echo(f"no runs in {store}" + (" match the filters" if wanted else ""))
+        return
+    widths = {c: max(len(c), *(len(_cell(r, c)) for r in rows)) for c in COLUMNS}
+    click.echo("  ".join(c.ljust(widths[c]) for c in COLUMNS))
+    for r in rows:
+        click.echo("  ".join(_cell(r, c).ljust(widths[c]) for c in COLUMNS))
+    click.echo(f"{len(rows)} run(s), {sum(r['size'] for r in rows) / 1e6:.1f} MB")
+
+
+def _cell(r: dict, c: str) -> str:
+    v = r[c]
+    if c == "acc":
+        return "" if v is None else f"{v:.4f}"
+    if c == "size":
+        return f"{v / 1e6:.1f} MB"
+    return str(v)

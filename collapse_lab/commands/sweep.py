@@ -1,0 +1,155 @@
+"""``collapse-lab sweep SPEC``: a grid of runs through the train resolver, on a local pool of
+worker processes or on Ray; complete runs are skipped, unfinished ones continued."""
+from __future__ import annotations
+
+import json
+import shlex
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from ..errors import CollapseLabError
+
+
+def run_status(store: Path, cfg) -> tuple[str, int]:
+    """missing / complete / diverged / partial, and the rounds complete."""
+    from ..fl.prepare import run_path
+    from ..store import RunDir
+
+    path = run_path(store, cfg)
+    if not (path / "run.json").is_file():
+        return "missing", 0
+    try:
+        meta = RunDir(path).meta
+    except CollapseLabError:
+        return "unreadable", 0
+    done = int(meta.get("rounds_complete", 0))
+    if meta.get("status") == "diverged":
+        return "diverged", done
+    if meta.get("status") == "complete" and int(meta.get("rounds", 0)) >= cfg.rounds:
+        return "complete", cfg.rounds
+    return "partial", done
+
+
+def seconds_per_step(store: Path, dataset: str, model: str) -> float | None:
+    """From the store's finished runs of this data set and model (train_seconds / steps)."""
+    from ..store import find_runs
+
+    rates = []
+    for run in find_runs(store):
+        m = run.meta
+        if m.get("status") == "complete" and m.get("dataset") == dataset and m.get("model") == model \
+                and m.get("train_seconds"):
+            steps = sum(e.get("steps", 0) for e in run.metrics() if e.get("event") == "local_epoch")
+            if steps:
+                rates.append(m["train_seconds"] / steps)
+    return sum(rates) / len(rates) if rates else None
+
+
+def _fmt(seconds: float | None) -> str:
+    if seconds is None:
+        return "unknown"
+    m, s = divmod(int(round(seconds)), 60)
+    h, m = divmod(m, 60)
+    return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s"
+
+
+@click.command("sweep", short_help="Train a grid of runs on a local pool or a Ray cluster.")
+@click.argument("spec", type=click.Path(dir_okay=False))
+@click.option("--store", "--out", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
+              help="Run store (on Ray: a filesystem every node sees).")
+@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option("--workers", type=int, default=None, help="local: runs at once (default: the number of cores); each "
+                                                         "gets its share of the cores.")
+@click.option("--address", default=None, help="ray: auto or HOST:PORT of a running cluster (default: start a local one).")
+@click.option("--cpus-per-run", type=int, default=1, show_default=True, help="ray: num_cpus of each task.")
+@click.option("--gpus-per-run", type=float, default=0.0, show_default=True, help="ray: num_gpus of each task.")
+@click.option("--dry-run", is_flag=True, help="List every run with its status, and the disk and time estimate.")
+@click.option("--json", "as_json", is_flag=True, help="Print the runs and outcomes as JSON on stdout.")
+def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run, dry_run, as_json):
+    """Expand SPEC (base options x grid axes x seeds, YAML/TOML/JSON) through the same
+    resolver as train, skip complete runs, continue unfinished ones, train the rest.
+
+    Exit status 1 when a run failed or diverged, 2 for a bad spec, 130 on Ctrl-C (finished
+    runs are kept; running the same command again continues the sweep)."""
+    from ..fl.prepare import check_disk, estimate_bytes, prepare, total_steps
+    from ..sweep import backends
+    from ..sweep.spec import expand, load_spec
+
+    store = Path(store)
+    if workers is not None and workers < 1:
+        raise CollapseLabError(f"--workers must be >= 1 (got {workers})")
+    if backend == "local" and (address or cpus_per_run != 1 or gpus_per_run):
+        raise CollapseLabError("--address, --cpus-per-run and --gpus-per-run have no effect with --backend local; drop them")
+    if backend == "ray" and workers is not None:
+        raise CollapseLabError("--workers has no effect with --backend ray (Ray places tasks by --cpus-per-run); drop it")
+    if cpus_per_run < 1 or gpus_per_run < 0:
+        raise CollapseLabError("--cpus-per-run must be >= 1 and --gpus-per-run >= 0")
+    configs = expand(load_spec(spec), f"sweep spec {spec}")
+    prepared = prepare(configs, store, resume=True)  # names, data, conflicts: checked before anything runs
+    status = [run_status(store, c) for c in configs]
+    todo = [p.config for p, (st, _) in zip(prepared, status) if st in ("missing", "partial")]
+    rate = seconds_per_step(store, configs[0].dataset, configs[0].model) if configs else None
+    steps = sum(total_steps(p) for p, (st, _) in zip(prepared, status) if st in ("missing", "partial"))
+    disk = sum(estimate_bytes(p) for p, (st, _) in zip(prepared, status) if st in ("missing", "partial"))
+    n = workers or backends.cores()
+    eta = rate * steps / (n if backend == "local" else max(1, backends.cores() // cpus_per_run)) if rate else None
+    if dry_run:
+        rows = [{"run": c.run_name(), "status": st if st != "partial" else f"partial {d} of {c.rounds}", "rounds": c.rounds}
+                for c, (st, d) in zip(configs, status)]
+        if as_json:
+            click.echo(json.dumps({"runs": rows, "to_train": len(todo), "estimate_bytes": disk,
+                                   "estimate_seconds": eta}, indent=1))
+            return
+        for r in rows:
+            click.echo(f"{r['run']:<64} {r['status']}")
+        click.echo(f"{len(configs)} run(s): {len(configs) - len(todo)} complete or diverged, {len(todo)} to train; "
+                   f"about {disk / 1e6:.1f} MB of checkpoints, about {_fmt(eta)} "
+                   + ("(from this store's finished runs)" if rate else "(no finished run of this model to time)"))
+        return
+    check_disk([p for p, (st, _) in zip(prepared, status) if st in ("missing", "partial")], store)
+    for c, (st, _) in zip(configs, status):
+        if st == "diverged":
+            click.echo(f"sweep: {c.run_name()} diverged earlier; not retrained (train --overwrite retrains it)", err=True)
+    t0, state = time.time(), {"done": 0, "running": 0, "failed": 0, "walls": []}
+    total = len(todo)
+
+    def report(ev: dict) -> None:
+        if ev["event"] == "start":
+            state["running"] += 1
+            return
+        state["running"] -= 1
+        state["done"] += 1
+        ok = ev["status"] in ("complete", "skipped")
+        state["failed"] += not ok
+        if ev["status"] == "complete":
+            state["walls"].append(ev["wall_seconds"])
+        left = total - state["done"] - state["running"]
+        mean = sum(state["walls"]) / len(state["walls"]) if state["walls"] else None
+        eta_now = mean * (left + state["running"]) / (n if backend == "local" else 1) if mean else None
+        what = f"test acc {ev['final_test_acc']:.4f}" if "final_test_acc" in ev else ev["status"]
+        click.echo(f"sweep: {ev['run']} {what} ({ev['wall_seconds']:.1f} s); {state['done']} done, {state['running']} "
+                   f"running, {state['failed']} failed, {left} remaining; ETA {_fmt(eta_now)}", err=True)
+
+    resume_cmd = " ".join(shlex.quote(a) for a in ["collapse-lab", *sys.argv[1:]])
+    try:
+        if backend == "local":
+            results = backends.run_local(todo, store, min(n, max(1, total)), report, store / ".sweep-logs")
+        else:
+            results = backends.run_ray(todo, store, address, cpus_per_run, gpus_per_run, report)
+    except backends.Interrupted:
+        click.echo(f"sweep interrupted: finished runs are kept, the ones under way stopped after their current "
+                   f"client; continue with: {resume_cmd}", err=True)
+        sys.exit(130)
+    failed = [r for r in results if r["status"] not in ("complete", "skipped")]
+    if as_json:
+        click.echo(json.dumps({"results": results, "seconds": round(time.time() - t0, 2)}, indent=1))
+    click.echo(f"sweep: {len(results) - len(failed)} of {len(configs)} run(s) trained now, "
+               f"{len(configs) - len(todo)} already complete, {len(failed)} failed, in {time.time() - t0:.1f} s", err=True)
+    for r in failed:
+        click.echo(f"  failed: {r['run']}: {r.get('error', r['status'])}", err=True)
+    if failed:
+        click.echo(f"  continue the sweep with: {resume_cmd}", err=True)
+        sys.exit(1)

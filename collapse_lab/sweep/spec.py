@@ -1,0 +1,97 @@
+"""Sweep specs: base options x grid axes x seeds -> run configurations.
+
+A spec is a YAML or TOML (or JSON) mapping::
+
+    base:                 # any train option, as in a --config file
+      dataset: digits
+      rounds: 10
+    grid:                 # axes: option -> list of values; every combination is a run
+      alpha: [0.05, inf]
+      combo:              # an axis whose values are several options at once
+        - {method: fedavg, reg: none}
+        - {method: moon, reg: feddecorr, beta: 0.1}
+    seeds: [0, 1, 2]
+
+Every point goes through the same resolver as ``collapse-lab train`` (``resolve_runs``),
+so a sweep's run is ``train``'s run of the same options, folder name included. Options
+that change only speed or where things go (device, --parallel-clients, --keep-local,
+...) may sit in ``base`` but not on an axis: the points would be one run.
+"""
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+from ..config import SPEED_ONLY, RunConfig, load_config_file
+from ..errors import CollapseLabError
+
+TOP_KEYS = ("base", "grid", "seeds")
+COMBO = "combo"
+
+
+def load_spec(path: str | Path) -> dict:
+    p = Path(path)
+    if not p.is_file():
+        raise CollapseLabError(f"sweep spec {p}: no such file")
+    try:
+        spec = load_config_file(p)
+    except CollapseLabError as e:
+        raise CollapseLabError(str(e).replace("--config", "sweep spec")) from None
+    unknown = sorted(set(spec) - set(TOP_KEYS))
+    if unknown:
+        raise CollapseLabError(f"sweep spec {p}: unknown key {unknown[0]!r}; a spec has {', '.join(TOP_KEYS)}")
+    return spec
+
+
+def points(spec: dict, where: str) -> list[dict]:
+    """The grid's points as option mappings (base, then the axes' values, then the seed)."""
+    base = spec.get("base") or {}
+    grid = spec.get("grid") or {}
+    seeds = spec.get("seeds", [0])
+    for name, v in (("base", base), ("grid", grid)):
+        if not isinstance(v, dict):
+            raise CollapseLabError(f"{where}: {name} must be a mapping of option names to values")
+    if not isinstance(seeds, list) or not seeds:
+        raise CollapseLabError(f"{where}: seeds must be a non-empty list of whole numbers")
+    axes = []
+    for name, values in grid.items():
+        key = name.replace("-", "_")
+        if not isinstance(values, list) or not values:
+            raise CollapseLabError(f"{where}: grid.{name} must be a non-empty list of values")
+        if key == COMBO:
+            if not all(isinstance(v, dict) and v for v in values):
+                raise CollapseLabError(f"{where}: grid.combo must be a list of option mappings")
+            options = [{k.replace("-", "_"): x for k, x in v.items()} for v in values]
+        else:
+            options = [{key: v} for v in values]
+        for opt in options:
+            fixed = sorted(set(opt) & (set(SPEED_ONLY) | {"seed", "seeds", "alphas", "tag"}))
+            if fixed:
+                raise CollapseLabError(f"{where}: grid.{name} varies {fixed[0]}, which cannot vary in a sweep (it does not "
+                                       "change what a run computes, or has its own key); put it in base or seeds")
+        axes.append(options)
+    out = []
+    for combo in itertools.product(*axes) if axes else [()]:
+        merged = dict(base)
+        for opt in combo:
+            merged.update(opt)
+        for seed in seeds:
+            out.append({**merged, "seed": seed})
+    return out
+
+
+def expand(spec: dict, where: str) -> list[RunConfig]:
+    """The spec's run configurations, each resolved and checked as ``train`` would; the
+    same configuration reached twice is one run."""
+    from ..resolve import resolve_runs
+
+    configs, seen = [], set()
+    for i, point in enumerate(points(spec, where)):
+        label = json.dumps({k: v for k, v in point.items() if k not in (spec.get("base") or {})}, sort_keys=True)
+        for cfg in resolve_runs({}, values=point, where=f"{where} (point {label})"):
+            key = cfg.run_name()
+            if key not in seen:
+                seen.add(key)
+                configs.append(cfg)
+    return configs

@@ -1,0 +1,63 @@
+"""One run of a sweep, as ``train --resume`` would do it: skipped when complete, continued
+when unfinished, trained when missing. Called in a worker process of the local backend
+(``python -m collapse_lab.sweep.worker``, the run configuration as JSON on stdin, the
+result as one JSON line on stdout) or inside a Ray task."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+
+
+def run_one(cfg_json: dict, store: str, threads: int, log=None, stop=None) -> dict:
+    """Train one run into ``store`` at ``threads`` intra-op threads; returns its outcome:
+    ``status`` complete / skipped / diverged / failed, with the one-line ``error``."""
+    import torch
+
+    from ..config import RunConfig
+    from ..errors import CollapseLabError
+    from ..fl.engine import Diverged, Interrupted, train
+    from ..fl.prepare import prepare
+
+    torch.set_num_threads(max(1, threads))
+    cfg = RunConfig.from_json(cfg_json)
+    try:
+        (p,) = prepare([cfg], Path(store), resume=True)
+        if p.action == "skip":
+            return {"run": p.path.name, "status": "skipped"}
+        out = train(p, log=log, stop=stop)
+        return {"run": p.path.name, "status": "complete", "final_test_acc": out["final_test_acc"],
+                "seconds": out["seconds"], "resumed_from": p.start}
+    except Diverged as e:
+        return {"run": e.path.name, "status": "diverged", "error": str(e)}
+    except Interrupted as e:
+        return {"run": e.path.name, "status": "interrupted", "error": str(e)}
+    except CollapseLabError as e:
+        return {"run": cfg.run_name(), "status": "failed", "error": str(e)}
+
+
+def main() -> int:
+    from ..fl.engine import StopFlag
+
+    store, threads = sys.argv[1], int(sys.argv[2])
+    stop = StopFlag()
+
+    def handler(signum, frame):  # finish the current client, keep every complete round
+        stop.request(signal.Signals(signum).name)
+
+    signal.signal(signal.SIGTERM, handler)
+    signal.signal(signal.SIGINT, handler)
+    cfg_json = json.loads(sys.stdin.read())
+    try:
+        result = run_one(cfg_json, store, threads, log=lambda m: print(m, file=sys.stderr, flush=True), stop=stop)
+    except Exception as e:  # noqa: BLE001 -- reported as the run's one-line error
+        result = {"run": "?", "status": "failed", "error": f"internal error: {type(e).__name__}: {e}"}
+    print(json.dumps(result), flush=True)
+    return 0 if result["status"] in ("complete", "skipped") else 1
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONUNBUFFERED", "1")
+    sys.exit(main())

@@ -1,0 +1,128 @@
+"""Sweeps: the spec's grid through train's resolver, a local pool that survives a SIGKILL
+(the rerun completes every run, each equal byte for byte to `train` of it), Ray (equal to
+the local backend), bad specs, and `collapse-lab runs`."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from collapse_lab.cli import cli
+
+SPEC = """
+base:
+  dataset: gaussian
+  dataset_options: {dim: 8, train_per_class: 30, test_per_class: 5}
+  clients: 3
+  rounds: 6
+  local_epochs: 2
+  batch_size: 8
+grid:
+  alpha: [0.3, inf]
+  reg: [none, feddecorr]
+seeds: [0, 1]
+"""
+TRAIN = ["--dataset", "gaussian", "--dataset-option", "dim=8", "--dataset-option", "train_per_class=30",
+         "--dataset-option", "test_per_class=5", "--clients", "3", "--rounds", "6", "--local-epochs", "2",
+         "--batch-size", "8"]
+
+
+def finals(store: Path) -> dict:
+    out = {}
+    for d in store.iterdir():
+        if (d / "run.json").is_file():
+            meta = json.loads((d / "run.json").read_text())
+            out[d.name] = (meta["status"], (d / f"round_{meta['rounds']}" / "global.safetensors").read_bytes())
+    return out
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """The 8 runs trained by `train` (2 threads: 2 lanes at one thread each)."""
+    store = tmp_path_factory.mktemp("train") / "ck"
+    for reg in ("none", "feddecorr"):
+        res = CliRunner().invoke(cli, ["train", *TRAIN, "--alpha", "0.3", "--alpha", "inf", "--seed", "0", "--seed", "1",
+                                       "--reg", reg, "--out", str(store)])
+        assert res.exit_code == 0, res.output
+    return finals(store)
+
+
+@pytest.mark.slow
+def test_a_killed_local_sweep_completes_on_rerun_equal_to_train(tmp_path, trained):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC)
+    store = tmp_path / "st"
+    cmd = [sys.executable, "-m", "collapse_lab.cli", "sweep", str(spec), "--store", str(store), "--workers", "2"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and len([p for p in store.glob("*/run.json")
+                                          if json.loads(p.read_text())["status"] == "complete"]) < 2:
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its workers, mid-way
+    proc.wait()
+    before = finals(store) if store.exists() else {}
+    assert 2 <= sum(s == "complete" for s, _ in before.values()) < 8
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-800:]
+    assert "8 run(s)" in res.stderr or "of 8 run(s)" in res.stderr
+    got = finals(store)
+    assert got.keys() == trained.keys() and all(s == "complete" for s, _ in got.values())
+    assert all(got[k][1] == trained[k][1] for k in got)  # byte for byte
+    table = CliRunner().invoke(cli, ["runs", "--store", str(store), "--where", "reg=feddecorr"])
+    assert table.exit_code == 0 and table.output.count("feddecorr 0.1") == 4 and "6/6" in table.output
+
+
+@pytest.mark.slow
+def test_the_ray_backend_equals_the_local_backend(tmp_path, trained):
+    pytest.importorskip("ray")
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC)
+    res = subprocess.run([sys.executable, "-m", "collapse_lab.cli", "sweep", str(spec), "--store", str(tmp_path / "ray"),
+                          "--backend", "ray"], capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, (res.stdout[-1500:], res.stderr[-1500:])
+    got = finals(tmp_path / "ray")
+    assert got.keys() == trained.keys() and all(got[k][1] == trained[k][1] for k in got)
+
+
+@pytest.mark.parametrize("text,msg", [
+    ("grid:\n  alpha: [0.1]\nsedes: [0]\n", "unknown key 'sedes'"),
+    ("grid:\n  alpha: []\n", "grid.alpha must be a non-empty list"),
+    ("grid:\n  rounds: [two]\n", "--rounds 'two' is not a whole number"),
+    ("grid:\n  lrr: [0.1]\n", "unknown option(s) lrr"),
+    ("grid:\n  device: [cpu, cuda]\n", "grid.device varies device, which cannot vary in a sweep"),
+    ("grid:\n  parallel_clients: [1, 2]\n", "cannot vary in a sweep"),
+    ("seeds: []\n", "seeds must be a non-empty list"),
+    ("grid:\n  combo: [{method: moon}, 3]\n", "grid.combo must be a list of option mappings"),
+    ("base:\n  partition: pathological\ngrid:\n  alpha: [0.1, 1]\n", "--alpha has no effect with --partition"),
+])
+def test_a_bad_spec_is_one_line_and_writes_nothing(tmp_path, text, msg):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(text)
+    res = CliRunner().invoke(cli, ["sweep", str(spec), "--store", str(tmp_path / "st")])
+    assert res.exit_code == 2, res.output
+    assert len(res.stderr.strip().splitlines()) == 1 and msg in res.stderr, res.stderr
+    assert not (tmp_path / "st").exists()
+
+
+def test_dry_run_lists_status_and_estimates(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC.replace("rounds: 6", "rounds: 2"))
+    args = ["sweep", str(spec), "--store", str(tmp_path / "st"), "--dry-run", "--json"]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert len(out["runs"]) == 8 and {r["status"] for r in out["runs"]} == {"missing"} and out["estimate_bytes"] > 0
+    # one of them trained (by train), one unfinished: the dry run says so
+    t = CliRunner().invoke(cli, ["train", *TRAIN[:-6], "--rounds", "2", "--local-epochs", "2", "--batch-size", "8",
+                                 "--alpha", "0.3", "--out", str(tmp_path / "st")])
+    assert t.exit_code == 0, t.output
+    out = json.loads(CliRunner().invoke(cli, args).stdout)
+    assert sorted(r["status"] for r in out["runs"]).count("complete") == 1 and out["to_train"] == 7
+    assert out["estimate_seconds"] is not None  # timed from the finished run
