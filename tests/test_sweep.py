@@ -39,7 +39,8 @@ def finals(store: Path) -> dict:
     for d in store.iterdir():
         if (d / "run.json").is_file():
             meta = json.loads((d / "run.json").read_text())
-            out[d.name] = (meta["status"], (d / f"round_{meta['rounds']}" / "global.safetensors").read_bytes())
+            last = d / f"round_{meta['rounds']}" / "global.safetensors"
+            out[d.name] = (meta["status"], last.read_bytes() if meta["status"] == "complete" else None)
     return out
 
 

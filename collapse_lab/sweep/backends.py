@@ -38,56 +38,90 @@ class Interrupted(Exception):
     """Ctrl-C during a sweep: the runs under way were stopped after their current client."""
 
 
+class _Worker:
+    """A long-lived worker process (``sweep.worker``) and the run it is training."""
+
+    def __init__(self, store: Path, threads: int, env: dict, log: Path):
+        self.logf = open(log, "a")
+        self.proc = subprocess.Popen([sys.executable, "-m", "collapse_lab.sweep.worker", str(store), str(threads)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.logf, env=env,
+                                     text=True, bufsize=1)
+        self.log, self.cfg, self.t0 = log, None, 0.0
+
+    def give(self, cfg: RunConfig) -> None:
+        self.cfg, self.t0 = cfg, time.time()
+        self.proc.stdin.write(json.dumps(cfg.to_json()) + "\n")
+        self.proc.stdin.flush()
+
+    def result(self) -> dict:
+        """The current run's outcome (blocks until its line arrives or the worker dies)."""
+        line = self.proc.stdout.readline()
+        try:
+            res = json.loads(line)
+        except json.JSONDecodeError:
+            self.proc.wait()
+            tail = self.log.read_text().strip().splitlines()[-1:] or [""]
+            rc = self.proc.returncode
+            how = f"killed by signal {-rc}" if rc < 0 else f"exit status {rc}"
+            res = {"run": self.cfg.run_name(), "status": "failed", "error": f"worker {how}; log: {tail[0][:200]}"}
+        res["wall_seconds"] = round(time.time() - self.t0, 2)
+        self.cfg = None
+        return res
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait()
+        self.logf.close()
+
+
 def run_local(configs: list[RunConfig], store: Path, workers: int, report: Callable[[dict], None],
               log_dir: Path) -> list[dict]:
-    """Each run in a ``python -m collapse_lab.sweep.worker`` process, ``workers`` at a time,
-    each at its share of the cores; its log goes to ``log_dir/<run>.log``."""
+    """The runs on ``workers`` long-lived worker processes, each at its share of the cores;
+    worker i logs to ``log_dir/worker-<i>.log``. A worker that dies fails its run only: a
+    fresh one takes its place."""
+    import selectors
+
     threads = threads_per_worker(workers)
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     make_dirs(log_dir)
-    queue, running, results = list(configs), {}, []
+    queue, results = list(configs), []
+    pool = [_Worker(store, threads, env, log_dir / f"worker-{i}.log") for i in range(min(workers, len(configs)))]
+    sel = selectors.DefaultSelector()
     try:
-        while queue or running:
-            while queue and len(running) < workers:
-                cfg = queue.pop(0)
-                logf = open(log_dir / f"{cfg.run_name()}.log", "a")
-                proc = subprocess.Popen([sys.executable, "-m", "collapse_lab.sweep.worker", str(store), str(threads)],
-                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=logf, env=env, text=True)
-                proc.stdin.write(json.dumps(cfg.to_json()))
-                proc.stdin.close()
-                running[proc] = (cfg, logf, time.time())
-                report({"event": "start", "run": cfg.run_name()})
-            time.sleep(0.2)
-            for proc in [p for p in running if p.poll() is not None]:
-                cfg, logf, t0 = running.pop(proc)
-                logf.close()
-                results.append(_outcome(proc, cfg, log_dir, time.time() - t0))
+        for w in pool:
+            if queue:
+                w.give(queue.pop(0))
+                report({"event": "start", "run": w.cfg.run_name()})
+                sel.register(w.proc.stdout, selectors.EVENT_READ, w)
+        while len(sel.get_map()):
+            for key, _ in sel.select():
+                w = key.data
+                results.append(w.result())
                 report({"event": "end", **results[-1]})
+                sel.unregister(w.proc.stdout)
+                if w.proc.poll() is not None:  # it died: a fresh worker in its place
+                    w.close()
+                    i = pool.index(w)
+                    w = pool[i] = _Worker(store, threads, env, log_dir / f"worker-{i}.log")
+                if queue:
+                    w.give(queue.pop(0))
+                    report({"event": "start", "run": w.cfg.run_name()})
+                    sel.register(w.proc.stdout, selectors.EVENT_READ, w)
     except KeyboardInterrupt:
-        for proc in running:
-            proc.send_signal(signal.SIGTERM)  # the worker finishes its current client
-        for proc, (cfg, logf, _) in running.items():
+        for w in pool:
+            if w.proc.poll() is None:
+                w.proc.send_signal(signal.SIGTERM)  # the worker finishes its current client
+        for w in pool:
             try:
-                proc.wait(timeout=600)
+                w.proc.wait(timeout=600)
             except subprocess.TimeoutExpired:
-                proc.kill()
-            logf.close()
+                w.proc.kill()
         raise Interrupted from None
+    finally:
+        for w in pool:
+            w.close()
     return results
-
-
-def _outcome(proc: subprocess.Popen, cfg: RunConfig, log_dir: Path, seconds: float) -> dict:
-    out = proc.stdout.read().strip().splitlines()
-    try:
-        res = json.loads(out[-1]) if out else None
-    except json.JSONDecodeError:
-        res = None
-    if res is None:
-        tail = (log_dir / f"{cfg.run_name()}.log").read_text().strip().splitlines()[-1:] or [""]
-        how = f"killed by signal {-proc.returncode}" if proc.returncode < 0 else f"exit status {proc.returncode}"
-        res = {"run": cfg.run_name(), "status": "failed", "error": f"worker {how}; log: {tail[0][:200]}"}
-    res["wall_seconds"] = round(seconds, 2)
-    return res
 
 
 def _ray_task(cfg_json: dict, store: str, threads: int) -> dict:

@@ -1,7 +1,7 @@
 """One run of a sweep, as ``train --resume`` would do it: skipped when complete, continued
 when unfinished, trained when missing. Called in a worker process of the local backend
-(``python -m collapse_lab.sweep.worker``, the run configuration as JSON on stdin, the
-result as one JSON line on stdout) or inside a Ray task."""
+(``python -m collapse_lab.sweep.worker STORE THREADS``: run configurations as JSON lines on
+stdin, results as JSON lines on stdout) or inside a Ray task."""
 from __future__ import annotations
 
 import json
@@ -39,6 +39,9 @@ def run_one(cfg_json: dict, store: str, threads: int, log=None, stop=None) -> di
 
 
 def main() -> int:
+    """A long-lived worker: one run configuration per stdin line, one result per stdout
+    line (torch is imported and the process warmed up once, not once per run). SIGTERM or
+    SIGINT finishes the current client of the current run, then the worker exits."""
     from ..fl.engine import StopFlag
 
     store, threads = sys.argv[1], int(sys.argv[2])
@@ -49,13 +52,18 @@ def main() -> int:
 
     signal.signal(signal.SIGTERM, handler)
     signal.signal(signal.SIGINT, handler)
-    cfg_json = json.loads(sys.stdin.read())
-    try:
-        result = run_one(cfg_json, store, threads, log=lambda m: print(m, file=sys.stderr, flush=True), stop=stop)
-    except Exception as e:  # noqa: BLE001 -- reported as the run's one-line error
-        result = {"run": "?", "status": "failed", "error": f"internal error: {type(e).__name__}: {e}"}
-    print(json.dumps(result), flush=True)
-    return 0 if result["status"] in ("complete", "skipped") else 1
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        cfg_json = json.loads(line)
+        try:
+            result = run_one(cfg_json, store, threads, log=lambda m: print(m, file=sys.stderr, flush=True), stop=stop)
+        except Exception as e:  # noqa: BLE001 -- reported as the run's one-line error
+            result = {"run": "?", "status": "failed", "error": f"internal error: {type(e).__name__}: {e}"}
+        print(json.dumps(result), flush=True)
+        if stop.is_set():
+            return 130
+    return 0
 
 
 if __name__ == "__main__":
