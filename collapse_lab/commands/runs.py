@@ -3,14 +3,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import json
+
 import click
 
 from ..config import alpha_str, parse_alpha
 from ..errors import CollapseLabError
 from ..store import RunDir, find_runs
 
-# Runs that differ only in these are alternatives of one another ("newest wins").
-GROUP_KEYS = ("dataset", "model", "method", "reg", "beta", "partition", "alpha", "classes_per_client", "clients")
+# Runs whose identities differ only in these are seeds (or lengths) of one configuration.
+SEED_KEYS = ("seed", "rounds")
 
 
 def warn(msg: str) -> None:
@@ -32,8 +34,10 @@ def load_run(path: str | Path) -> RunDir:
 def select_runs(out: Path, alphas: tuple[str, ...], run_paths: tuple[str, ...], dataset: str | None = None,
                 model: str | None = None, regs: tuple[str, ...] = (), methods: tuple[str, ...] = ()) -> list[RunDir]:
     """The runs to analyse: the ones named by --run, else every run in ``out`` matching the
-    filters, newest per configuration group. All must share one data set and model. Runs
-    that diverged are left out by name; unfinished ones are used with a warning line."""
+    filters (nothing else is dropped: seeds of one configuration are aggregated by
+    ``seed_groups``, other configurations drawn apart). All must share one data set and
+    model. Runs that diverged are left out by name; unfinished ones are used with a warning
+    line; two folders holding the very same run (a copy) count once, said in a line."""
     if run_paths:
         filters = [n for n, v in (("--alpha", alphas), ("--dataset", dataset), ("--model", model), ("--reg", regs),
                                   ("--method", methods)) if v]
@@ -67,12 +71,7 @@ def select_runs(out: Path, alphas: tuple[str, ...], run_paths: tuple[str, ...], 
                 raise CollapseLabError(f"no trained run in {out} matches {name} (after the filters before it); "
                                        f"the runs left have {name[2:]}: {', '.join(have)}")
             runs = left
-        newest: dict[tuple, RunDir] = {}
-        for r in runs:
-            key = tuple(str(r.meta.get(k)) for k in GROUP_KEYS)
-            if key not in newest or r.meta.get("created", "") >= newest[key].meta.get("created", ""):
-                newest[key] = r
-        runs = list(newest.values())
+        runs = _drop_copies(runs)
     for field in ("dataset", "model"):
         values = sorted({str(r.meta.get(field)) for r in runs})
         if len(values) > 1:
@@ -83,6 +82,54 @@ def select_runs(out: Path, alphas: tuple[str, ...], run_paths: tuple[str, ...], 
             warn(f"{r.path.name} is unfinished ({m.get('rounds_complete', 0)} of {m.get('rounds')} rounds); its last "
                  "complete round is used unless --round says otherwise")
     return sorted(runs, key=sort_key)
+
+
+def _drop_copies(runs: list[RunDir]) -> list[RunDir]:
+    by_identity: dict[str, list[RunDir]] = {}
+    for r in runs:
+        by_identity.setdefault(json.dumps(r.config.identity(), sort_keys=True, default=str), []).append(r)
+    out = []
+    for same in by_identity.values():
+        same.sort(key=lambda r: r.meta.get("created", ""))
+        out.append(same[-1])
+        for r in same[:-1]:
+            warn(f"{r.path.name} holds the same run as {same[-1].path.name} (a copy); the newer is used")
+    return out
+
+
+def config_key(run: RunDir) -> dict:
+    """The run's identity without its seed and length: what its seeds share."""
+    return {k: v for k, v in run.config.identity().items() if k not in SEED_KEYS}
+
+
+def seed_groups(runs: list[RunDir]) -> list[tuple[str, list[RunDir]]]:
+    """Runs grouped by configuration (seeds together), each with a label that names what
+    sets it apart from the other groups (``describe`` when there is one group), and the
+    number of seeds when more than one."""
+    groups: dict[str, list[RunDir]] = {}
+    keys: dict[str, dict] = {}
+    for r in runs:
+        k = json.dumps(config_key(r), sort_keys=True, default=str)
+        groups.setdefault(k, []).append(r)
+        keys[k] = config_key(r)
+    varying = sorted({f for a in keys.values() for b in keys.values() for f in set(a) | set(b) if a.get(f) != b.get(f)})
+    out = []
+    for k, members in groups.items():
+        first = members[0]
+        if len(groups) == 1 or not varying:
+            label = describe(first)
+        else:
+            label = ", ".join(f"{f}={_short(keys[k].get(f))}" for f in varying)
+        if len(members) > 1:
+            label += f" (n={len(members)} seeds)"
+        out.append((label, sorted(members, key=lambda r: r.meta.get("seed", 0))))
+    return sorted(out, key=lambda g: sort_key(g[1][0]))
+
+
+def _short(v) -> str:
+    if isinstance(v, dict):
+        return "{" + ",".join(f"{a}={b}" for a, b in sorted(v.items())) + "}"
+    return f"{v:g}" if isinstance(v, float) else str(v)
 
 
 def sort_key(run: RunDir):

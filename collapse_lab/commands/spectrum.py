@@ -8,8 +8,9 @@ import click
 
 from ..errors import CollapseLabError
 from ..features import FeatureSource
-from ..spectra.functional import DEFAULT_TAU, effective_rank, local_global_gap, n_significant, spectrum, variance_share
-from .runs import describe, parse_rounds, pick_round, select_runs
+from ..spectra.functional import (DEFAULT_TAU, effective_rank, local_global_gap, log10_mean_std, n_significant,
+                                  spectrum, variance_share)
+from .runs import describe, parse_rounds, pick_round, seed_groups, select_runs
 
 TOP = 100
 
@@ -99,19 +100,32 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
     if rounds_spec is not None:
         return _rounds(selected, fs, rounds_spec, client, tau, top, fig_dir, as_json)
     colors = alpha_colors([r.meta.get("alpha", "inf") for r in selected])
-    rows, curves = [], {"global": [], "local": []}
-    for run in selected:
-        r = pick_round(run, round_)
-        if r == 0:
-            raise CollapseLabError(f"{run.path.name} has no trained round yet; use --round >= 1 once one is stored")
+    rows, curves, agg = [], {"global": [], "local": []}, []
+    per_colour: dict[str, int] = {}  # groups sharing a colour (an alpha) get their own line style
+    for label, members in seed_groups(selected):
+        m0 = members[0].meta
+        i = per_colour[m0.get("alpha", "inf")] = per_colour.get(m0.get("alpha", "inf"), -1) + 1
+        style = ["-", "--", ":", "-."][i % 4]
         for which, k in (("global", None), (f"client_{client}", client)):
-            if k is not None and not local_kept(run, r, k):
+            got = []
+            for run in members:
+                r = pick_round(run, round_)
+                if k is not None and not local_kept(run, r, k):
+                    continue
+                sv, floor = spectrum(fs.features(run, r, k))
+                rows.append(entry(run, r, which, sv, floor, tau))
+                got.append((sv, floor))
+            if not got:
                 continue
-            sv, floor = spectrum(fs.features(run, r, k))
-            rows.append(entry(run, r, which, sv, floor, tau))
-            curves["global" if k is None else "local"].append(
-                Curve(describe(run), sv, floor, colors.get(run.meta.get("alpha", "inf")),
-                      "-" if run.meta.get("reg") == "none" else "--"))
+            color = colors.get(m0.get("alpha", "inf"))
+            if len(got) == 1:
+                curve = Curve(label, got[0][0], got[0][1], color, style)
+            else:
+                mean, std = log10_mean_std([g[0] for g in got], [g[1] for g in got], TOP)
+                curve = Curve(label, None, 0.0, color, style, mean, std)
+                agg.append({"label": label, "model": which, "n": len(got), "runs": [r.path.name for r in members],
+                            "log10_mean": mean.tolist(), "log10_std": std.tolist()})
+            curves["global" if k is None else "local"].append(curve)
     m = selected[0].meta
     fig, axes = plt.subplots(1, 2 if curves["local"] else 1, figsize=(10 if curves["local"] else 5, 4), sharey=True,
                              squeeze=False)
@@ -123,9 +137,11 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
     rounds = "-".join(sorted({str(e["round"]) for e in rows}))
     paths = save_figure(fig, Path(fig_dir), f"spectrum_{m['dataset']}_{m['model']}_alpha{alphas}_r{rounds}")
     if as_json:
-        click.echo(json.dumps({"spectra": rows, "figures": [str(p) for p in paths]}, indent=1))
+        click.echo(json.dumps({"spectra": rows, "seed_groups": agg, "figures": [str(p) for p in paths]}, indent=1))
     else:
         print_table(rows)
+        for a in agg:
+            click.echo(f"{a['label']} [{a['model']}]: mean +- std of log10 singular values over {a['n']} seeds drawn")
         click.echo("figures: " + ", ".join(str(p) for p in paths))
 
 

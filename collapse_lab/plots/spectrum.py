@@ -12,11 +12,16 @@ from ..spectra.functional import log10_safe
 
 @dataclass
 class Curve:
+    """One line: a run's singular values ``sv`` (floored at ``floor``), or, for the seeds of
+    one configuration, ``mean``/``std`` of their log10 values (a band of +-1 std)."""
+
     label: str
-    sv: torch.Tensor
-    floor: float
+    sv: torch.Tensor | None
+    floor: float = 0.0
     color: object = None
     linestyle: str = "-"
+    mean: torch.Tensor | None = None
+    std: torch.Tensor | None = None
 
 
 def alpha_colors(alphas: list[str]) -> dict[str, object]:
@@ -29,8 +34,12 @@ def alpha_colors(alphas: list[str]) -> dict[str, object]:
 def plot_spectrum(ax, curves: list[Curve], top: int = 100, tau: float | None = 1e-2, title: str = ""):
     """Top-``top`` singular values on a log10 y-axis, index k from 1 (as in Fig. 2)."""
     for c in curves:
-        y = log10_safe(c.sv[:top], c.floor).numpy()
-        ax.plot(np.arange(1, len(y) + 1), y, label=c.label, color=c.color, linestyle=c.linestyle, linewidth=1.6)
+        y = (c.mean[:top] if c.mean is not None else log10_safe(c.sv[:top], c.floor)).numpy()
+        k = np.arange(1, len(y) + 1)
+        line, = ax.plot(k, y, label=c.label, color=c.color, linestyle=c.linestyle, linewidth=1.6)
+        if c.std is not None:
+            sd = c.std[:top].numpy()
+            ax.fill_between(k, y - sd, y + sd, color=line.get_color(), alpha=0.2, linewidth=0)
     if tau is not None:
         ax.axhline(np.log10(tau), color="0.5", linewidth=0.8, linestyle=":", label=f"log10 tau = {np.log10(tau):g}")
     ax.set_xlabel("k")

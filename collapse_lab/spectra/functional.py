@@ -90,5 +90,13 @@ def log10_safe(sv: torch.Tensor, floor: float) -> torch.Tensor:
     return sv.clamp_min(max(floor, torch.finfo(torch.float64).tiny)).log10()
 
 
-__all__ = ["covariance", "spectrum", "numerical_floor", "n_significant", "effective_rank", "variance_share",
+def log10_mean_std(svs: list[torch.Tensor], floors: list[float], top: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Mean and (population) standard deviation over runs of log10 singular values k = 1..top
+    (each floored as ``log10_safe``): the seeds of one configuration as one curve with a band."""
+    k = min(top, *(len(s) for s in svs))
+    y = torch.stack([log10_safe(s[:k], f) for s, f in zip(svs, floors)])
+    return y.mean(dim=0), y.std(dim=0, correction=0)
+
+
+__all__ = ["covariance", "log10_mean_std", "spectrum", "numerical_floor", "n_significant", "effective_rank", "variance_share",
            "local_global_gap", "log10_safe", "DEFAULT_TAU"]

@@ -93,3 +93,29 @@ def test_bad_analysis_input(store, tmp_path):
         assert res.exit_code == 2 and msg in res.stderr, (args, res.output)
     res = invoke("spectrum", "--out-runs", str(tmp_path / "empty"))
     assert res.exit_code == 2 and "no trained runs" in res.stderr
+
+
+def test_seeds_aggregate_and_other_configurations_are_drawn_apart(tmp_path):
+    """Two seeds of one configuration become one curve, mean +- std of their log10 singular
+    values (checked against numpy on each run's own spectrum); a run that differs only in
+    --decorr-norm is its own curve, labelled by what differs; no run is dropped."""
+    base = ["train", "--dataset", "gaussian", "--dataset-option", "dim=8", "--dataset-option", "train_per_class=20",
+            "--dataset-option", "test_per_class=5", "--clients", "3", "--rounds", "1", "--local-epochs", "1",
+            "--alpha", "0.5", "--reg", "feddecorr", "--out", str(tmp_path / "ck")]
+    for extra in (["--seed", "0", "--seed", "1"], ["--decorr-norm", "official"]):
+        assert invoke(*base, *extra).exit_code == 0
+    res = invoke("spectrum", "--store", str(tmp_path / "ck"), "--out", str(tmp_path / "fig"), "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    assert len({e["run"] for e in out["spectra"]}) == 3  # every run is there
+    (agg,) = [a for a in out["seed_groups"] if a["model"] == "global"]
+    assert agg["n"] == 2 and agg["label"] == "decorr_norm=paper (n=2 seeds)"
+    ys = []
+    for name in agg["runs"]:
+        e = next(e for e in out["spectra"] if e["run"] == name and e["model"] == "global")
+        sv = np.maximum(np.array(e["singular_values"]), max(e["floor"], np.finfo(np.float64).tiny))
+        ys.append(np.log10(sv))
+    k = min(len(y) for y in ys)
+    ys = np.stack([y[:k] for y in ys])
+    assert np.allclose(agg["log10_mean"][:k], ys.mean(0), atol=1e-12)
+    assert np.allclose(agg["log10_std"][:k], ys.std(0), atol=1e-12)
