@@ -84,12 +84,14 @@ def coerce(name: str, value, where: str = ""):
 
 
 def resolve_runs(flags: dict, config_file: str | None = None, values: dict | None = None,
-                 where: str | None = None) -> list[RunConfig]:
+                 where: str | None = None, carried=None) -> list[RunConfig]:
     """``flags``: the options the user gave (unset ones absent), named as ``RunConfig``'s
     fields, ``alpha``/``seed``/``classes_per_client`` as lists, ``dataset_option``/
     ``method_option``/``reg_option`` as lists of KEY=VALUE and the ``METHOD_FLAGS``.
     ``config_file`` or ``values`` (a mapping as a config file holds it, e.g. one point of a
-    sweep; ``where`` names its origin in messages) sit below the flags."""
+    sweep; ``where`` names its origin in messages) sit below the flags. ``carried``: a
+    callback for options that have no effect in a combination a sweep's grid makes
+    (``_no_effect``): reported to it and reset instead of refused."""
     from .fl.methods import METHODS
 
     file_values = load_config_file(config_file) if config_file else {k.replace("-", "_"): v
@@ -131,7 +133,17 @@ def resolve_runs(flags: dict, config_file: str | None = None, values: dict | Non
     explicit = set(given) | {k for k in AXES if flags.get(k)} | {k for k in AXES if k in file_values} | (
         {"alpha"} if file_values.get("alphas") is not None else set()) | (
         {"seed"} if file_values.get("seeds") is not None else set())
-    _no_effect(values, explicit, info)
+    for name in _no_effect(values, explicit, info, carried):
+        if name == "alpha":
+            alphas = list(DEFAULT_ALPHAS[:1])  # what train stores for a partition without alpha
+        elif name == "classes_per_client":
+            cpcs = [RunConfig.classes_per_client]
+        elif name == "beta":
+            from .regularizers import default_beta
+
+            values["beta"] = default_beta(values.get("reg", "none"))
+        else:
+            values[name] = getattr(RunConfig, name)
     if values["partition"] != "dirichlet":
         alphas = alphas[:1]  # stored as the partition's (unused) alpha, as before
     if values["partition"] != "pathological":
@@ -151,22 +163,30 @@ def resolve_runs(flags: dict, config_file: str | None = None, values: dict | Non
     return configs
 
 
-def _no_effect(values: dict, explicit: set, info: dict) -> None:
+def _no_effect(values: dict, explicit: set, info: dict, carried=None) -> list[str]:
     """An option given that changes nothing in this combination is an error, not a silent
-    part of the run's identity."""
+    part of the run's identity. ``carried`` (a sweep, whose grid crosses e.g. alpha with a
+    pathological partition legitimately): the partition's and regularizer's options are
+    instead reported to it and returned, to be reset to their defaults."""
     from .partition import partition_options
     from .registry import option_names
 
     partition, reg = values["partition"], values.get("reg", "none")
     takes = partition_options(partition)
+    problems = []
     for name in ("alpha", "min_size", "classes_per_client"):
         if name in explicit and name not in takes:
-            raise CollapseLabError(f"{flag(name)} has no effect with --partition {partition} (it takes "
-                                   f"{', '.join(flag(t) for t in takes if t != 'domains') or 'no option'}); drop it")
+            problems.append((name, f"{flag(name)} has no effect with --partition {partition} (it takes "
+                                   f"{', '.join(flag(t) for t in takes if t != 'domains') or 'no option'})"))
     if "beta" in explicit and reg == "none":
-        raise CollapseLabError("--beta has no effect without a regularizer (--reg none); drop it or choose a --reg")
+        problems.append(("beta", "--beta has no effect without a regularizer (--reg none)"))
     if "decorr_norm" in explicit and reg != "feddecorr":
-        raise CollapseLabError(f"--decorr-norm has no effect with --reg {reg} (it scales feddecorr); drop it")
+        problems.append(("decorr_norm", f"--decorr-norm has no effect with --reg {reg} (it scales feddecorr)"))
+    if problems and carried is None:
+        name, msg = problems[0]
+        raise CollapseLabError(msg + ("; drop it or choose a --reg" if name == "beta" else "; drop it"))
+    for _, msg in problems:
+        carried(msg + "; left at its default for these runs")
     loader = option_names(DATASETS.get(values["dataset"]))
     for name in ("data_root", "image_size"):
         if name in explicit and values.get(name) is not None and name not in loader:
@@ -178,6 +198,7 @@ def _no_effect(values: dict, explicit: set, info: dict) -> None:
         own = [k for k in loader if k not in ("data_root", "download", "image_size")]
         raise CollapseLabError(f"--dataset-option {unknown[0]}: data set {values['dataset']} has no such option"
                                + (f"; its keys: {', '.join(own)}" if own else "; it takes none"))
+    return [name for name, _ in problems]
 
 
 def _axis(flags: dict, file_values: dict, name: str, plural: str | None, default) -> list:

@@ -101,7 +101,8 @@ def test_the_ray_backend_equals_the_local_backend(tmp_path, trained):
     ("grid:\n  parallel_clients: [1, 2]\n", "cannot vary in a sweep"),
     ("seeds: []\n", "seeds must be a non-empty list"),
     ("grid:\n  combo: [{method: moon}, 3]\n", "grid.combo must be a list of option mappings"),
-    ("base:\n  partition: pathological\ngrid:\n  alpha: [0.1, 1]\n", "--alpha has no effect with --partition"),
+    ("base:\n  partition: pathological\ngrid:\n  alpha: [0.1, 1]\n",
+     "--alpha has no effect with --partition pathological (it takes --classes-per-client) in every point"),
 ])
 def test_a_bad_spec_is_one_line_and_writes_nothing(tmp_path, text, msg):
     spec = tmp_path / "spec.yaml"
@@ -127,3 +128,25 @@ def test_dry_run_lists_status_and_estimates(tmp_path):
     out = json.loads(CliRunner().invoke(cli, args).stdout)
     assert sorted(r["status"] for r in out["runs"]).count("complete") == 1 and out["to_train"] == 7
     assert out["estimate_seconds"] is not None  # timed from the finished run
+
+
+def test_a_grid_may_cross_an_option_with_a_combination_where_it_has_no_effect(tmp_path):
+    """alpha x {dirichlet, pathological}: the pathological points carry no alpha (one run,
+    as train would store it), said once; beta x {none, feddecorr} likewise."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("grid:\n  alpha: [0.1, 1]\n  combo:\n    - {partition: dirichlet}\n"
+                    "    - {partition: pathological, classes_per_client: 2}\n  beta: [0.1]\n  reg: [none, feddecorr]\n")
+    res = CliRunner().invoke(cli, ["sweep", str(spec), "--store", str(tmp_path / "st"), "--dry-run", "--json"])
+    assert res.exit_code == 0, res.output
+    names = [r["run"] for r in json.loads(res.stdout)["runs"]]
+    # dirichlet: 2 alphas x 2 regs; pathological: 1 x 2 regs
+    assert len(names) == 6 and sum("_path2_" in n for n in names) == 2
+    notes = [ln for ln in res.stderr.splitlines() if ln.startswith("sweep: note:")]
+    assert len(notes) == 2 and any("--alpha has no effect" in n and "(4 of 8 points)" in n for n in notes)
+    assert any("--beta has no effect" in n for n in notes)
+    # the pathological run is train's run of the same options, folder and all
+    t = CliRunner().invoke(cli, ["train", "--partition", "pathological", "--classes-per-client", "2", "--rounds", "1",
+                                 "--out", str(tmp_path / "t"), "--json"])
+    assert t.exit_code == 0, t.output
+    tn = Path(json.loads(t.stdout)["runs"][0]["run"]).name
+    assert tn in names  # same folder name (the number of rounds is not part of it)

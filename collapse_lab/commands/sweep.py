@@ -87,7 +87,7 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
         raise CollapseLabError("--workers has no effect with --backend ray (Ray places tasks by --cpus-per-run); drop it")
     if cpus_per_run < 1 or gpus_per_run < 0:
         raise CollapseLabError("--cpus-per-run must be >= 1 and --gpus-per-run >= 0")
-    configs = expand(load_spec(spec), f"sweep spec {spec}")
+    configs = expand(load_spec(spec), f"sweep spec {spec}", warn=lambda m: click.echo(f"sweep: note: {m}", err=True))
     prepared = prepare(configs, store, resume=True)  # names, data, conflicts: checked before anything runs
     status = [run_status(store, c) for c in configs]
     todo = [p.config for p, (st, _) in zip(prepared, status) if st in ("missing", "partial")]

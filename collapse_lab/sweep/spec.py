@@ -81,17 +81,28 @@ def points(spec: dict, where: str) -> list[dict]:
     return out
 
 
-def expand(spec: dict, where: str) -> list[RunConfig]:
+def expand(spec: dict, where: str, warn=None) -> list[RunConfig]:
     """The spec's run configurations, each resolved and checked as ``train`` would; the
-    same configuration reached twice is one run."""
+    same configuration reached twice is one run. An option the grid crosses with a
+    combination where it has no effect (alpha with a pathological partition, beta with no
+    regularizer) is reset there and reported once to ``warn``; in ``base`` it is an error."""
     from ..resolve import resolve_runs
 
-    configs, seen = [], set()
-    for i, point in enumerate(points(spec, where)):
+    configs, seen, fired = [], set(), {}  # fired: message -> points where it was reset
+    pts = points(spec, where)
+    for i, point in enumerate(pts):
         label = json.dumps({k: v for k, v in point.items() if k not in (spec.get("base") or {})}, sort_keys=True)
-        for cfg in resolve_runs({}, values=point, where=f"{where} (point {label})"):
+        for cfg in resolve_runs({}, values=point, where=f"{where} (point {label})",
+                                carried=lambda msg, i=i: fired.setdefault(msg, set()).add(i)):
             key = cfg.run_name()
             if key not in seen:
                 seen.add(key)
                 configs.append(cfg)
+    for msg, where_fired in fired.items():
+        name = msg.split()[0].lstrip("-").replace("-", "_")
+        having = {i for i, p in enumerate(pts) if name in p or (name == "alpha" and "alphas" in p)}
+        if where_fired >= having:  # moot in every point that sets it: the spec is wrong, not the grid
+            raise CollapseLabError(f"{where}: {msg.split('; left')[0]} in every point of the grid; drop it")
+        if warn is not None:
+            warn(f"{msg} ({len(where_fired)} of {len(having)} points)")
     return configs
