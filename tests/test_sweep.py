@@ -150,3 +150,15 @@ def test_a_grid_may_cross_an_option_with_a_combination_where_it_has_no_effect(tm
     assert t.exit_code == 0, t.output
     tn = Path(json.loads(t.stdout)["runs"][0]["run"]).name
     assert tn in names  # same folder name (the number of rounds is not part of it)
+
+
+def test_a_diverged_run_fails_the_sweep_once_and_is_then_left_alone(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("base:\n  rounds: 2\n  local_epochs: 1\n  lr: 50\ngrid:\n  alpha: [0.5]\n")
+    args = ["sweep", str(spec), "--store", str(tmp_path / "st"), "--workers", "1"]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 1 and "diverged" in res.stderr and "continue the sweep with" in res.stderr
+    res = CliRunner().invoke(cli, [*args, "--dry-run", "--json"])
+    assert res.exit_code == 0 and [r["status"] for r in json.loads(res.stdout)["runs"]] == ["diverged"]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0 and "diverged earlier; not retrained" in res.stderr

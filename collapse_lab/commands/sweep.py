@@ -13,24 +13,22 @@ import click
 from ..errors import CollapseLabError
 
 
-def run_status(store: Path, cfg) -> tuple[str, int]:
-    """missing / complete / diverged / partial, and the rounds complete."""
+def diverged(store: Path, cfg) -> bool:
+    """Whether the run's folder holds a run that diverged (the sweep leaves it alone;
+    ``prepare`` would refuse to resume it)."""
     from ..fl.prepare import run_path
     from ..store import RunDir
 
     path = run_path(store, cfg)
-    if not (path / "run.json").is_file():
-        return "missing", 0
     try:
-        meta = RunDir(path).meta
+        return (path / "run.json").is_file() and RunDir(path).meta.get("status") == "diverged"
     except CollapseLabError:
-        return "unreadable", 0
-    done = int(meta.get("rounds_complete", 0))
-    if meta.get("status") == "diverged":
-        return "diverged", done
-    if meta.get("status") == "complete" and int(meta.get("rounds", 0)) >= cfg.rounds:
-        return "complete", cfg.rounds
-    return "partial", done
+        return False  # prepare names the unreadable run.json
+
+
+def status_of(p) -> str:
+    """A prepared run's state in the store, from what ``prepare`` decided to do with it."""
+    return {"skip": "complete", "train": "missing"}.get(p.action, f"partial {p.start} of {p.config.rounds}")
 
 
 def seconds_per_step(store: Path, dataset: str, model: str) -> float | None:
@@ -88,17 +86,19 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     if cpus_per_run < 1 or gpus_per_run < 0:
         raise CollapseLabError("--cpus-per-run must be >= 1 and --gpus-per-run >= 0")
     configs = expand(load_spec(spec), f"sweep spec {spec}", warn=lambda m: click.echo(f"sweep: note: {m}", err=True))
-    prepared = prepare(configs, store, resume=True)  # names, data, conflicts: checked before anything runs
-    status = [run_status(store, c) for c in configs]
-    todo = [p.config for p, (st, _) in zip(prepared, status) if st in ("missing", "partial")]
+    gone = [c for c in configs if diverged(store, c)]
+    # names, data, conflicts: checked before anything runs
+    prepared = prepare([c for c in configs if c not in gone], store, resume=True)
+    pending = [p for p in prepared if p.action != "skip"]
+    todo = [p.config for p in pending]
     rate = seconds_per_step(store, configs[0].dataset, configs[0].model) if configs else None
-    steps = sum(total_steps(p) for p, (st, _) in zip(prepared, status) if st in ("missing", "partial"))
-    disk = sum(estimate_bytes(p) for p, (st, _) in zip(prepared, status) if st in ("missing", "partial"))
+    steps = sum(total_steps(p) for p in pending)
+    disk = sum(estimate_bytes(p) for p in pending)
     n = workers or backends.cores()
     eta = rate * steps / (n if backend == "local" else max(1, backends.cores() // cpus_per_run)) if rate else None
     if dry_run:
-        rows = [{"run": c.run_name(), "status": st if st != "partial" else f"partial {d} of {c.rounds}", "rounds": c.rounds}
-                for c, (st, d) in zip(configs, status)]
+        status = {p.config.run_name(): status_of(p) for p in prepared} | {c.run_name(): "diverged" for c in gone}
+        rows = [{"run": c.run_name(), "status": status[c.run_name()], "rounds": c.rounds} for c in configs]
         if as_json:
             click.echo(json.dumps({"runs": rows, "to_train": len(todo), "estimate_bytes": disk,
                                    "estimate_seconds": eta}, indent=1))
@@ -109,10 +109,9 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
                    f"about {disk / 1e6:.1f} MB of checkpoints, about {_fmt(eta)} "
                    + ("(from this store's finished runs)" if rate else "(no finished run of this model to time)"))
         return
-    check_disk([p for p, (st, _) in zip(prepared, status) if st in ("missing", "partial")], store)
-    for c, (st, _) in zip(configs, status):
-        if st == "diverged":
-            click.echo(f"sweep: {c.run_name()} diverged earlier; not retrained (train --overwrite retrains it)", err=True)
+    check_disk(pending, store)
+    for c in gone:
+        click.echo(f"sweep: {c.run_name()} diverged earlier; not retrained (train --overwrite retrains it)", err=True)
     t0, state = time.time(), {"done": 0, "running": 0, "failed": 0, "walls": []}
     total = len(todo)
 
