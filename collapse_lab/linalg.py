@@ -20,3 +20,19 @@ def correlation_matrix(z: torch.Tensor, eps: float = CONST_EPS) -> torch.Tensor:
     zh = (zc / std).masked_fill(const, 0.0)
     k = zh.T @ zh / n
     return k + torch.diag(const.to(k.dtype))
+
+
+def masked_correlation_matrix(z: torch.Tensor, w: torch.Tensor, eps: float = CONST_EPS) -> torch.Tensor:
+    """``correlation_matrix`` of the rows of z (N x d) where w (N, 0/1) is 1: the same K as
+    on those rows alone, without selecting them (a data-dependent shape), so a batch
+    padded to a fixed size (``fl.stacked``) and vmap both work."""
+    n = w.sum()
+    wc = w.unsqueeze(1)
+    mean = (z * wc).sum(dim=0) / n
+    zc = (z - mean) * wc  # padded rows are zero from here on
+    var = zc.pow(2).sum(dim=0) / n
+    const = var <= eps * (1.0 + mean.pow(2))
+    std = torch.where(const, torch.ones_like(var), var).sqrt()
+    zh = (zc / std).masked_fill(const, 0.0)
+    k = zh.T @ zh / n
+    return k + torch.diag(const.to(k.dtype))

@@ -92,6 +92,38 @@ def test_the_ray_backend_equals_the_local_backend(tmp_path, trained):
     assert got.keys() == trained.keys() and all(got[k][1] == trained[k][1] for k in got)
 
 
+@pytest.mark.slow
+def test_a_stacked_sweep_killed_mid_way_completes_equal_to_train_to_round_off(tmp_path, trained):
+    """--stack 4: two stacks of four runs (one per worker), killed once rounds exist,
+    rerun: every run complete, each final global model train's to fp32 round-off, and
+    run.json says it was stacked."""
+    import numpy as np
+    from safetensors.numpy import load
+
+    spec = tmp_path / "spec.yaml"
+    spec.write_text(SPEC)
+    store = tmp_path / "st"
+    cmd = [sys.executable, "-m", "collapse_lab.cli", "sweep", str(spec), "--store", str(store), "--workers", "2",
+           "--stack", "4"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not list(store.glob("*/round_3/global.safetensors")):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert not all(s == "complete" for s, _ in finals(store).values())
+    res = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-800:]
+    got = finals(store)
+    assert got.keys() == trained.keys() and all(s == "complete" for s, _ in got.values())
+    for k in got:
+        a, b = load(trained[k][1]), load(got[k][1])
+        for name in a:  # fp32 round-off grows over 6 rounds (a ReLU flips: one weight 4e-3 off); a wrong member or mask is O(1)
+            scale = float(np.abs(a[name]).max())
+            assert np.abs(b[name] - a[name]).max() <= 1e-2 * scale and np.abs(b[name] - a[name]).mean() <= 1e-4 * scale
+        assert json.loads((store / k / "run.json").read_text())["stacked"] == 4
+
+
 @pytest.mark.parametrize("text,msg", [
     ("grid:\n  alpha: [0.1]\nsedes: [0]\n", "unknown key 'sedes'"),
     ("grid:\n  alpha: []\n", "grid.alpha must be a non-empty list"),
@@ -162,3 +194,19 @@ def test_a_diverged_run_fails_the_sweep_once_and_is_then_left_alone(tmp_path):
     assert res.exit_code == 0 and [r["status"] for r in json.loads(res.stdout)["runs"]] == ["diverged"]
     res = CliRunner().invoke(cli, args)
     assert res.exit_code == 0 and "diverged earlier; not retrained" in res.stderr
+
+
+def test_units_group_runs_that_stack_evenly_and_leave_the_rest_alone():
+    from collapse_lab.config import RunConfig
+    from collapse_lab.fl.stacked import config_reason
+    from collapse_lab.sweep.backends import units
+
+    cfgs = [RunConfig(alpha=a, seed=s) for a in (0.1, 1.0) for s in range(5)]  # 10 that stack
+    cfgs += [RunConfig(method="fedprox", seed=s) for s in range(2)]  # local hooks: alone
+    cfgs += [RunConfig(lr=0.5, seed=s) for s in range(3)]  # another stack key
+    got = units(cfgs, 4, config_reason)
+    assert sorted(map(len, got), reverse=True) == [4, 3, 3, 3, 1, 1]
+    assert sum(map(len, got)) == len(cfgs)
+    assert [len(u) for u in got][-2:] == [1, 1] and all(u[0].method == "fedprox" for u in got[-2:])
+    assert all(len({(c.lr,) for c in u}) == 1 for u in got)
+    assert units(cfgs, 1, config_reason) == [[c] for c in cfgs]

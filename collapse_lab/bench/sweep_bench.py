@@ -1,10 +1,14 @@
-"""``collapse-lab bench --sweep``: runs per hour of a grid of small runs through the sweep's
-local backend against the same runs trained by one ``train`` invocation, one after another.
+"""``collapse-lab bench --sweep``: runs per hour of a grid of small runs trained three ways,
+in one invocation: one ``train`` invocation (one run after another), the sweep's local
+backend (one run per worker), and the sweep's local backend with ``--stack`` (the runs of
+each worker trained as one stacked model, ``fl.stacked``).
 
 The grid is the default ``train`` (digits, its default model, the paper preset) over the
-four analysis alphas x ``seeds`` seeds. Both write real stores in a temporary folder; the
-two stores' final global checkpoints are compared byte for byte (the sweep's workers train
-at one thread per lane, as ``train`` does on this machine's cores).
+four analysis alphas x ``seeds`` seeds. All three write real stores in a temporary folder.
+Final global checkpoints: the plain sweep's must equal ``train``'s byte for byte (its
+workers train at one thread per lane, as ``train`` does on this machine's cores); the
+stacked sweep's agree to fp32 round-off, reported as the largest difference relative to
+the tensor's largest entry.
 """
 from __future__ import annotations
 
@@ -17,14 +21,24 @@ from pathlib import Path
 from ..config import DEFAULT_ALPHAS, alpha_str
 
 
-def sweep_bench(seeds: int, workers: int, rounds: int | None = None, say=None) -> dict:
-    from ..sweep.backends import cores, run_local
+def _max_rel_diff(a: Path, b: Path) -> float:
+    from safetensors.torch import load_file
+
+    x, y = load_file(a), load_file(b)
+    return max(float((x[k] - y[k]).abs().max() / x[k].abs().max().clamp(min=1e-30)) for k in x)
+
+
+def sweep_bench(seeds: int, workers: int, rounds: int | None = None, say=None, stack: int | None = None) -> dict:
+    from ..sweep.backends import cores, run_local, units
+
     from ..sweep.spec import expand
 
     say = say or (lambda m: None)
     alphas = [alpha_str(a) for a in DEFAULT_ALPHAS]
     base = {"rounds": rounds} if rounds else {}
     configs = expand({"base": base, "grid": {"alpha": alphas}, "seeds": list(range(seeds))}, "bench --sweep")
+    n = len(configs)
+    stack = stack or -(-n // workers)  # one stack per worker
     with tempfile.TemporaryDirectory(prefix="collapse-lab-sweep-bench-") as tmp:
         tmp = Path(tmp)
         cmd = [sys.executable, "-m", "collapse_lab.cli", "train", "--out", str(tmp / "seq")]
@@ -34,20 +48,49 @@ def sweep_bench(seeds: int, workers: int, rounds: int | None = None, say=None) -
             cmd += ["--seed", str(s)]
         if rounds:
             cmd += ["--rounds", str(rounds)]
-        say(f"bench --sweep: {len(configs)} runs by one train invocation")
+        say(f"bench --sweep: {n} runs by one train invocation")
         t0 = time.perf_counter()
         subprocess.run(cmd, check=True, capture_output=True)
         seq = time.perf_counter() - t0
-        say(f"  {seq:.1f} s; now the same runs through the sweep's local backend, {workers} workers")
+        say(f"  {seq:.1f} s; now through the sweep's local backend, {workers} workers, one run each")
         t0 = time.perf_counter()
-        results = run_local(configs, tmp / "sweep", workers, lambda ev: None, tmp / "logs")
+        plain = run_local(units(configs, 1, lambda c: None), tmp / "sweep", workers, lambda ev: None, tmp / "logs")
         swp = time.perf_counter() - t0
-        failed = [r for r in results if r["status"] != "complete"]
-        same = sum((tmp / "seq" / c.run_name() / f"round_{c.rounds}" / "global.safetensors").read_bytes()
-                   == (tmp / "sweep" / c.run_name() / f"round_{c.rounds}" / "global.safetensors").read_bytes()
-                   for c in configs)
-    n = len(configs)
-    return {"runs": n, "cores": cores(), "workers": workers, "rounds": configs[0].rounds,
-            "sequential_seconds": round(seq, 2), "sweep_seconds": round(swp, 2),
+        say(f"  {swp:.1f} s; now {workers} workers with --stack {stack}")
+        t0 = time.perf_counter()
+        stacked = run_local(units(configs, stack, lambda c: None), tmp / "stacked", workers, lambda ev: None,
+                            tmp / "logs-stacked")
+        stk = time.perf_counter() - t0
+        say(f"  {stk:.1f} s")
+        final = [f"{c.run_name()}/round_{c.rounds}/global.safetensors" for c in configs]
+        same = sum((tmp / "seq" / f).read_bytes() == (tmp / "sweep" / f).read_bytes() for f in final)
+        rel = [_max_rel_diff(tmp / "seq" / f, tmp / "stacked" / f) for f in final
+               if (tmp / "stacked" / f).is_file()]
+        accs = {name: [_final_acc(tmp / name / c.run_name()) for c in configs] for name in ("seq", "stacked")}
+    failed = [r for r in plain + stacked if r["status"] != "complete"]
+    return {"runs": n, "cores": cores(), "workers": workers, "stack": stack, "rounds": configs[0].rounds,
+            "sequential_seconds": round(seq, 2), "sweep_seconds": round(swp, 2), "stacked_seconds": round(stk, 2),
             "sequential_runs_per_hour": round(n * 3600 / seq, 1), "sweep_runs_per_hour": round(n * 3600 / swp, 1),
-            "ratio": round(seq / swp, 3), "failed": len(failed), "identical_final_globals": same}
+            "stacked_runs_per_hour": round(n * 3600 / stk, 1),
+            "ratio": round(seq / swp, 3), "stacked_ratio": round(seq / stk, 3), "failed": len(failed),
+            "identical_final_globals": same,
+            "stacked_max_rel_diff": max(rel) if rel else None, "stacked_median_rel_diff": sorted(rel)[len(rel) // 2]
+            if rel else None,
+            "mean_final_acc_sequential": _mean(accs["seq"]), "mean_final_acc_stacked": _mean(accs["stacked"]),
+            "max_final_acc_diff": max((abs(a - b) for a, b in zip(accs["seq"], accs["stacked"])
+                                       if a is not None and b is not None), default=None)}
+
+
+def _final_acc(path: Path) -> float | None:
+    from ..store import RunDir
+
+    try:
+        rounds = [e for e in RunDir(path).metrics() if e.get("event") == "round"]
+    except Exception:  # noqa: BLE001 -- a run that failed has no metrics to compare
+        return None
+    return rounds[-1].get("test_acc") if rounds else None
+
+
+def _mean(xs: list) -> float | None:
+    xs = [x for x in xs if x is not None]
+    return round(sum(xs) / len(xs), 4) if xs else None

@@ -41,6 +41,7 @@ from ..errors import CollapseLabError
 @click.option("--sweep-seeds", type=int, default=10, show_default=True, help="--sweep: seeds per alpha.")
 @click.option("--sweep-workers", type=int, default=None, help="--sweep: worker processes (default: the cores).")
 @click.option("--sweep-rounds", type=int, default=None, help="--sweep: rounds per run (default: the preset's, 30).")
+@click.option("--sweep-stack", type=int, default=None, help="--sweep: runs per stack (default: the runs / workers).")
 @click.option("--keep-memory/--no-keep-memory", default=True, show_default=True,
               help="Fast path keeps freed host memory for reuse (glibc thresholds; see the README).")
 @click.option("--official-evals/--no-official-evals", default=True, show_default=True,
@@ -49,7 +50,7 @@ from ..errors import CollapseLabError
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout.")
 def bench_cmd(preset, model, device, images, test_images, clients, local_epochs, reference_epochs, rounds, warmup,
               augment, precision, channels_last, compile, cuda_graphs, parallel_clients, workers, repeats, no_reference,
-              sweep, sweep_seeds, sweep_workers, sweep_rounds, keep_memory, official_evals, as_json):
+              sweep, sweep_seeds, sweep_workers, sweep_rounds, sweep_stack, keep_memory, official_evals, as_json):
     """Benchmark the fast path against the official-style reference loop (or, with --sweep,
     a sweep of small runs against training them one after another)."""
     from ..bench.run import bench, settings_for
@@ -59,17 +60,22 @@ def bench_cmd(preset, model, device, images, test_images, clients, local_epochs,
         from ..sweep.backends import cores
 
         if sweep_seeds < 1 or (sweep_workers is not None and sweep_workers < 1) or (sweep_rounds is not None
-                                                                                     and sweep_rounds < 1):
-            raise CollapseLabError("--sweep-seeds, --sweep-workers and --sweep-rounds must be >= 1")
-        r = sweep_bench(sweep_seeds, sweep_workers or cores(), sweep_rounds, say=lambda m: click.echo(m, err=True))
+                                                                                     and sweep_rounds < 1) \
+                or (sweep_stack is not None and sweep_stack < 1):
+            raise CollapseLabError("--sweep-seeds, --sweep-workers, --sweep-rounds and --sweep-stack must be >= 1")
+        r = sweep_bench(sweep_seeds, sweep_workers or cores(), sweep_rounds, say=lambda m: click.echo(m, err=True),
+                        stack=sweep_stack)
         if as_json:
             click.echo(json.dumps(r, indent=2))
         else:
             click.echo(f"{r['runs']} runs of {r['rounds']} rounds on {r['cores']} cores: one train invocation "
                        f"{r['sequential_seconds']:.1f} s ({r['sequential_runs_per_hour']:.0f} runs/h); sweep with "
-                       f"{r['workers']} workers {r['sweep_seconds']:.1f} s ({r['sweep_runs_per_hour']:.0f} runs/h); ratio "
-                       f"{r['ratio']:.2f}x; {r['identical_final_globals']} of {r['runs']} final global models identical, "
-                       f"{r['failed']} failed")
+                       f"{r['workers']} workers {r['sweep_seconds']:.1f} s ({r['sweep_runs_per_hour']:.0f} runs/h, "
+                       f"{r['ratio']:.2f}x; {r['identical_final_globals']} of {r['runs']} final global models identical); "
+                       f"with --stack {r['stack']} {r['stacked_seconds']:.1f} s ({r['stacked_runs_per_hour']:.0f} runs/h, "
+                       f"{r['stacked_ratio']:.2f}x; final globals within {r['stacked_max_rel_diff']:.1e} of the largest "
+                       f"entry, median {r['stacked_median_rel_diff']:.1e}; mean final test acc "
+                       f"{r['mean_final_acc_sequential']:.4f} vs {r['mean_final_acc_stacked']:.4f}); {r['failed']} failed")
         return
 
     models = [m.strip() for m in model.split(",") if m.strip()]

@@ -64,15 +64,19 @@ def _fmt(seconds: float | None) -> str:
 @click.option("--address", default=None, help="ray: auto or HOST:PORT of a running cluster (default: start a local one).")
 @click.option("--cpus-per-run", type=int, default=1, show_default=True, help="ray: num_cpus of each task.")
 @click.option("--gpus-per-run", type=float, default=0.0, show_default=True, help="ray: num_gpus of each task.")
+@click.option("--stack", type=int, default=1, show_default=True,
+              help="Train up to N runs of one architecture and local step together as one stacked model (much faster "
+                   "for small models; each run equals training it alone to fp32 round-off, not bit for bit). 1: off.")
 @click.option("--dry-run", is_flag=True, help="List every run with its status, and the disk and time estimate.")
 @click.option("--json", "as_json", is_flag=True, help="Print the runs and outcomes as JSON on stdout.")
-def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run, dry_run, as_json):
+def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, as_json):
     """Expand SPEC (base options x grid axes x seeds, YAML/TOML/JSON) through the same
     resolver as train, skip complete runs, continue unfinished ones, train the rest.
 
     Exit status 1 when a run failed or diverged, 2 for a bad spec, 130 on Ctrl-C (finished
     runs are kept; running the same command again continues the sweep)."""
     from ..fl.prepare import check_disk, estimate_bytes, prepare, total_steps
+    from ..fl.stacked import prepared_reason
     from ..sweep import backends
     from ..sweep.spec import expand, load_spec
 
@@ -83,6 +87,8 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
         raise CollapseLabError("--address, --cpus-per-run and --gpus-per-run have no effect with --backend local; drop them")
     if backend == "ray" and workers is not None:
         raise CollapseLabError("--workers has no effect with --backend ray (Ray places tasks by --cpus-per-run); drop it")
+    if stack < 1:
+        raise CollapseLabError(f"--stack must be >= 1 (got {stack}); 1 trains every run on its own")
     if cpus_per_run < 1 or gpus_per_run < 0:
         raise CollapseLabError("--cpus-per-run must be >= 1 and --gpus-per-run >= 0")
     configs = expand(load_spec(spec), f"sweep spec {spec}", warn=lambda m: click.echo(f"sweep: note: {m}", err=True))
@@ -91,6 +97,11 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     prepared = prepare([c for c in configs if c not in gone], store, resume=True)
     pending = [p for p in prepared if p.action != "skip"]
     todo = [p.config for p in pending]
+    reasons = {p.config.run_name(): prepared_reason(p) for p in pending} if stack > 1 else {}
+    work = backends.units(todo, stack, lambda c: reasons[c.run_name()])
+    if stack > 1 and (alone := [c for c in todo if reasons[c.run_name()]]):
+        click.echo(f"sweep: note: {len(alone)} run(s) train on their own, not stacked: "
+                   f"{reasons[alone[0].run_name()]} ({alone[0].run_name()}" + (", ..." if len(alone) > 1 else "") + ")", err=True)
     rate = seconds_per_step(store, configs[0].dataset, configs[0].model) if configs else None
     steps = sum(total_steps(p) for p in pending)
     disk = sum(estimate_bytes(p) for p in pending)
@@ -135,9 +146,9 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     resume_cmd = " ".join(shlex.quote(a) for a in ["collapse-lab", *sys.argv[1:]])
     try:
         if backend == "local":
-            results = backends.run_local(todo, store, min(n, max(1, total)), report, store / ".sweep-logs")
+            results = backends.run_local(work, store, min(n, max(1, len(work))), report, store / ".sweep-logs")
         else:
-            results = backends.run_ray(todo, store, address, cpus_per_run, gpus_per_run, report)
+            results = backends.run_ray(work, store, address, cpus_per_run, gpus_per_run, report)
     except backends.Interrupted:
         click.echo(f"sweep interrupted: finished runs are kept, the ones under way stopped after their current "
                    f"client; continue with: {resume_cmd}", err=True)

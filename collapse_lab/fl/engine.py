@@ -14,7 +14,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Generator, Iterator
 
 import torch
 
@@ -31,7 +31,7 @@ from .local import cpu_state
 from .methods import METHODS, ClientResult, EvalData, Method
 from .prepare import Prepared, clients_per_round, init_model, sample_clients
 from .schedule import train_round
-from .trainer import Job, Lane, StepSpec
+from .trainer import Job, Lane, StepSpec, Trained
 
 
 class StopFlag:
@@ -97,59 +97,95 @@ class RunContext:
         return self.p.config
 
 
+class Session:
+    """One run being trained: everything before its rounds (model, method, lanes, the run
+    folder created or reopened), its rounds as a generator, and the end. ``train`` drives
+    one session through the lanes; ``fl.stacked`` drives several in lockstep, training
+    their clients together."""
+
+    def __init__(self, p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[[str], None] | None = None,
+                 keep_memory: bool = True, stop: StopFlag | None = None, faults: Faults | None = None,
+                 extra: dict | None = None):
+        cfg, ds, part = p.config, p.dataset, p.partition
+        device = resolve_device(cfg.device)
+        faults = faults if faults is not None else Faults.from_env()
+        if keep_memory:
+            fastpath.keep_host_memory()
+        model, fast = fastpath.build(cfg, init_model(cfg, ds).to(device), len(ds.input_shape))
+        # cudnn.benchmark stays off: a round has a dozen batch shapes (each client's last batch,
+        # the evaluation's), and each new one would be timed for every convolution; cudnn's
+        # heuristic choice needs no search (README, Fast path: what the H100 showed).
+        plan = fastpath.plan_trainer(cfg, device, clients_per_round(cfg))
+        reg = build_regularizer(cfg.reg, normalization=cfg.decorr_norm, num_classes=ds.num_classes, **cfg.reg_options)
+        self.spec = StepSpec(ds.to_float, cfg.lr, cfg.momentum, cfg.weight_decay, reg, cfg.beta, fast)
+        # one lane trains on the engine's model itself (a compiled forward is bound to it)
+        lanes = [Lane(model if plan.lanes == 1 else copy.deepcopy(model), self.spec, plan.capture)
+                 for _ in range(plan.lanes)]
+        method = METHODS.get(cfg.method)(cfg, model, cfg.clients)
+        eval_data = EvalData(ds.test_x.to(device), ds.test_y.to(device), ds.to_float, cfg.eval_batch_size,
+                             None if ds.test_domain is None else ds.test_domain.to(device),
+                             None if ds.train_domain is None else
+                             [sorted(set(ds.train_domain[torch.from_numpy(ix)].tolist())) for ix in part.client_indices])
+        info = {"n_train": len(ds.train_y), "n_test": len(ds.test_y), "num_classes": ds.num_classes,
+                "feature_dim": model.feature_dim, "client_sizes": part.sizes.tolist(), "device": str(device),
+                "parallel_clients": plan.lanes, "cuda_graphs": plan.capture, "stacked": 1, **(extra or {})}
+        self.writer = writer = AsyncWriter()
+        self.global_state = cpu_state(model.state_dict())
+        try:
+            if p.start == 0:
+                run = RunDir.create(p.path.parent, p.path.name, cfg.to_json(), part, self.global_state, info, writer,
+                                    faults.point)
+                run.log({"event": "round", "round": 0, **method.evaluate(model, self.global_state, eval_data)})
+            else:
+                run = RunDir(p.path, writer, faults.point)
+                self.global_state = _resume(run, p, model, method, device, log, {"stacked": 1, **(extra or {})})
+        except BaseException:
+            writer.close()  # pending checkpoint writes finish; the error in flight is the one to report
+            raise
+        self.ctx = RunContext(p, run, model, method, lanes, eval_data, ds.train_x.to(device), ds.train_y.to(device),
+                              [torch.from_numpy(ix).to(device) for ix in part.client_indices], stop or StopFlag(),
+                              faults, on_step, log)
+        self.t0 = time.time()
+
+    def rounds(self) -> Generator[list[Job], Iterator[Trained], dict]:
+        """Yields each round's jobs, takes back the trained clients (``Trained`` in job
+        order); returns the last evaluation. Any error closes the writer first."""
+        try:
+            return (yield from _rounds(self.ctx, self.global_state))
+        except BaseException:
+            self.writer.close()
+            raise
+
+    def finish(self, ev: dict) -> dict:
+        """The run is complete: its status recorded; returns the summary."""
+        p, run = self.ctx.p, self.ctx.run
+        self.writer.close()
+        run.update(status="complete", finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                   train_seconds=round(time.time() - self.t0, 2))
+        return {"run": str(p.path), "status": "complete", "rounds": p.config.rounds, "final_test_acc": ev["test_acc"],
+                "final_test_loss": ev["test_loss"], "seconds": round(time.time() - self.t0, 2)}
+
+
 def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[[str], None] | None = None,
           keep_memory: bool = True, stop: StopFlag | None = None, faults: Faults | None = None) -> dict:
     """Run all rounds of one prepared run into its run directory; returns a summary.
     ``keep_memory``: let the process keep freed host memory for reuse
     (``fast.keep_host_memory``); ``faults``: default ``Faults.from_env()``, read now."""
-    cfg, ds, part = p.config, p.dataset, p.partition
-    device = resolve_device(cfg.device)
-    faults = faults if faults is not None else Faults.from_env()
-    if keep_memory:
-        fastpath.keep_host_memory()
-    model, fast = fastpath.build(cfg, init_model(cfg, ds).to(device), len(ds.input_shape))
-    # cudnn.benchmark stays off: a round has a dozen batch shapes (each client's last batch,
-    # the evaluation's), and each new one would be timed for every convolution; cudnn's
-    # heuristic choice needs no search (README, Fast path: what the H100 showed).
-    plan = fastpath.plan_trainer(cfg, device, clients_per_round(cfg))
-    reg = build_regularizer(cfg.reg, normalization=cfg.decorr_norm, num_classes=ds.num_classes, **cfg.reg_options)
-    spec = StepSpec(ds.to_float, cfg.lr, cfg.momentum, cfg.weight_decay, reg, cfg.beta, fast)
-    # one lane trains on the engine's model itself (a compiled forward is bound to it)
-    lanes = [Lane(model if plan.lanes == 1 else copy.deepcopy(model), spec, plan.capture) for _ in range(plan.lanes)]
-    method = METHODS.get(cfg.method)(cfg, model, cfg.clients)
-    eval_data = EvalData(ds.test_x.to(device), ds.test_y.to(device), ds.to_float, cfg.eval_batch_size,
-                         None if ds.test_domain is None else ds.test_domain.to(device),
-                         None if ds.train_domain is None else
-                         [sorted(set(ds.train_domain[torch.from_numpy(ix)].tolist())) for ix in part.client_indices])
-    extra = {"n_train": len(ds.train_y), "n_test": len(ds.test_y), "num_classes": ds.num_classes,
-             "feature_dim": model.feature_dim, "client_sizes": part.sizes.tolist(), "device": str(device),
-             "parallel_clients": plan.lanes, "cuda_graphs": plan.capture}
-    writer = AsyncWriter()
-    global_state = cpu_state(model.state_dict())
-    try:
-        if p.start == 0:
-            run = RunDir.create(p.path.parent, p.path.name, cfg.to_json(), part, global_state, extra, writer,
-                                faults.point)
-            run.log({"event": "round", "round": 0, **method.evaluate(model, global_state, eval_data)})
-        else:
-            run = RunDir(p.path, writer, faults.point)
-            global_state = _resume(run, p, model, method, device, log)
-        ctx = RunContext(p, run, model, method, lanes, eval_data, ds.train_x.to(device), ds.train_y.to(device),
-                         [torch.from_numpy(ix).to(device) for ix in part.client_indices], stop or StopFlag(), faults,
-                         on_step, log)
-        t0 = time.time()
-        with fastpath.no_tf32() if cfg.precision == "fp32" else contextlib.nullcontext():
-            ev = _rounds(ctx, global_state)
-    except BaseException:
-        writer.close()  # pending checkpoint writes finish; the error in flight is the one to report
-        raise
-    writer.close()
-    run.update(status="complete", finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"), train_seconds=round(time.time() - t0, 2))
-    return {"run": str(p.path), "status": "complete", "rounds": cfg.rounds, "final_test_acc": ev["test_acc"],
-            "final_test_loss": ev["test_loss"], "seconds": round(time.time() - t0, 2)}
+    s = Session(p, on_step, log, keep_memory, stop, faults)
+    cfg, ctx = p.config, s.ctx
+    rounds = s.rounds()
+    with fastpath.no_tf32() if cfg.precision == "fp32" else contextlib.nullcontext():
+        try:
+            jobs = next(rounds)
+            while True:
+                jobs = rounds.send(train_round(ctx.lanes, jobs, epochs=cfg.local_epochs, batch_size=cfg.batch_size,
+                                               beta=cfg.beta, stop=ctx.stop.is_set))
+        except StopIteration as done:
+            ev = done.value
+    return s.finish(ev)
 
 
-def _resume(run: RunDir, p: Prepared, model, method: Method, device, log) -> dict:
+def _resume(run: RunDir, p: Prepared, model, method: Method, device, log, extra: dict | None = None) -> dict:
     """The global state and method state of the last complete round; later files discarded."""
     start, cfg = p.start, p.config
     run.discard_after(start)
@@ -163,7 +199,7 @@ def _resume(run: RunDir, p: Prepared, model, method: Method, device, log) -> dic
     # an extended run: its run.json takes the new length, and --keep-local now treats
     # round ``start`` as an ordinary round of the longer run (as a run trained at that length
     # from the start would have left it)
-    run.update(**{**cfg.to_json(), "status": "running", "device": str(device)})
+    run.update(**{**cfg.to_json(), "status": "running", "device": str(device), **(extra or {})})
     run.prune_local(start, parse_keep_local(cfg.keep_local), cfg.rounds)
     if log:
         log(f"{p.path.name}: resuming after round {start}/{cfg.rounds}")
@@ -187,8 +223,9 @@ def _jobs(ctx: RunContext, r: int, participants: list[int], global_state: dict) 
     return jobs
 
 
-def _rounds(ctx: RunContext, global_state: dict) -> dict:
-    """The rounds after ``p.start``; returns the last evaluation of the global model."""
+def _rounds(ctx: RunContext, global_state: dict) -> Generator[list[Job], Iterator[Trained], dict]:
+    """The rounds after ``p.start``: yields each round's jobs and takes back their trained
+    clients; returns the last evaluation of the global model."""
     cfg, run, method = ctx.cfg, ctx.run, ctx.method
     keep = parse_keep_local(cfg.keep_local)
     start = ctx.p.start
@@ -201,17 +238,17 @@ def _rounds(ctx: RunContext, global_state: dict) -> dict:
         prep0 = sum(lane.prepare_seconds for lane in ctx.lanes)
         participants = sample_clients(cfg, r)
         results, last, local_s = [], None, 0.0
-        trained = train_round(ctx.lanes, _jobs(ctx, r, participants, global_state), epochs=cfg.local_epochs,
-                              batch_size=cfg.batch_size, beta=cfg.beta, stop=ctx.stop.is_set)
+        trained = yield _jobs(ctx, r, participants, global_state)
         while True:
             t_local = time.time()
             t = next(trained, None)
             local_s += time.time() - t_local
             if t is None:
+                # trained elsewhere (``fl.stacked``): the round's local seconds come with the results
+                local_s = getattr(trained, "seconds", local_s)
                 break
             k = t.client
-            for h in t.history:
-                run.log({"event": "local_epoch", "round": r, "client": k, **h})
+            run.log(*({"event": "local_epoch", "round": r, "client": k, **h} for h in t.history))
             bad = next((f"loss in epoch {h['epoch']}" for h in t.history if not math.isfinite(h["loss"])), None)
             bad = bad or (f"weight ({name})" if (name := non_finite(t.state)) else None)
             if bad:

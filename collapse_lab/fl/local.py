@@ -114,6 +114,11 @@ def model_input(xb: torch.Tensor, fast: FastPath) -> torch.Tensor:
     return xb.contiguous(memory_format=torch.channels_last) if fast.channels_last and xb.dim() == 4 else xb
 
 
+def at_least_fp32(t: torch.Tensor) -> torch.Tensor:
+    """fp16/bf16 -> fp32; fp32 and fp64 unchanged (the tests train in fp64 as an oracle)."""
+    return t.float() if t.dtype in (torch.float16, torch.bfloat16) else t
+
+
 def step_loss(model: nn.Module, forward: Callable, xb: torch.Tensor, yb: torch.Tensor, *, fast: FastPath,
               reg: Callable | None, beta: float, hooks: LocalHooks = NO_HOOKS, epoch: int = 0, cache: bool = True):
     """Eq. 9 for one batch, loss = CE + beta * R(z) (+ the method's term); returns (loss,
@@ -126,7 +131,7 @@ def step_loss(model: nn.Module, forward: Callable, xb: torch.Tensor, yb: torch.T
         logits, z = forward(xb)
     # Losses and the regularizer in fp32 whatever the forward's precision: the correlation
     # matrix of z is the quantity under study.
-    logits, z = logits.float(), z.float()
+    logits, z = at_least_fp32(logits), at_least_fp32(z)
     hooks.on_batch(epoch, z.detach(), yb)
     ce = F.cross_entropy(hooks.logits(model, z, yb, logits), yb)
     loss = ce

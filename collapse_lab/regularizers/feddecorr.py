@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import torch
 
-from ..linalg import CONST_EPS, correlation_matrix
+from ..linalg import CONST_EPS, correlation_matrix, masked_correlation_matrix
 from . import REGULARIZERS
 
 OFFICIAL_EPS = 1e-8  # the released code's epsilon
@@ -48,12 +48,36 @@ def feddecorr_loss_official(z: torch.Tensor, eps: float = OFFICIAL_EPS) -> torch
     return off.pow(2).sum() / (d * (d - 1)) / n
 
 
+def feddecorr_loss_masked(z: torch.Tensor, w: torch.Tensor, eps: float = CONST_EPS) -> torch.Tensor:
+    """Eq. 8 on the rows of z where w (0/1) is 1 (a padded batch, ``fl.stacked``)."""
+    return masked_correlation_matrix(z, w, eps).pow(2).mean()
+
+
+def feddecorr_loss_official_masked(z: torch.Tensor, w: torch.Tensor, eps: float = OFFICIAL_EPS) -> torch.Tensor:
+    """The released code's scaling on the rows where w is 1; 0 for one row (as unmasked)."""
+    d = z.shape[1]
+    n = w.sum()
+    wc = w.unsqueeze(1)
+    zc = (z - (z * wc).sum(dim=0, keepdim=True) / n) * wc
+    zh = zc / torch.sqrt(eps + zc.pow(2).sum(dim=0, keepdim=True) / (n - 1).clamp(min=1))
+    c = zh.T @ zh
+    off = c - torch.diag(torch.diagonal(c))
+    return off.pow(2).sum() / max(d * (d - 1), 1) / n
+
+
 def official_from_paper(loss_paper: float, n: int, d: int) -> float:
     """Convert an Eq. 8 value to the official scaling (exact when eps -> 0)."""
     return (n - 1) ** 2 / (n * d * (d - 1)) * (d * d * loss_paper - d)
 
 
-@REGULARIZERS.register("feddecorr", beta=0.1)
+def _masked(normalization: str = "paper"):
+    """The same loss on a padded batch: ``callable(z, logits, w)``, w the 0/1 row mask."""
+    if normalization == "official":
+        return lambda z, logits, w: feddecorr_loss_official_masked(z, w)
+    return lambda z, logits, w: feddecorr_loss_masked(z, w)
+
+
+@REGULARIZERS.register("feddecorr", beta=0.1, masked=_masked)
 def feddecorr(normalization: str = "paper"):
     if normalization == "official":
         return lambda z, logits=None: feddecorr_loss_official(z)

@@ -153,8 +153,8 @@ class RunDir:
         meta.update(fields)
         write_json(self.path / "run.json", meta, self.fault)
 
-    def log(self, event: dict) -> None:
-        append_jsonl(self.path / "metrics.jsonl", event)
+    def log(self, *events: dict) -> None:
+        append_jsonl(self.path / "metrics.jsonl", *events)
 
     def save_global(self, r: int, state) -> None:
         self._save(self.global_path(r), state, {"round": str(r), "model": "global"})

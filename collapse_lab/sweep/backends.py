@@ -1,7 +1,8 @@
 """Where a sweep's runs execute: ``local`` (a pool of worker processes on this machine) or
 ``ray`` (one Ray task per run, on an existing cluster or a local instance).
 
-Both hand a worker a resolved run configuration and the store, and get its outcome back;
+Both hand a worker a *unit* (a list of resolved run configurations: one run, or runs that
+train as one stack, ``units``) and the store, and get the outcomes back;
 runs land in the store as ``train`` writes them (on Ray the store must be on a filesystem
 every node sees). A failing or crashing run does not stop the others.
 """
@@ -38,23 +39,49 @@ class Interrupted(Exception):
     """Ctrl-C during a sweep: the runs under way were stopped after their current client."""
 
 
+def units(configs: list[RunConfig], stack: int, reason: Callable[[RunConfig], str | None]) -> list[list[RunConfig]]:
+    """The runs in units of work: with ``stack`` > 1, runs of one ``fl.stacked.stack_key``
+    that can stack (``reason`` None) in groups of at most ``stack``, as even as possible
+    (40 runs, stack 20: two of 20); every other run alone. Largest units first."""
+    from ..fl.stacked import stack_key
+
+    if stack <= 1:
+        return [[c] for c in configs]
+    alone, groups = [], {}
+    for c in configs:
+        if reason(c) is None:
+            groups.setdefault(stack_key(c), []).append(c)
+        else:
+            alone.append([c])
+    out = []
+    for group in groups.values():
+        parts = -(-len(group) // stack)
+        size, extra = divmod(len(group), parts)
+        at = 0
+        for i in range(parts):
+            n = size + (i < extra)
+            out.append(group[at : at + n])
+            at += n
+    return sorted(out, key=len, reverse=True) + alone
+
+
 class _Worker:
-    """A long-lived worker process (``sweep.worker``) and the run it is training."""
+    """A long-lived worker process (``sweep.worker``) and the unit it is training."""
 
     def __init__(self, store: Path, threads: int, env: dict, log: Path):
         self.logf = open(log, "a")
         self.proc = subprocess.Popen([sys.executable, "-m", "collapse_lab.sweep.worker", str(store), str(threads)],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.logf, env=env,
                                      text=True, bufsize=1)
-        self.log, self.cfg, self.t0 = log, None, 0.0
+        self.log, self.unit, self.t0 = log, None, 0.0
 
-    def give(self, cfg: RunConfig) -> None:
-        self.cfg, self.t0 = cfg, time.time()
-        self.proc.stdin.write(json.dumps(cfg.to_json()) + "\n")
+    def give(self, unit: list[RunConfig]) -> None:
+        self.unit, self.t0 = unit, time.time()
+        self.proc.stdin.write(json.dumps([c.to_json() for c in unit]) + "\n")
         self.proc.stdin.flush()
 
-    def result(self) -> dict:
-        """The current run's outcome (blocks until its line arrives or the worker dies)."""
+    def result(self) -> list[dict]:
+        """The current unit's outcomes (blocks until its line arrives or the worker dies)."""
         line = self.proc.stdout.readline()
         try:
             res = json.loads(line)
@@ -63,9 +90,11 @@ class _Worker:
             tail = self.log.read_text().strip().splitlines()[-1:] or [""]
             rc = self.proc.returncode
             how = f"killed by signal {-rc}" if rc < 0 else f"exit status {rc}"
-            res = {"run": self.cfg.run_name(), "status": "failed", "error": f"worker {how}; log: {tail[0][:200]}"}
-        res["wall_seconds"] = round(time.time() - self.t0, 2)
-        self.cfg = None
+            res = [{"run": c.run_name(), "status": "failed", "error": f"worker {how}; log: {tail[0][:200]}"}
+                   for c in self.unit]
+        for r in res:
+            r["wall_seconds"] = round(time.time() - self.t0, 2)
+        self.unit = None
         return res
 
     def close(self) -> None:
@@ -75,38 +104,37 @@ class _Worker:
         self.logf.close()
 
 
-def run_local(configs: list[RunConfig], store: Path, workers: int, report: Callable[[dict], None],
+def run_local(todo: list[list[RunConfig]], store: Path, workers: int, report: Callable[[dict], None],
               log_dir: Path) -> list[dict]:
-    """The runs on ``workers`` long-lived worker processes, each at its share of the cores;
-    worker i logs to ``log_dir/worker-<i>.log``. A worker that dies fails its run only: a
-    fresh one takes its place."""
+    """The units on ``workers`` long-lived worker processes, each at its share of the
+    cores; worker i logs to ``log_dir/worker-<i>.log``. A worker that dies fails its unit
+    only: a fresh one takes its place."""
     import selectors
 
     threads = threads_per_worker(workers)
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     make_dirs(log_dir)
-    queue, results = list(configs), []
-    pool = [_Worker(store, threads, env, log_dir / f"worker-{i}.log") for i in range(min(workers, len(configs)))]
+    queue, results = list(todo), []
+    pool = [_Worker(store, threads, env, log_dir / f"worker-{i}.log") for i in range(min(workers, len(todo)))]
     sel = selectors.DefaultSelector()
     try:
         for w in pool:
             if queue:
-                w.give(queue.pop(0))
-                report({"event": "start", "run": w.cfg.run_name()})
+                _give(w, queue.pop(0), report)
                 sel.register(w.proc.stdout, selectors.EVENT_READ, w)
         while len(sel.get_map()):
             for key, _ in sel.select():
                 w = key.data
-                results.append(w.result())
-                report({"event": "end", **results[-1]})
+                for res in w.result():
+                    results.append(res)
+                    report({"event": "end", **res})
                 sel.unregister(w.proc.stdout)
                 if w.proc.poll() is not None:  # it died: a fresh worker in its place
                     w.close()
                     i = pool.index(w)
                     w = pool[i] = _Worker(store, threads, env, log_dir / f"worker-{i}.log")
                 if queue:
-                    w.give(queue.pop(0))
-                    report({"event": "start", "run": w.cfg.run_name()})
+                    _give(w, queue.pop(0), report)
                     sel.register(w.proc.stdout, selectors.EVENT_READ, w)
     except KeyboardInterrupt:
         for w in pool:
@@ -124,15 +152,21 @@ def run_local(configs: list[RunConfig], store: Path, workers: int, report: Calla
     return results
 
 
-def _ray_task(cfg_json: dict, store: str, threads: int) -> dict:
-    from .worker import run_one
+def _give(w: _Worker, unit: list[RunConfig], report: Callable[[dict], None]) -> None:
+    w.give(unit)
+    for c in unit:
+        report({"event": "start", "run": c.run_name()})
 
-    return run_one(cfg_json, store, threads, log=lambda m: print(m, flush=True))
+
+def _ray_task(unit: list[dict], store: str, threads: int) -> list[dict]:
+    from .worker import run_unit
+
+    return run_unit(unit, store, threads, log=lambda m: print(m, flush=True))
 
 
-def run_ray(configs: list[RunConfig], store: Path, address: str | None, cpus_per_run: int, gpus_per_run: float,
+def run_ray(todo: list[list[RunConfig]], store: Path, address: str | None, cpus_per_run: int, gpus_per_run: float,
             report: Callable[[dict], None]) -> list[dict]:
-    """One Ray task per run with ``num_cpus``/``num_gpus`` declared; ``address`` None starts
+    """One Ray task per unit (a run, or a stack of runs) with ``num_cpus``/``num_gpus`` declared; ``address`` None starts
     a local instance (with this machine's cores), ``auto`` or HOST:PORT joins a cluster."""
     try:
         import ray
@@ -148,20 +182,23 @@ def run_ray(configs: list[RunConfig], store: Path, address: str | None, cpus_per
     try:
         remote = ray.remote(num_cpus=cpus_per_run, num_gpus=gpus_per_run, max_retries=0)(_ray_task)
         pending = {}
-        for cfg in configs:
-            pending[remote.remote(cfg.to_json(), str(store), cpus_per_run)] = (cfg, time.time())
-            report({"event": "start", "run": cfg.run_name()})
+        for unit in todo:
+            pending[remote.remote([c.to_json() for c in unit], str(store), cpus_per_run)] = (unit, time.time())
+            for c in unit:
+                report({"event": "start", "run": c.run_name()})
         results = []
         while pending:
             done, _ = ray.wait(list(pending), num_returns=1)
-            cfg, t0 = pending.pop(done[0])
+            unit, t0 = pending.pop(done[0])
             try:
                 res = ray.get(done[0])
             except Exception as e:  # noqa: BLE001 -- a task that crashed
-                res = {"run": cfg.run_name(), "status": "failed", "error": f"Ray task failed: {str(e).splitlines()[0]}"}
-            res["wall_seconds"] = round(time.time() - t0, 2)
-            results.append(res)
-            report({"event": "end", **res})
+                res = [{"run": c.run_name(), "status": "failed", "error": f"Ray task failed: {str(e).splitlines()[0]}"}
+                       for c in unit]
+            for r in res:
+                r["wall_seconds"] = round(time.time() - t0, 2)
+                results.append(r)
+                report({"event": "end", **r})
         return results
     except KeyboardInterrupt:
         raise Interrupted from None

@@ -1,7 +1,8 @@
-"""One run of a sweep, as ``train --resume`` would do it: skipped when complete, continued
-when unfinished, trained when missing. Called in a worker process of the local backend
-(``python -m collapse_lab.sweep.worker STORE THREADS``: run configurations as JSON lines on
-stdin, results as JSON lines on stdout) or inside a Ray task."""
+"""A unit of a sweep: one run, or several runs trained as one stack (``fl.stacked``), each
+as ``train --resume`` would do it: skipped when complete, continued when unfinished,
+trained when missing. Called in a worker process of the local backend (``python -m
+collapse_lab.sweep.worker STORE THREADS``: a JSON list of run configurations per stdin
+line, a JSON list of their outcomes per stdout line) or inside a Ray task."""
 from __future__ import annotations
 
 import json
@@ -38,6 +39,45 @@ def run_one(cfg_json: dict, store: str, threads: int, log=None, stop=None) -> di
         return {"run": cfg.run_name(), "status": "failed", "error": str(e)}
 
 
+def run_unit(unit: list[dict], store: str, threads: int, log=None, stop=None) -> list[dict]:
+    """One run (``run_one``) or several trained together; an outcome per run, in order."""
+    if len(unit) == 1:
+        return [run_one(unit[0], store, threads, log, stop)]
+    import torch
+
+    from ..config import RunConfig
+    from ..errors import CollapseLabError
+    from ..fl.engine import Diverged, Interrupted
+    from ..fl.prepare import prepare
+    from ..fl.stacked import train_together
+
+    torch.set_num_threads(max(1, threads))
+    cfgs = [RunConfig.from_json(c) for c in unit]
+    try:
+        preps = prepare(cfgs, Path(store), resume=True)
+    except CollapseLabError as e:
+        return [{"run": c.run_name(), "status": "failed", "error": str(e)} for c in cfgs]
+    todo = [p for p in preps if p.action != "skip"]
+    outs = dict(zip([p.path.name for p in todo], train_together(todo, log=log, stop=stop)))
+    results = []
+    for p in preps:
+        o = outs.get(p.path.name)
+        if p.action == "skip":
+            results.append({"run": p.path.name, "status": "skipped"})
+        elif isinstance(o, dict):
+            results.append({"run": p.path.name, "status": "complete", "final_test_acc": o["final_test_acc"],
+                            "seconds": o["seconds"], "resumed_from": p.start, "stacked": len(todo)})
+        elif isinstance(o, Diverged):
+            results.append({"run": p.path.name, "status": "diverged", "error": str(o)})
+        elif isinstance(o, Interrupted):
+            results.append({"run": p.path.name, "status": "interrupted", "error": str(o)})
+        elif isinstance(o, CollapseLabError):
+            results.append({"run": p.path.name, "status": "failed", "error": str(o)})
+        else:
+            results.append({"run": p.path.name, "status": "failed", "error": f"internal error: {type(o).__name__}: {o}"})
+    return results
+
+
 def main() -> int:
     """A long-lived worker: one run configuration per stdin line, one result per stdout
     line (torch is imported and the process warmed up once, not once per run). SIGTERM or
@@ -55,11 +95,11 @@ def main() -> int:
     for line in sys.stdin:
         if not line.strip():
             continue
-        cfg_json = json.loads(line)
+        unit = json.loads(line)
         try:
-            result = run_one(cfg_json, store, threads, log=lambda m: print(m, file=sys.stderr, flush=True), stop=stop)
-        except Exception as e:  # noqa: BLE001 -- reported as the run's one-line error
-            result = {"run": "?", "status": "failed", "error": f"internal error: {type(e).__name__}: {e}"}
+            result = run_unit(unit, store, threads, log=lambda m: print(m, file=sys.stderr, flush=True), stop=stop)
+        except Exception as e:  # noqa: BLE001 -- reported as the runs' one-line error
+            result = [{"run": "?", "status": "failed", "error": f"internal error: {type(e).__name__}: {e}"}] * len(unit)
         print(json.dumps(result), flush=True)
         if stop.is_set():
             return 130
