@@ -1,0 +1,200 @@
+"""A figure's claim as a check on the numbers it plots.
+
+The values a renderer draws have one shape: ``{"panels": [{"title", "series": [{"label",
+"key" (the fields that tell the series apart), "x", "y", "y_std", "n", "metrics":
+{name: number}}]}]}``. A check reads them and returns ``(holds, measured)``: whether the
+claim holds and the numbers that decide it, in one line, so a claim that does not hold is
+reported with its numbers. Thresholds come from the spec (the catalogue's, or ours where
+the paper gives none: the spec says which).
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from ..config import alpha_str, parse_alpha
+from ..errors import CollapseLabError
+from ..registry import Registry
+
+CHECKS: Registry = Registry("claim check", flag="check")
+
+
+def _norm(field: str, v):
+    return alpha_str(parse_alpha(v)) if field == "alpha" else str(v)
+
+
+def _hit(series: dict, where: dict) -> bool:
+    return all(k in series["key"] and _norm(k, series["key"][k]) == _norm(k, v) for k, v in where.items())
+
+
+def _panels(values: dict, panels: list[int] | None) -> list[dict]:
+    ps = values["panels"]
+    return [ps[i] for i in panels] if panels is not None else ps
+
+
+def _fmt(v) -> str:
+    return f"{v:.4g}" if isinstance(v, float) else str(v)
+
+
+def _metric(s: dict, metric: str):
+    if metric not in s["metrics"]:
+        raise CollapseLabError(f"claim: series {s['label']!r} has no metric {metric!r} (it has "
+                               f"{', '.join(s['metrics'])})")
+    return s["metrics"][metric]
+
+
+OPS: dict[str, Callable[[float, float], bool]] = {">": lambda a, b: a > b, ">=": lambda a, b: a >= b,
+                                                  "<": lambda a, b: a < b, "<=": lambda a, b: a <= b}
+
+
+@CHECKS.register("order")
+def order(values: dict, metric: str, by: str, sequence: list, panels: list[int] | None = None,
+          direction: str = "nonincreasing", strict_ends: bool = True, where: dict | None = None):
+    """In each panel, ``metric`` of the series taken along ``sequence`` of ``by`` values is
+    non-increasing (or non-decreasing), and with ``strict_ends`` first > last (<)."""
+    ok, said = True, []
+    for p in _panels(values, panels):
+        row = []
+        for v in sequence:
+            s = [x for x in p["series"] if _hit(x, {by: v, **(where or {})})]
+            if len(s) != 1:
+                raise CollapseLabError(f"claim order: panel {p['title']!r} has {len(s)} series with {by} = {v}")
+            row.append(_metric(s[0], metric))
+        sign = 1 if direction == "nonincreasing" else -1
+        mono = all(sign * (a - b) >= 0 for a, b in zip(row, row[1:]))
+        ends = (sign * (row[0] - row[-1]) > 0) if strict_ends else True
+        ok &= mono and ends
+        said.append(f"{p['title']}: " + (" ≥ " if sign > 0 else " ≤ ").join(
+            f"{_fmt(r)} ({by}={v})" for r, v in zip(row, sequence)))
+    return ok, "; ".join(said)
+
+
+@CHECKS.register("compare")
+def compare(values: dict, metric: str, a: dict, b: dict, op: str = ">", panels: list[int] | None = None):
+    """``metric`` of each series matching ``a`` op that of the series matching ``b`` with
+    the same value of every other key field, in every panel."""
+    ok, said, pairs = True, [], 0
+    for p in _panels(values, panels):
+        for sa in (s for s in p["series"] if _hit(s, a)):
+            rest = {k: v for k, v in sa["key"].items() if k not in a}
+            for sb in (s for s in p["series"] if _hit(s, {**rest, **b}) and s is not sa):
+                va, vb = _metric(sa, metric), _metric(sb, metric)
+                holds = OPS[op](va, vb)
+                ok &= holds
+                pairs += 1
+                said.append(f"{p['title']}: {sa['label']} {_fmt(va)} {op} {sb['label']} {_fmt(vb)}"
+                            + ("" if holds else " (no)"))
+    if not pairs:
+        raise CollapseLabError(f"claim compare: no pair of series matches {a} and {b}")
+    return ok, "; ".join(said)
+
+
+@CHECKS.register("threshold")
+def threshold(values: dict, metric: str, op: str, value: float, where: dict | None = None,
+              panels: list[int] | None = None, absolute: bool = False, times_metric: str | None = None):
+    """``metric`` (its absolute value with ``absolute``) of every matching series op
+    ``value`` (times the series' ``times_metric``, e.g. 0.9 x the number of indices)."""
+    ok, said = True, []
+    for p in _panels(values, panels):
+        for s in (s for s in p["series"] if _hit(s, where or {})):
+            v = _metric(s, metric)
+            v = abs(v) if absolute else v
+            t = value * (_metric(s, times_metric) if times_metric else 1)
+            holds = OPS[op](v, t)
+            ok &= holds
+            said.append(f"{p['title']}: {s['label']} {'|' + metric + '|' if absolute else metric} {_fmt(v)} {op} "
+                        f"{_fmt(t)}" + ("" if holds else " (no)"))
+    return ok, "; ".join(said)
+
+
+@CHECKS.register("pointwise")
+def pointwise(values: dict, by: str, sequence: list, fraction: float = 0.9, panels: list[int] | None = None):
+    """Along ``sequence`` (e.g. alpha inf -> 0.01), each next curve is at or below the
+    previous at >= ``fraction`` of the shared x."""
+    ok, said = True, []
+    for p in _panels(values, panels):
+        curves = []
+        for v in sequence:
+            s = [x for x in p["series"] if _hit(x, {by: v})]
+            curves.append(s[0]["y"])
+        for (v1, c1), (v2, c2) in zip(zip(sequence, curves), list(zip(sequence, curves))[1:]):
+            n = min(len(c1), len(c2))
+            share = sum(c2[i] <= c1[i] for i in range(n)) / max(n, 1)
+            ok &= share >= fraction
+            said.append(f"{p['title']}: {by}={v2} ≤ {by}={v1} at {share:.0%} of k")
+    return ok, "; ".join(said)
+
+
+@CHECKS.register("above")
+def above(values: dict, a: dict, b: dict, fraction: float = 0.8, skip: float = 0.1, panels: list[int] | None = None):
+    """The curve of ``a`` is above that of ``b`` (same other key fields) at >= ``fraction``
+    of the x after the first ``skip`` share of them."""
+    ok, said, pairs = True, [], 0
+    for p in _panels(values, panels):
+        for sa in (s for s in p["series"] if _hit(s, a)):
+            rest = {k: v for k, v in sa["key"].items() if k not in a}
+            for sb in (s for s in p["series"] if _hit(s, {**rest, **b}) and s is not sa):
+                n = min(len(sa["y"]), len(sb["y"]))
+                start = int(math.floor(skip * n))
+                idx = range(start, n)
+                share = sum(sa["y"][i] > sb["y"][i] for i in idx) / max(len(idx), 1)
+                ok &= share >= fraction
+                pairs += 1
+                said.append(f"{p['title']}: {sa['label']} above {sb['label']} at {share:.0%} of x ≥ {start}")
+    if not pairs:
+        raise CollapseLabError(f"claim above: no pair of series matches {a} and {b}")
+    return ok, "; ".join(said)
+
+
+@CHECKS.register("near_best")
+def near_best(values: dict, x: float, tolerance: float, panels: list[int] | None = None):
+    """Each series' y at ``x`` is within ``tolerance`` of its best y."""
+    ok, said = True, []
+    for p in _panels(values, panels):
+        for s in p["series"]:
+            i = min(range(len(s["x"])), key=lambda j: abs(float(s["x"][j]) - x))
+            best = max(s["y"])
+            holds = s["y"][i] >= best - tolerance
+            ok &= holds
+            said.append(f"{p['title']}: y({_fmt(float(s['x'][i]))}) = {_fmt(s['y'][i])}, best {_fmt(best)}"
+                        + ("" if holds else " (no)"))
+    return ok, "; ".join(said)
+
+
+@CHECKS.register("rises_first")
+def rises_first(values: dict, tolerance: float = 0.0, panels: list[int] | None = None):
+    """Each series is not decreasing from its first x to its second (rise or plateau first)."""
+    ok, said = True, []
+    for p in _panels(values, panels):
+        for s in p["series"]:
+            holds = s["y"][1] >= s["y"][0] - tolerance
+            ok &= holds
+            said.append(f"{p['title']}: {_fmt(s['y'][0])} -> {_fmt(s['y'][1])}" + ("" if holds else " (no)"))
+    return ok, "; ".join(said)
+
+
+@CHECKS.register("settles")
+def settles(values: dict, max_rise: float = 0.2, panels: list[int] | None = None):
+    """Each series ends at or below where it starts, and never rises by more than
+    ``max_rise`` (relative) from one x to the next."""
+    ok, said, worst = True, [], 0.0
+    bad = []
+    for p in _panels(values, panels):
+        for s in p["series"]:
+            y = s["y"]
+            rises = [(b - a) / abs(a) if a else 0.0 for a, b in zip(y, y[1:])]
+            w = max(rises, default=0.0)
+            worst = max(worst, w)
+            holds = y[-1] <= y[0] and w <= max_rise
+            ok &= holds
+            if not holds:
+                bad.append(f"{s['label']} {_fmt(y[0])} -> {_fmt(y[-1])}, largest rise {w:.0%}")
+    said.append(f"{sum(len(p['series']) for p in _panels(values, panels))} series, largest rise {worst:.1%}")
+    return ok, "; ".join(said + bad)
+
+
+def evaluate(claim: dict, values: dict) -> dict:
+    """One claim of a spec on the values: ``{text, check, holds, measured}``."""
+    params = {k: v for k, v in claim.items() if k not in ("text", "check")}
+    holds, measured = CHECKS.call(claim["check"], values, **params)
+    return {"text": claim["text"], "check": claim["check"], "holds": bool(holds), "measured": measured}

@@ -1,0 +1,1 @@
+"""Renderers of the catalogue: one file each, registered in ``analyses.RENDERERS``."""

@@ -1,0 +1,190 @@
+"""``collapse-lab figures``: every figure of the papers from one command. Trains the runs
+that are missing (through the sweep engine), renders each entry of the catalogue
+(``collapse_lab/analyses/specs``) to ``<out>/<name>.pdf/.png`` with its plotted numbers in
+``<name>.json``, and checks each figure's claim (``--check``; ``<out>/CLAIMS.md``)."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+from ..errors import CollapseLabError
+
+
+def plan(entries, preset: str, store: Path, warn) -> tuple[list, list, dict]:
+    """The entries' runs (each once), the prepared ones still to train, and per entry
+    (present, total)."""
+    from ..fl.prepare import prepare
+
+    configs, seen, per_entry = [], {}, {}
+    for e in entries:
+        cs = e.configs(preset, warn)
+        per_entry[e.name] = [c.run_name() for c in cs]
+        for c in cs:
+            if c.run_name() not in seen:
+                seen[c.run_name()] = c
+                configs.append(c)
+    return configs, per_entry, seen
+
+
+def train_missing(configs, store: Path, backend: str, workers: int | None, stack: int, address, say) -> list[dict]:
+    """Train (or finish) the runs not complete in the store through the sweep engine;
+    returns the failures. Diverged runs are left alone (their figure says so)."""
+    from ..commands.sweep import diverged
+    from ..fl.prepare import prepare
+    from ..fl.stacked import prepared_reason
+    from ..sweep import backends
+
+    gone = [c for c in configs if diverged(store, c)]
+    prepared = prepare([c for c in configs if c not in gone], store, resume=True)
+    pending = [p for p in prepared if p.action != "skip"]
+    if not pending:
+        return []
+    todo = [p.config for p in pending]
+    reasons = {p.config.run_name(): prepared_reason(p) for p in pending} if stack > 1 else {}
+    work = backends.units(todo, stack, lambda c: reasons[c.run_name()])
+    n = workers or backends.cores()
+    say(f"figures: training {len(todo)} run(s) in {len(work)} unit(s) on {backend} "
+        f"({n if backend == 'local' else 'Ray'} workers, --stack {stack})")
+    state = {"done": 0, "t0": time.time()}
+
+    def report(ev: dict) -> None:
+        if ev["event"] == "end":
+            state["done"] += 1
+            say(f"figures: {state['done']}/{len(todo)} runs trained ({ev['run']}: {ev['status']}, "
+                f"{time.time() - state['t0']:.0f} s)")
+
+    if backend == "local":
+        results = backends.run_local(work, store, min(n, len(work)), report, store / ".sweep-logs")
+    else:
+        results = backends.run_ray(work, store, address, 1, 0.0, report)
+    return [r for r in results if r["status"] not in ("complete", "skipped")]
+
+
+def render(entry, ctx, out: Path) -> dict:
+    """Compute, draw and check one entry; returns its record (paths, claims, seconds)."""
+    from ..analyses import RENDERERS
+    from ..analyses.claims import evaluate
+    from ..io import write_json
+    from ..plots import save_figure
+
+    t0 = time.time()
+    r = RENDERERS.get(entry.renderer)
+    values = r.compute(entry, ctx)
+    claims = []
+    for c in entry.claims:
+        try:
+            claims.append(evaluate(c, values))
+        except CollapseLabError as e:
+            claims.append({"text": c["text"], "check": c["check"], "holds": None, "measured": f"not checked: {e}"})
+    fig = r.draw(values, entry)
+    paths = save_figure(fig, out, entry.name)
+    write_json(out / f"{entry.name}.json", {"entry": entry.name, "preset": ctx.preset, "values": values,
+                                            "claims": claims, "differs": entry.differs})
+    return {"entry": entry.name, "files": [str(p) for p in paths], "claims": claims,
+            "seconds": round(time.time() - t0, 2)}
+
+
+def claims_markdown(records: list[dict], preset: str) -> str:
+    lines = [f"# Claims of the papers' figures, checked on the `{preset}` runs", "",
+             "| entry | claim | measured | holds |", "|---|---|---|---|"]
+    for rec in records:
+        for c in rec.get("claims", []):
+            holds = {True: "holds", False: "**does not hold**", None: "not checked"}[c["holds"]]
+            lines.append(f"| {rec['entry']} | {c['text']} | {c['measured']} | {holds} |")
+    return "\n".join(lines) + "\n"
+
+
+@click.command("figures", short_help="Render the papers' figures (training missing runs) and check their claims.")
+@click.argument("names", nargs=-1)
+@click.option("--preset", type=click.Choice(["quick", "paper"]), default="quick", show_default=True,
+              help="quick: CPU-sized runs (minutes); paper: the papers' settings (a GPU and the data sets).")
+@click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False), help="Run store.")
+@click.option("--out", default="figures", show_default=True, type=click.Path(file_okay=False), help="Figure folder.")
+@click.option("--list", "list_", is_flag=True, help="List the catalogue's figures: runs present/missing, last rendered.")
+@click.option("--check", is_flag=True, help="Print each claim with its numbers (always written to <out>/CLAIMS.md).")
+@click.option("--no-train", is_flag=True, help="Render from the runs present; an entry missing runs is reported.")
+@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option("--workers", type=int, default=None, help="local: training processes (default: the cores).")
+@click.option("--stack", type=int, default=8, show_default=True,
+              help="Runs trained together as one stacked model (see `sweep --stack`); 1: each on its own.")
+@click.option("--address", default=None, help="ray: auto or HOST:PORT of a running cluster.")
+@click.option("--json", "as_json", is_flag=True, help="Print every entry's record (files, claims) as JSON on stdout.")
+def figures_cmd(names, preset, store, out, list_, check, no_train, backend, workers, stack, address, as_json):
+    """Render NAMEs (default: every figure of the catalogue) at --preset."""
+    from ..analyses.catalogue import pick
+    from ..analyses.context import Context
+    from ..io import write_bytes
+
+    if workers is not None and workers < 1 or stack < 1:
+        raise CollapseLabError("--workers and --stack must be >= 1")
+    store, out = Path(store), Path(out)
+    entries = pick(names, "figure")
+    say = (lambda m: click.echo(m, err=True))
+    warn = (lambda m: None)
+    configs, per_entry, by_name = plan(entries, preset, store, warn)
+    if list_:
+        return _list(entries, per_entry, store, out, by_name, as_json)
+    t0 = time.time()
+    failed_runs = [] if no_train else train_missing(configs, store, backend, workers, stack, address, say)
+    t_train = time.time() - t0
+    ctx = Context(store, preset)
+    records = []
+    for e in entries:
+        if e.not_rendered:
+            records.append({"entry": e.name, "not_rendered": e.not_rendered})
+            say(f"figures: {e.name}: not rendered ({e.not_rendered})")
+            continue
+        try:
+            rec = render(e, ctx, out)
+        except CollapseLabError as err:
+            rec = {"entry": e.name, "error": str(err)}
+            say(f"figures: {e.name}: not rendered: {err}")
+        else:
+            held = [c["holds"] for c in rec["claims"]]
+            say(f"figures: {e.name} -> {out / e.name}.png ({rec['seconds']:.1f} s); claims: "
+                f"{sum(h is True for h in held)} hold, {sum(h is False for h in held)} do not")
+        records.append(rec)
+    if records:
+        write_bytes(out / "CLAIMS.md", claims_markdown(records, preset).encode())
+    if check and not as_json:
+        for rec in records:
+            for c in rec.get("claims", []):
+                holds = {True: "holds", False: "DOES NOT HOLD", None: "not checked"}[c["holds"]]
+                click.echo(f"{rec['entry']:<18} | {c['text']} | {c['measured']} | {holds}")
+    if as_json:
+        click.echo(json.dumps({"preset": preset, "train_seconds": round(t_train, 1),
+                               "seconds": round(time.time() - t0, 1), "failed_runs": failed_runs,
+                               "entries": records}, indent=1))
+    errors = [r for r in records if "error" in r]
+    say(f"figures: {len(records) - len(errors)} of {len(records)} rendered in {time.time() - t0:.1f} s "
+        f"(training {t_train:.1f} s); claims in {out / 'CLAIMS.md'}")
+    if errors or failed_runs:
+        raise SystemExit(1)
+
+
+def _list(entries, per_entry, store: Path, out: Path, by_name: dict, as_json: bool) -> None:
+    from ..fl.prepare import run_path
+    from ..store import RunDir
+
+    rows = []
+    for e in entries:
+        names = per_entry[e.name]
+        present = 0
+        for n in names:
+            p = run_path(store, by_name[n])
+            if (p / "run.json").is_file() and RunDir(p).meta.get("status") == "complete":
+                present += 1
+        png = out / f"{e.name}.png"
+        last = time.strftime("%Y-%m-%d %H:%M", time.localtime(png.stat().st_mtime)) if png.is_file() else "-"
+        rows.append({"entry": e.name, "renderer": e.renderer, "runs": len(names), "present": present,
+                     "missing": len(names) - present, "last_rendered": last, "not_rendered": e.not_rendered})
+    if as_json:
+        click.echo(json.dumps(rows, indent=1))
+        return
+    click.echo(f"{'entry':<18} {'renderer':<14} {'runs':>5} {'present':>8} {'missing':>8}  last rendered")
+    for r in rows:
+        tail = f"not rendered: {r['not_rendered']}" if r["not_rendered"] else r["last_rendered"]
+        click.echo(f"{r['entry']:<18} {r['renderer']:<14} {r['runs']:>5} {r['present']:>8} {r['missing']:>8}  {tail}")
