@@ -23,8 +23,18 @@ def _norm(field: str, v):
     return alpha_str(parse_alpha(v)) if field == "alpha" else str(v)
 
 
+def _get(key: dict, field: str):
+    """A key's value; ``a.b`` reads entry b of the dict a (e.g. method_options.gmv_weight)."""
+    head, _, rest = field.partition(".")
+    v = key.get(head, _MISSING)
+    return v.get(rest, _MISSING) if rest and isinstance(v, dict) else v
+
+
+_MISSING = object()
+
+
 def _hit(series: dict, where: dict) -> bool:
-    return all(k in series["key"] and _norm(k, series["key"][k]) == _norm(k, v) for k, v in where.items())
+    return all((v := _get(series["key"], k)) is not _MISSING and _norm(k, v) == _norm(k, w) for k, w in where.items())
 
 
 def _panels(values: dict, panels: list[int] | None) -> list[dict]:
@@ -76,7 +86,7 @@ def compare(values: dict, metric: str, a: dict, b: dict, op: str = ">", panels: 
     ok, said, pairs = True, [], 0
     for p in _panels(values, panels):
         for sa in (s for s in p["series"] if _hit(s, a)):
-            rest = {k: v for k, v in sa["key"].items() if k not in a}
+            rest = {k: v for k, v in sa["key"].items() if k not in {f.partition(".")[0] for f in {**a, **b}}}
             for sb in (s for s in p["series"] if _hit(s, {**rest, **b}) and s is not sa):
                 va, vb = _metric(sa, metric), _metric(sb, metric)
                 holds = OPS[op](va, vb)
@@ -132,7 +142,7 @@ def above(values: dict, a: dict, b: dict, fraction: float = 0.8, skip: float = 0
     ok, said, pairs = True, [], 0
     for p in _panels(values, panels):
         for sa in (s for s in p["series"] if _hit(s, a)):
-            rest = {k: v for k, v in sa["key"].items() if k not in a}
+            rest = {k: v for k, v in sa["key"].items() if k not in {f.partition(".")[0] for f in {**a, **b}}}
             for sb in (s for s in p["series"] if _hit(s, {**rest, **b}) and s is not sa):
                 n = min(len(sa["y"]), len(sb["y"]))
                 start = int(math.floor(skip * n))
@@ -191,6 +201,18 @@ def settles(values: dict, max_rise: float = 0.2, panels: list[int] | None = None
                 bad.append(f"{s['label']} {_fmt(y[0])} -> {_fmt(y[-1])}, largest rise {w:.0%}")
     said.append(f"{sum(len(p['series']) for p in _panels(values, panels))} series, largest rise {worst:.1%}")
     return ok, "; ".join(said + bad)
+
+
+@CHECKS.register("exceeds")
+def exceeds(values: dict, metric: str, other: str, where: dict | None = None, panels: list[int] | None = None):
+    """In every matching series, ``metric`` > ``other`` (two numbers of the same series)."""
+    ok, said = True, []
+    for p in _panels(values, panels):
+        for s in (s for s in p["series"] if _hit(s, where or {})):
+            a, b = _metric(s, metric), _metric(s, other)
+            ok &= a > b
+            said.append(f"{p['title']}: {metric} {_fmt(a)} > {other} {_fmt(b)}" + ("" if a > b else " (no)"))
+    return ok, "; ".join(said)
 
 
 def evaluate(claim: dict, values: dict) -> dict:

@@ -10,7 +10,7 @@ from ..errors import CollapseLabError
 from ..store import RunDir
 from .catalogue import Entry, matches
 
-PRETTY_METHOD = {"fedavg": "FedAvg", "fedavgm": "FedAvgM", "fedprox": "FedProx", "moon": "MOON", "scaffold": "SCAFFOLD",
+PRETTY_METHOD = {"fedavg+etf": "FedAvg + ETF", "fedavg+etf+gmv": "FedAvg + ETF + GMV", "fedavg": "FedAvg", "fedavgm": "FedAvgM", "fedprox": "FedProx", "moon": "MOON", "scaffold": "SCAFFOLD",
                  "fednova": "FedNova", "fedbn": "FedBN", "fedetf": "FedETF"}
 PRETTY_REG = {"none": "", "feddecorr": "FedDecorr", "decov": "DeCov", "structured-decov": "Structured DeCov",
               "feduv": "FedUV"}
@@ -38,6 +38,9 @@ def label(key: dict) -> str:
     """A legend label in the papers' words: FedAvg / +FedDecorr, alpha = 0.05, M = 2, ..."""
     parts = []
     method, reg = key.get("method"), key.get("reg")
+    opts = key.get("method_options")
+    if method == "fedetf" and isinstance(opts, dict):  # FedETF Fig. 5's names for its parts
+        method = "fedavg+etf" if float(opts.get("gmv_weight", 0.5)) == 0 else "fedavg+etf+gmv"
     if method is not None or reg is not None:
         name = PRETTY_METHOD.get(method, method) if method is not None else ""
         if reg not in (None, "none"):
@@ -46,7 +49,7 @@ def label(key: dict) -> str:
             name = "FedAvg" if reg == "none" else ""
         parts.append(name)
     for k, v in key.items():
-        if k in ("method", "reg"):
+        if k in ("method", "reg", "method_options"):
             continue
         if k == "alpha":
             parts.append("α = ∞" if v == "inf" else f"α = {v}")

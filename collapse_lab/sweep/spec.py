@@ -7,7 +7,8 @@ A spec is a YAML or TOML (or JSON) mapping::
       rounds: 10
     grid:                 # axes: option -> list of values; every combination is a run
       alpha: [0.05, inf]
-      combo:              # an axis whose values are several options at once
+      combo:              # an axis whose values are several options at once (more such
+                          # axes: combo_<anything>, crossed with each other)
         - {method: fedavg, reg: none}
         - {method: moon, reg: feddecorr, beta: 0.1}
     seeds: [0, 1, 2]
@@ -59,7 +60,7 @@ def points(spec: dict, where: str) -> list[dict]:
         key = name.replace("-", "_")
         if not isinstance(values, list) or not values:
             raise CollapseLabError(f"{where}: grid.{name} must be a non-empty list of values")
-        if key == COMBO:
+        if key == COMBO or key.startswith(COMBO + "_"):
             if not all(isinstance(v, dict) and v for v in values):
                 raise CollapseLabError(f"{where}: grid.combo must be a list of option mappings")
             options = [{k.replace("-", "_"): x for k, x in v.items()} for v in values]

@@ -1,0 +1,76 @@
+"""Local vs global spectra with the gap R in the corner (journal Fig. 4 and 6, Eq. 1):
+one panel per configuration (the runs matching each ``panels`` entry's ``where``), client
+k's local model and the global model of the same round.
+
+R = (1/K) sum_k log10(lambda_k^(l) / lambda_k^(g)) (``spectra.functional.local_global_gap``):
+reported over the top ``top`` indices (``R_top``) and over the leading indices above both
+numerical floors (``R_floor``); the paper's K is "the total number of singular values",
+which for d = 1280 would let the round-off tail decide R. ``below_share``: the share of
+k <= top where the global value is below the local one. The last panel of the values is a
+summary (not drawn) with one series per configuration holding these metrics, so claims
+can order R over alpha.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ...spectra.functional import local_global_gap, log10_mean_std
+from .. import RENDERERS
+from ..context import Context, last_round
+from ..style import LABELS, band, figure, finish, palette
+
+
+class LocalGlobal:
+    @staticmethod
+    def compute(entry, ctx: Context) -> dict:
+        p = entry.params
+        top, client = int(p.get("top", 100)), int(p.get("client", 0))
+        panels, summary = [], []
+        for spec in p["panels"]:
+            for g in ctx.groups(entry, spec.get("where")):
+                loc, glo, r_top, r_floor, below = [], [], [], [], []
+                for run in g.runs:
+                    r = last_round(run, p.get("round"))
+                    sl, fl = ctx.spectrum(run, r, client)
+                    sg, fg = ctx.spectrum(run, r, None)
+                    loc.append((sl, fl))
+                    glo.append((sg, fg))
+                    r_top.append(local_global_gap(sl, sg, fl, fg, top=top)[0])
+                    r_floor.append(local_global_gap(sl, sg, fl, fg)[0])
+                    k = min(top, len(sl), len(sg))
+                    below.append(float((sg[:k] < sl[:k]).double().mean()))
+                k = min(top, *(len(s) for s, _ in loc + glo))
+                series = []
+                for name, pairs in ((f"local (client {client})", loc), ("global", glo)):
+                    mean, std = log10_mean_std([s for s, _ in pairs], [f for _, f in pairs], k)
+                    series.append({"label": name, "key": {**g.key, "model": name}, "x": list(range(1, k + 1)),
+                                   "y": mean.tolist(), "y_std": std.tolist() if len(pairs) > 1 else None,
+                                   "n": len(pairs), "metrics": {}})
+                metrics = {"R_top": float(np.mean(r_top)), "R_floor": float(np.mean(r_floor)),
+                           "below_share": float(np.mean(below)), "top": k}
+                panels.append({"title": spec.get("title", g.label).format(label=g.label), "series": series,
+                               "metrics": metrics, "runs": [run.path.name for run in g.runs]})
+                summary.append({"label": g.label, "key": g.key, "x": [], "y": [], "y_std": None, "n": len(g.runs),
+                                "metrics": metrics})
+        panels.append({"title": "summary", "series": summary, "draw": False})
+        return {"panels": panels}
+
+    @staticmethod
+    def draw(values: dict, entry):
+        drawn = [p for p in values["panels"] if p.get("draw", True)]
+        fig, axes = figure(len(drawn), entry.params.get("cols"))
+        for ax, panel in zip(axes, drawn):
+            for s, c in zip(panel["series"], palette(2)):
+                band(ax, s["x"], s["y"], s["y_std"], s["label"], c)
+            m = panel["metrics"]
+            ax.text(0.97, 0.97, f"R = {m['R_top']:.3f} (top {m['top']})\nR = {m['R_floor']:.3f} (above floor)",
+                    transform=ax.transAxes, ha="right", va="top", fontsize=6,
+                    bbox=dict(boxstyle="round", facecolor="white", alpha=0.8))
+            ax.set_xlabel(LABELS["k"])
+            ax.set_ylabel(LABELS["log_sv"])
+            ax.set_title(panel["title"], fontsize=8)
+            ax.legend(fontsize=6, frameon=False, loc="lower left")
+        return finish(fig, "; ".join(entry.differs))
+
+
+RENDERERS.register("local_global", kind="figure")(LocalGlobal)
