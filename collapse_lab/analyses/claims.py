@@ -34,7 +34,14 @@ _MISSING = object()
 
 
 def _hit(series: dict, where: dict) -> bool:
-    return all((v := _get(series["key"], k)) is not _MISSING and _norm(k, v) == _norm(k, w) for k, w in where.items())
+    """Whether the series' key has every value of ``where`` (a list value: any of them)."""
+    def one(k, w) -> bool:
+        v = _get(series["key"], k)
+        if v is _MISSING:
+            return False
+        return any(_norm(k, v) == _norm(k, x) for x in w) if isinstance(w, list) else _norm(k, v) == _norm(k, w)
+
+    return all(one(k, w) for k, w in where.items())
 
 
 def _panels(values: dict, panels: list[int] | None) -> list[dict]:

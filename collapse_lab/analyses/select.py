@@ -49,7 +49,7 @@ def label(key: dict) -> str:
             name = "FedAvg" if reg == "none" else ""
         parts.append(name)
     for k, v in key.items():
-        if k in ("method", "reg", "method_options"):
+        if k in ("method", "reg", "method_options") or isinstance(v, dict):
             continue
         if k == "alpha":
             parts.append("α = ∞" if v == "inf" else f"α = {v}")
@@ -62,6 +62,17 @@ def label(key: dict) -> str:
         else:
             parts.append(f"{k} = {v}")
     return ", ".join(p for p in parts if p) or "run"
+
+
+def panel_labels(gs: list[Group]) -> list[str]:
+    """Legend labels within one panel: only the fields that differ between its groups
+    (the panel's title says the rest); a lone group gets its full label."""
+    if len(gs) < 2:
+        return [g.label for g in gs]
+    fields = [k for k in gs[0].key if len({repr(g.key.get(k)) for g in gs}) > 1]
+    if "method_options" in fields and "method" not in fields:
+        fields.append("method")  # FedETF's parts are named by method and options together
+    return [label({k: v for k, v in g.key.items() if k in fields}) for g in gs]
 
 
 def groups(entry: Entry, preset: str, store: Path, where: dict | None = None,

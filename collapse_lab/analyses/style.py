@@ -36,7 +36,11 @@ def finish(fig, note: str = ""):
     """Tight layout, and the quick form's differences from the paper at the bottom."""
     if note:
         fig.text(0.01, -0.01, note, fontsize=6, ha="left", va="top", color="0.35", wrap=True)
-    fig.tight_layout()
+    import warnings
+
+    with warnings.catch_warnings():  # 3-D axes and wide legends: the layout is the best it can be
+        warnings.simplefilter("ignore", UserWarning)
+        fig.tight_layout()
     return fig
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import RENDERERS
+from ..select import panel_labels
 from ..context import Context
 from ..style import LABELS, band, figure, finish, palette
 
@@ -36,14 +37,14 @@ class Accuracy:
         panels = []
         for spec in p.get("panels", [{"title": ""}]):
             series = []
-            for g in ctx.groups(entry, spec.get("where")):
+            for g, lab in zip(gs := ctx.groups(entry, spec.get("where")), panel_labels(gs)):
                 curves = [accuracy_curve(run) for run in g.runs]
                 n = min(len(c[0]) for c in curves)
                 x = curves[0][0][:n]
                 ys = np.stack([smooth(np.asarray(c[1][:n]), sigma) for c in curves])
                 y = ys.mean(0)
                 tail = max(1, int(round(0.1 * n)))
-                series.append({"label": g.label, "key": g.key, "x": x, "y": y.tolist(),
+                series.append({"label": lab, "key": g.key, "x": x, "y": y.tolist(),
                                "y_std": ys.std(0).tolist() if len(curves) > 1 else None, "n": len(curves),
                                "runs": [run.path.name for run in g.runs],
                                "metrics": {"final": float(y[-tail:].mean()), "last": float(y[-1]),

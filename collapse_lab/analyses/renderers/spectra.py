@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from ...spectra.functional import DEFAULT_TAU, effective_rank, log10_mean_std, n_significant
 from .. import RENDERERS
+from ..select import panel_labels
 from ..context import Context, last_round
 from ..style import LABELS, band, figure, finish, palette
 
@@ -22,7 +23,7 @@ from ..style import LABELS, band, figure, finish, palette
 def spectrum_series(ctx: Context, entry, panel: dict, top: int, tau: float, r: int | None) -> list[dict]:
     client = panel.get("client", 0) if panel.get("model", "global") == "client" else None
     out = []
-    for g in ctx.groups(entry, panel.get("where")):
+    for g, lab in zip(gs := ctx.groups(entry, panel.get("where")), panel_labels(gs)):
         svs, floors, n_sig, erank = [], [], [], []
         for run in g.runs:
             sv, floor = ctx.spectrum(run, last_round(run, r), client)
@@ -34,7 +35,7 @@ def spectrum_series(ctx: Context, entry, panel: dict, top: int, tau: float, r: i
         mean, std = log10_mean_std(svs, floors, k)
         y = mean.tolist()
         half = y[k // 2:]
-        out.append({"label": g.label, "key": g.key, "x": list(range(1, k + 1)), "y": y,
+        out.append({"label": lab, "key": g.key, "x": list(range(1, k + 1)), "y": y,
                     "y_std": std.tolist() if len(svs) > 1 else None, "n": len(svs),
                     "runs": [run.path.name for run in g.runs],
                     "metrics": {"n_sig": sum(n_sig) / len(n_sig), "erank": sum(erank) / len(erank),
