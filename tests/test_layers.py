@@ -23,7 +23,29 @@ FORBIDDEN = {
     "regularizers": ("fl", "features", "spectra", "store", "commands", "cli", "resolve"),
     "store": ("fl", "regularizers", "features", "commands", "cli", "resolve"),
     "fl": ("features", "spectra", "plots", "commands", "cli", "bench"),
+    "analyses": ("commands", "cli", "bench"),
 }
+
+# The figure catalogue reads the store and the model registry, never the training loop.
+TRAINING_LOOP = ("engine", "trainer", "schedule", "stacked", "local")
+
+
+def fl_modules_of(path: Path) -> set[str]:
+    """The collapse_lab.fl modules a file imports (``from ...fl.engine import`` -> engine)."""
+    out = set()
+    rel = path.relative_to(PKG).with_suffix("").parts
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            parts = (list(rel[: len(rel) - node.level]) if node.level else []) + node.module.split(".")
+            parts = parts[1:] if parts[0] == "collapse_lab" else parts
+            if parts[0] == "fl" and len(parts) > 1:
+                out.add(parts[1])
+    return out
+
+
+def test_the_analyses_never_import_the_training_loop():
+    bad = {str(f.relative_to(PKG)): sorted(fl_modules_of(f) & set(TRAINING_LOOP)) for f in files_of("analyses")}
+    assert not {f: b for f, b in bad.items() if b}
 
 
 def imported_packages(path: Path) -> set[str]:

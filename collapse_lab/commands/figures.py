@@ -132,7 +132,13 @@ def figures_cmd(names, preset, store, out, list_, check, no_train, backend, work
     if list_:
         return _list(entries, per_entry, store, out, by_name, as_json)
     t0 = time.time()
-    failed_runs = [] if no_train else train_missing(configs, store, backend, workers, stack, address, say)
+    from ..sweep.backends import Interrupted
+
+    try:
+        failed_runs = [] if no_train else train_missing(configs, store, backend, workers, stack, address, say)
+    except Interrupted:
+        say("figures interrupted: finished runs are kept; the same command continues")
+        raise SystemExit(130) from None
     t_train = time.time() - t0
     ctx = Context(store, preset)
     records = []
