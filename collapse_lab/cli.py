@@ -249,12 +249,14 @@ cli.add_command(theory)
 from .commands.bench import bench_cmd  # noqa: E402
 from .commands.runs_table import runs_cmd  # noqa: E402
 from .commands.figures import figures_cmd  # noqa: E402
+from .commands.tables import tables_cmd  # noqa: E402
 from .commands.sweep import sweep_cmd  # noqa: E402
 
 cli.add_command(bench_cmd)
 cli.add_command(sweep_cmd)
 cli.add_command(runs_cmd)
 cli.add_command(figures_cmd)
+cli.add_command(tables_cmd)
 
 
 def main():

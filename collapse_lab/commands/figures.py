@@ -35,7 +35,16 @@ def plan(entries, preset: str, store: Path, warn) -> tuple[list, list, dict]:
 
 def train_missing(configs, store: Path, backend: str, workers: int | None, stack: int, address, say) -> list[dict]:
     """Train (or finish) the runs not complete in the store through the sweep engine;
-    returns the failures. Diverged runs are left alone (their figure says so)."""
+    returns the failures. Diverged runs are left alone (their figure says so). Runs tagged
+    ``timing`` (the timing tables) train last, one at a time on all the cores, unstacked:
+    their ``train_seconds`` is what a round costs."""
+    timed = [c for c in configs if c.tag == "timing"]
+    rest = [c for c in configs if c.tag != "timing"]
+    failed = _train(rest, store, backend, workers, stack, address, say)
+    return failed + _train(timed, store, backend, 1, 1, address, say)
+
+
+def _train(configs, store: Path, backend: str, workers: int | None, stack: int, address, say) -> list[dict]:
     from ..commands.sweep import diverged
     from ..fl.prepare import prepare
     from ..fl.stacked import prepared_reason
@@ -50,14 +59,14 @@ def train_missing(configs, store: Path, backend: str, workers: int | None, stack
     reasons = {p.config.run_name(): prepared_reason(p) for p in pending} if stack > 1 else {}
     work = backends.units(todo, stack, lambda c: reasons[c.run_name()])
     n = workers or backends.cores()
-    say(f"figures: training {len(todo)} run(s) in {len(work)} unit(s) on {backend} "
+    say(f"training {len(todo)} run(s) in {len(work)} unit(s) on {backend} "
         f"({n if backend == 'local' else 'Ray'} workers, --stack {stack})")
     state = {"done": 0, "t0": time.time()}
 
     def report(ev: dict) -> None:
         if ev["event"] == "end":
             state["done"] += 1
-            say(f"figures: {state['done']}/{len(todo)} runs trained ({ev['run']}: {ev['status']}, "
+            say(f"{state['done']}/{len(todo)} runs trained ({ev['run']}: {ev['status']}, "
                 f"{time.time() - state['t0']:.0f} s)")
 
     if backend == "local":
@@ -126,7 +135,7 @@ def figures_cmd(names, preset, store, out, list_, check, no_train, backend, work
         raise CollapseLabError("--workers and --stack must be >= 1")
     store, out = Path(store), Path(out)
     entries = pick(names, "figure")
-    say = (lambda m: click.echo(m, err=True))
+    say = (lambda m: click.echo(m if m.startswith("figures") else f"figures: {m}", err=True))
     warn = (lambda m: None)
     configs, per_entry, by_name = plan(entries, preset, store, warn)
     if list_:
@@ -180,7 +189,7 @@ def figures_cmd(names, preset, store, out, list_, check, no_train, backend, work
         raise SystemExit(1)
 
 
-def _list(entries, per_entry, store: Path, out: Path, by_name: dict, as_json: bool) -> None:
+def _list(entries, per_entry, store: Path, out: Path, by_name: dict, as_json: bool, suffix: str = "png") -> None:
     from ..fl.prepare import run_path
     from ..store import RunDir
 
@@ -196,7 +205,7 @@ def _list(entries, per_entry, store: Path, out: Path, by_name: dict, as_json: bo
             p = run_path(store, by_name[n])
             if (p / "run.json").is_file() and RunDir(p).meta.get("status") == "complete":
                 present += 1
-        png = out / f"{e.name}.png"
+        png = out / f"{e.name}.{suffix}"
         last = time.strftime("%Y-%m-%d %H:%M", time.localtime(png.stat().st_mtime)) if png.is_file() else "-"
         rows.append({"entry": e.name, "renderer": e.renderer, "runs": len(names), "present": present,
                      "missing": len(names) - present, "last_rendered": last, "not_rendered": e.not_rendered})

@@ -1,0 +1,86 @@
+"""``collapse-lab tables``: every table of the papers beside the printed numbers. Trains the
+runs that are missing (through the sweep engine), then writes ``<out>/<name>.md``, ``.csv``,
+``.tex`` and ``.json`` (every cell with the runs it averages and their values)."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+
+from ..errors import CollapseLabError
+
+
+@click.command("tables", short_help="Reproduce the papers' tables beside the printed numbers (training missing runs).")
+@click.argument("names", nargs=-1)
+@click.option("--preset", type=click.Choice(["quick", "paper"]), default="quick", show_default=True,
+              help="quick: CPU-sized runs; paper: the papers' settings (a GPU and the data sets).")
+@click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False), help="Run store.")
+@click.option("--out", default="tables", show_default=True, type=click.Path(file_okay=False), help="Output folder.")
+@click.option("--compare-paper", is_flag=True, help="Put the paper's printed value and the difference beside each cell.")
+@click.option("--list", "list_", is_flag=True, help="List the catalogue's tables with their runs present/missing.")
+@click.option("--no-train", is_flag=True, help="Render from the runs present.")
+@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option("--workers", type=int, default=None, help="local: training processes (default: the cores).")
+@click.option("--stack", type=int, default=8, show_default=True, help="Runs trained together (see `sweep --stack`).")
+@click.option("--address", default=None, help="ray: auto or HOST:PORT of a running cluster.")
+@click.option("--json", "as_json", is_flag=True, help="Print every table's cells (with their runs) as JSON on stdout.")
+def tables_cmd(names, preset, store, out, compare_paper, list_, no_train, backend, workers, stack, address, as_json):
+    """Render NAMEs (default: every table of the catalogue) at --preset."""
+    from ..analyses import RENDERERS
+    from ..analyses.catalogue import pick
+    from ..analyses.context import Context
+    from ..analyses.renderers.table_format import render_all
+    from ..io import write_bytes, write_json
+    from ..sweep.backends import Interrupted
+    from .figures import _list, plan, train_missing
+
+    if workers is not None and workers < 1 or stack < 1:
+        raise CollapseLabError("--workers and --stack must be >= 1")
+    store, out = Path(store), Path(out)
+    entries = pick(names, "table")
+    say = (lambda m: click.echo(f"tables: {m}", err=True))
+    configs, per_entry, by_name = plan(entries, preset, store, lambda m: None)
+    if list_:
+        return _list(entries, per_entry, store, out, by_name, as_json, suffix="md")
+    t0 = time.time()
+    try:
+        failed = [] if no_train else train_missing(configs, store, backend, workers, stack, address, say)
+    except Interrupted:
+        say("interrupted: finished runs are kept; the same command continues")
+        raise SystemExit(130) from None
+    t_train = time.time() - t0
+    ctx, records = Context(store, preset), []
+    for e in entries:
+        if isinstance(per_entry[e.name], str) or e.not_rendered:
+            why = per_entry[e.name] if isinstance(per_entry[e.name], str) else e.not_rendered
+            records.append({"entry": e.name, "not_rendered": why})
+            say(f"{e.name}: not rendered ({why})")
+            continue
+        try:
+            values = RENDERERS.get(e.renderer).compute(e, ctx)
+        except CollapseLabError as err:
+            records.append({"entry": e.name, "error": str(err)})
+            say(f"{e.name}: not rendered: {err}")
+            continue
+        text = render_all(values, e, compare_paper)
+        for ext in ("md", "csv", "tex"):
+            write_bytes(out / f"{e.name}.{ext}", text[ext].encode())
+        write_json(out / f"{e.name}.json", values)
+        na = sorted({(c["row"], c["not_available"]) for c in values["cells"]
+                     if c.get("not_available") and c["not_available"] != "derived"})
+        records.append({"entry": e.name, "files": [str(out / f"{e.name}.{x}") for x in ("md", "csv", "tex", "json")],
+                        "not_available": [{"row": r, "why": w} for r, w in na], "cells": values["cells"]})
+        filled = sum(c["ours_mean"] is not None for c in values["cells"])
+        say(f"{e.name} -> {out / e.name}.md ({filled} of {len(values['cells'])} cells; "
+            f"{len({r for r, _ in na})} row(s) not available)")
+        if not as_json and len(entries) == 1:
+            click.echo(text["md"])
+    if as_json:
+        click.echo(json.dumps({"preset": preset, "train_seconds": round(t_train, 1), "seconds": round(time.time() - t0, 1),
+                               "failed_runs": failed, "tables": records}, indent=1))
+    errors = [r for r in records if "error" in r]
+    say(f"{len(records) - len(errors)} of {len(records)} handled in {time.time() - t0:.1f} s (training {t_train:.1f} s)")
+    if errors or failed:
+        raise SystemExit(1)
