@@ -46,15 +46,28 @@ def train_missing(configs, store: Path, backend: str, workers: int | None, stack
 
 def _train(configs, store: Path, backend: str, workers: int | None, stack: int, address, say) -> list[dict]:
     from ..commands.sweep import diverged
-    from ..fl.prepare import prepare
+    from ..fl.prepare import check_disk, prepare
     from ..fl.stacked import prepared_reason
     from ..sweep import backends
 
     gone = [c for c in configs if diverged(store, c)]
-    prepared = prepare([c for c in configs if c not in gone], store, resume=True)
+    refused = []
+    try:
+        prepared = prepare([c for c in configs if c not in gone], store, resume=True)
+    except CollapseLabError:  # one run's options are refused: the others still train
+        prepared = []
+        for c in configs:
+            if c in gone:
+                continue
+            try:
+                prepared += prepare([c], store, resume=True)
+            except CollapseLabError as e:
+                refused.append({"run": c.run_name(), "status": "failed", "error": str(e)})
+                say(f"{c.run_name()}: not trained: {e}")
     pending = [p for p in prepared if p.action != "skip"]
     if not pending:
-        return []
+        return refused
+    check_disk(pending, store)  # refuse before training rather than fill the disk mid-way
     todo = [p.config for p in pending]
     reasons = {p.config.run_name(): prepared_reason(p) for p in pending} if stack > 1 else {}
     work = backends.units(todo, stack, lambda c: reasons[c.run_name()])
@@ -73,7 +86,7 @@ def _train(configs, store: Path, backend: str, workers: int | None, stack: int, 
         results = backends.run_local(work, store, min(n, len(work)), report, store / ".sweep-logs")
     else:
         results = backends.run_ray(work, store, address, 1, 0.0, report)
-    return [r for r in results if r["status"] not in ("complete", "skipped")]
+    return refused + [r for r in results if r["status"] not in ("complete", "skipped")]
 
 
 def render(entry, ctx, out: Path) -> dict:

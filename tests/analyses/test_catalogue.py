@@ -19,8 +19,7 @@ from collapse_lab.analyses.context import Context
 from collapse_lab.cli import cli
 from collapse_lab.errors import CollapseLabError
 
-TINY = {"dataset": "gaussian", "dataset_options": {"dim": 8, "train_per_class": 30, "test_per_class": 20},
-        "clients": 3, "rounds": 3, "local_epochs": 1, "batch_size": 8, "lr": 0.05}
+from tests.analyses.conftest import TINY
 
 
 def test_every_spec_is_valid_and_names_registered_parts():
@@ -46,24 +45,16 @@ def test_every_spec_is_valid_and_names_registered_parts():
                 assert "unknown" in str(err), (e.name, err)
 
 
-@pytest.fixture(scope="module")
-def store(tmp_path_factory):
-    st = tmp_path_factory.mktemp("store")
-    for a in ("0.1", "inf"):
-        res = CliRunner().invoke(cli, ["train", *sum((["--" + k.replace("_", "-"), str(v)] for k, v in TINY.items()
-                                                      if k != "dataset_options"), []),
-                                       *sum((["--dataset-option", f"{k}={v}"] for k, v in TINY["dataset_options"].items()),
-                                            []), "--alpha", a, "--seed", "0", "--seed", "1", "--out", str(st)])
-        assert res.exit_code == 0, res.output
-    return st
-
-
 def _entry(renderer: str, params: dict) -> Entry:
     return Entry("test-entry", "test", "test", "figure", "test", renderer,
                  {"quick": {"base": TINY, "grid": {"alpha": [0.1, "inf"]}, "seeds": [0, 1]}}, params)
 
 
 def _features(run_dir: Path, ckpt: str) -> np.ndarray:
+    return features(run_dir, ckpt)
+
+
+def features(run_dir: Path, ckpt: str) -> np.ndarray:
     """z of the test set from the stored weights, by numpy alone (the MLP: 2 ReLU layers)."""
     from collapse_lab.data import load_dataset
 

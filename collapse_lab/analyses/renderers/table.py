@@ -51,8 +51,12 @@ def cell_configs(entry, preset: str, opts: dict):
     from ...sweep.spec import expand
 
     spec = entry.runs[preset]
-    return expand({"base": {**(spec.get("base") or {}), **opts}, "seeds": spec.get("seeds", [0])},
+    configs = expand({"base": {**(spec.get("base") or {}), **opts}, "seeds": spec.get("seeds", [0])},
                   f"analyses/specs/{entry.name}.yaml cell")
+    if len(configs) != len(spec.get("seeds", [0])):  # e.g. no alpha: train's default expands to four
+        raise CollapseLabError(f"{entry.name}: a cell's options {opts} give {len(configs)} runs per seed list, not one "
+                               "per seed; the spec must pin every option that expands")
+    return configs
 
 
 def _num(v) -> float | None:

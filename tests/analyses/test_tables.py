@@ -1,0 +1,91 @@
+"""Tables: every spec's cells are the paper's printed cells in their order; a computed cell
+is the mean over seeds of what the stored checkpoints give (numpy, independently); the
+derived rows are differences; the formats bold the best value, carry the paper's number
+and the gap, and trace each cell to its runs."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from safetensors.numpy import load_file
+
+from collapse_lab.analyses import RENDERERS
+from collapse_lab.analyses.catalogue import SPECS, Entry, catalogue
+from collapse_lab.analyses.context import Context
+from collapse_lab.analyses.renderers import table as T
+from collapse_lab.analyses.renderers.table_format import render_all
+from tests.analyses.conftest import TINY
+from tests.analyses.test_catalogue import features
+
+
+def test_every_table_spec_holds_the_papers_printed_cells_in_order():
+    tables = catalogue("table")
+    assert len(tables) == 31
+    ref = pd.read_csv(SPECS.parent / "reference" / "all_tables_long.csv")
+    seen = set()
+    for e in tables:
+        if e.not_rendered:
+            continue
+        r = ref[ref.table == e.params["reference"]]
+        assert list(r.column.astype(str)) == [c["column"] for c in e.params["cells"]], e.name
+        seen.add(e.params["reference"])
+        for c in e.params["cells"]:
+            for preset in ("quick", "paper"):
+                assert isinstance(c[preset], dict) and c[preset], (e.name, c)
+    assert seen == set(ref.table)  # every printed table has its spec
+
+
+def _entry(monkeypatch, cells):
+    rows = [{"table": "t", "column": c["column"], "value_mean": c.pop("paper"), "value_std": 0.5,
+             "bold_in_source": 0} for c in cells]
+    monkeypatch.setattr(T, "reference", lambda table: pd.DataFrame(rows))
+    return Entry("test-table", "test", "Table 0", "table", "test", "table",
+                 {"quick": {"base": {k: v for k, v in TINY.items()}, "seeds": [0, 1]}},
+                 {"reference": "t", "metric": "final", "cells": cells})
+
+
+def test_a_cell_is_the_mean_over_seeds_of_the_stored_models_accuracy(store, monkeypatch):
+    from collapse_lab.data import load_dataset
+
+    cells = [{"row": "FedAvg", "method": "FedAvg", "variant": "", "column": "a=0.1", "quick": {"alpha": 0.1},
+              "paper": 50.0},
+             {"row": "FedAvg", "method": "FedAvg", "variant": "", "column": "a=inf", "quick": {"alpha": "inf"},
+              "paper": 60.0},
+             {"row": "MOON", "method": "MOON", "variant": "", "column": "a=0.1",
+              "quick": {"not_available": "needs moon here"}, "paper": 40.0},
+             {"row": "MOON", "method": "MOON", "variant": "", "column": "a=inf",
+              "quick": {"not_available": "needs moon here"}, "paper": 45.0}]
+    e = _entry(monkeypatch, cells)
+    values = RENDERERS.get("table").compute(e, Context(store, "quick"))
+    ds = load_dataset("gaussian", **TINY["dataset_options"])
+    for c in values["cells"][:2]:
+        accs = []
+        for name in c["runs"]:
+            w = load_file(store / name / "round_3/global.safetensors")
+            z = features(store / name, "round_3/global.safetensors")
+            logits = z @ w["classifier.weight"].astype(np.float64).T + w["classifier.bias"]
+            accs.append(100 * float((logits.argmax(1) == ds.test_y.numpy()).mean()))
+        assert len(accs) == 2 and c["ours_mean"] == pytest.approx(np.mean(accs)) and c["values"] == pytest.approx(accs)
+    text = render_all(values, e, compare=True)
+    best = max(values["cells"][:2], key=lambda c: c["ours_mean"])
+    assert f"**{best['ours_mean']:.2f} ± {best['ours_std']:.2f}**" in text["md"]
+    assert f"(paper 50.00 ± 0.50; Δ {values['cells'][0]['ours_mean'] - 50:+.2f})" in text["md"]
+    assert "- MOON: needs moon here" in text["md"]
+    assert values["cells"][0]["runs"][0] in text["csv"] and "\\toprule" in text["tex"]
+
+
+def test_derived_rows_are_differences_of_their_rows():
+    def cell(row, method, variant, col, ours, paper):
+        return {"row": row, "method": method, "variant": variant, "column": col, "ours_mean": ours, "ours_std": None,
+                "paper_mean": paper, "paper_std": None, "paper_bold": False, "n": 3, "runs": [row], "values": [],
+                "not_available": None, "data": "digits"}
+
+    cells = [cell("FedAvg", "FedAvg", "", "x", 70.0, 64.0), cell("FedAvg + FedDecorr", "FedAvg", "feddecorr", "x",
+                                                                   72.5, 66.5),
+             cell("MOON base", "MOON", "base", "x", 60.0, 69.5), cell("MOON +ETF", "MOON", "+ETF", "x", 61.0, 70.5),
+             cell("MOON improvement", "MOON", "improvement", "x", None, 1.0)]
+    cells[-1]["not_available"] = "derived"
+    out = T._derived(cells, [c["row"] for c in cells])
+    (d,) = [c for c in out if c["row"] == "FedAvg Δ FedDecorr"]
+    assert d["ours_mean"] == pytest.approx(2.5) and d["paper_mean"] == pytest.approx(2.5)
+    assert cells[-1]["ours_mean"] == pytest.approx(1.0) and cells[-1]["paper_mean"] == 1.0  # filled in place
