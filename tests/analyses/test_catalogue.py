@@ -33,7 +33,7 @@ def test_every_spec_is_valid_and_names_registered_parts():
             assert c["check"] in CHECKS, (e.name, c)
         if e.not_rendered:
             continue
-        assert e.claims, f"{e.name} states no claim"
+        assert e.claims or e.kind == "table", f"{e.name} states no claim"
         quick = e.configs("quick")
         assert bool(quick) == bool(e.runs.get("quick")), e.name
         for c in quick:  # quick runs are CPU-sized: data sets present on every machine

@@ -54,7 +54,7 @@ def render_all(values: dict, entry, compare: bool) -> dict:
         if c.get("data"):
             data.setdefault(c["column"], set()).add(c["data"])
     head = [f"{entry.name} ({entry.paper}, {entry.source}) at --preset {values['preset']}: "
-            f"{values['metric'].replace('_', ' ')}" + (" in minutes per round" if digits == 4 else " (test accuracy %)")
+            + ("minutes per round" if digits == 4 else f"{values['metric'].replace('_', ' ')} test accuracy (%)")
             + (f"; device: {', '.join(values['devices'])}" if values.get("devices") else "")]
     if values["preset"] != "paper":
         head.append("data actually used: " + "; ".join(f"{col} -> {', '.join(sorted(data.get(col, {'n/a'})))}"
