@@ -35,5 +35,28 @@ class Context:
         return spectrum(self.features.features(run, r, client))
 
 
+_NUM_CLASSES: dict = {}
+
+
+def resolved(cfg: RunConfig) -> RunConfig:
+    """The configuration as ``prepare`` stores it (method and regularizer defaults filled
+    in, e.g. structured-decov's groups): its folder name is the run's in the store. The
+    data set is loaded once per (name, options) for its class count; a data set that is
+    not on this machine leaves the configuration as it is (its runs are missing anyway)."""
+    from ..data import load_dataset
+    from ..errors import CollapseLabError
+    from ..fl.prepare import resolve_options
+
+    key = (cfg.dataset, cfg.data_root, cfg.image_size, tuple(sorted(cfg.dataset_options.items())))
+    if key not in _NUM_CLASSES:
+        try:
+            _NUM_CLASSES[key] = load_dataset(cfg.dataset, data_root=cfg.data_root, image_size=cfg.image_size,
+                                             **cfg.dataset_options).num_classes
+        except CollapseLabError:
+            _NUM_CLASSES[key] = None
+    n = _NUM_CLASSES[key]
+    return cfg if n is None else resolve_options(cfg, n)
+
+
 def last_round(run: RunDir, r: int | None = None) -> int:
     return int(run.meta["rounds_complete"]) if r is None else int(r)

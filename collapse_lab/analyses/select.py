@@ -88,8 +88,10 @@ def groups(entry: Entry, preset: str, store: Path, where: dict | None = None,
         raise CollapseLabError(f"{entry.name}: no run of the {preset} preset matches {where}")
     varying = _varying(everyone)
     out: dict[str, Group] = {}
+    from .context import resolved
+
     for cfg in configs:
-        path = run_path(store, cfg)
+        path = run_path(store, resolved(cfg))
         run = RunDir(path)
         if not (path / "run.json").is_file() or run.meta.get("status") != "complete":
             status = run.meta.get("status") if (path / "run.json").is_file() else "missing"

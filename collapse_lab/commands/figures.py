@@ -203,6 +203,7 @@ def figures_cmd(names, preset, store, out, list_, check, no_train, backend, work
 
 
 def _list(entries, per_entry, store: Path, out: Path, by_name: dict, as_json: bool, suffix: str = "png") -> None:
+    from ..analyses.context import resolved
     from ..fl.prepare import run_path
     from ..store import RunDir
 
@@ -215,7 +216,7 @@ def _list(entries, per_entry, store: Path, out: Path, by_name: dict, as_json: bo
             continue
         present = 0
         for n in names:
-            p = run_path(store, by_name[n])
+            p = run_path(store, resolved(by_name[n]))
             if (p / "run.json").is_file() and RunDir(p).meta.get("status") == "complete":
                 present += 1
         png = out / f"{e.name}.{suffix}"

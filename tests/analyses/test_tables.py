@@ -89,3 +89,16 @@ def test_derived_rows_are_differences_of_their_rows():
     (d,) = [c for c in out if c["row"] == "FedAvg Δ FedDecorr"]
     assert d["ours_mean"] == pytest.approx(2.5) and d["paper_mean"] == pytest.approx(2.5)
     assert cells[-1]["ours_mean"] == pytest.approx(1.0) and cells[-1]["paper_mean"] == 1.0  # filled in place
+
+
+def test_a_cells_run_is_found_under_the_name_prepare_gives_it(tmp_path):
+    """Options filled in by prepare (structured-decov's groups, FedProx's mu) are part of a
+    run's folder name: the analyses resolve them the same way before looking a run up."""
+    from collapse_lab.analyses.context import resolved
+    from collapse_lab.config import RunConfig
+    from collapse_lab.fl.prepare import prepare
+
+    for cfg in (RunConfig(reg="structured-decov", rounds=2), RunConfig(method="fedprox", rounds=2),
+                RunConfig(reg="feduv", beta=1.0, rounds=2)):
+        (p,) = prepare([cfg], tmp_path)
+        assert resolved(cfg).run_name() == p.path.name

@@ -17,7 +17,7 @@ import numpy as np
 
 from ...errors import CollapseLabError
 from .. import RENDERERS
-from ..context import Context
+from ..context import Context, resolved
 from .accuracy import accuracy_curve
 
 REFERENCE_CSV = "all_tables_long.csv"
@@ -76,17 +76,25 @@ class Table:
         p = entry.params
         ref = reference(p["reference"])
         rows = list(dict.fromkeys(c["row"] for c in p["cells"]))
-        cols = list(dict.fromkeys(c["column"] for c in p["cells"]))
+        # a printed column label shared by two settings (FedETF Table 6: "FEMNIST" for E = 2 and 5)
+        # gets its setting added, so no cell hides another
+        per_row = {}
+        for c, r in zip(p["cells"], ref.itertuples()):
+            per_row.setdefault((c["row"], c["column"]), []).append(str(r.setting))
+        clash = {col for (_, col), settings in per_row.items() if len(set(settings)) > 1}
+        label = [f"{c['column']} ({r.setting})" if c["column"] in clash else c["column"]
+                 for c, r in zip(p["cells"], ref.itertuples())]
+        cols = list(dict.fromkeys(label))
         cells, devices = [], set()
         if len(ref) != len(p["cells"]):
             raise CollapseLabError(f"{entry.name}: {len(p['cells'])} cells in the spec, {len(ref)} printed in "
                                    f"{p['reference']}")
-        for c, r in zip(p["cells"], ref.itertuples()):
+        for c, r, col in zip(p["cells"], ref.itertuples(), label):
             if str(r.column) != c["column"]:
                 raise CollapseLabError(f"{entry.name}: cell order differs from {p['reference']} at {c['column']}")
             opts = c.get(ctx.preset, {})
             cell = {"row": c["row"], "method": c.get("method", c["row"]), "variant": c.get("variant", ""),
-                    "column": c["column"], "paper_mean": _num(r.value_mean),
+                    "column": col, "paper_mean": _num(r.value_mean),
                     "paper_std": _num(r.value_std), "paper_bold": str(r.bold_in_source) == "1",
                     "ours_mean": None, "ours_std": None, "n": 0, "runs": [], "values": [], "not_available": None,
                     "data": None}
@@ -95,7 +103,7 @@ class Table:
             else:
                 values, runs = [], []
                 for cfg in cell_configs(entry, ctx.preset, opts):
-                    path = run_path(ctx.store, cfg)
+                    path = run_path(ctx.store, resolved(cfg))
                     run = RunDir(path)
                     if not (path / "run.json").is_file() or run.meta.get("status") != "complete":
                         cell["not_available"] = f"run {path.name} is not complete in {ctx.store}"
