@@ -36,7 +36,7 @@ def test_every_table_spec_holds_the_papers_printed_cells_in_order():
 
 
 def _entry(monkeypatch, cells):
-    rows = [{"table": "t", "column": c["column"], "value_mean": c.pop("paper"), "value_std": 0.5,
+    rows = [{"table": "t", "column": c["column"], "setting": c["column"], "value_mean": c.pop("paper"), "value_std": 0.5,
              "bold_in_source": 0} for c in cells]
     monkeypatch.setattr(T, "reference", lambda table: pd.DataFrame(rows))
     return Entry("test-table", "test", "Table 0", "table", "test", "table",
