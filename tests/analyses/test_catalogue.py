@@ -161,12 +161,16 @@ def test_claim_checks_flip_on_inputs_that_violate_them():
     assert evaluate({"text": "", "check": "exceeds", "metric": "b", "other": "a"}, two)["holds"] is False
 
 
-def test_figures_command_renders_lists_and_refuses_unknown_names(store, tmp_path):
+@pytest.mark.slow
+def test_figures_command_renders_and_checks(store, tmp_path):
     res = CliRunner().invoke(cli, ["figures", "fednc-fig3", "feduv-fig1", "--out", str(tmp_path / "f"), "--store",
                                    str(store), "--check"])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "f" / "fednc-fig3.png").stat().st_size > 1000 and (tmp_path / "f" / "fednc-fig3.pdf").is_file()
     assert "holds" in (tmp_path / "f" / "CLAIMS.md").read_text()
+
+
+def test_figures_command_lists_and_refuses_unknown_names(store, tmp_path):
     res = CliRunner().invoke(cli, ["figures", "--list", "--store", str(store), "--out", str(tmp_path / "f")])
     assert res.exit_code == 0 and "fednc-fig1" in res.output and "not rendered: a schematic" in res.output
     res = CliRunner().invoke(cli, ["figures", "nope", "--store", str(store)])
