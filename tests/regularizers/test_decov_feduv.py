@@ -74,9 +74,36 @@ def test_feduv_combines_with_paper_defaults():
 
 
 def test_regularizer_option_errors():
-    with pytest.raises(CollapseLabError, match="has no option sigma; its options: lam, mu"):
+    with pytest.raises(CollapseLabError, match="has no option sigma; its options: hinge, lam, mu"):
         resolve_options("feduv", {"sigma": 1})
     with pytest.raises(CollapseLabError, match="whole number >= 2"):
         resolve_options("structured-decov", {"groups": 1}, num_classes=10)
     with pytest.raises(CollapseLabError, match="has no option groups; its options: none"):
         resolve_options("decov", {"groups": 2})
+
+
+def test_feduv_variance_term_variants_match_numpy():
+    """FedUV Table 6's variants: hinge (default), squared hinge, no hinge, each against a
+    numpy computation of mean_c f(c* - std_c(softmax)) with the unbiased std; and the
+    option's default stays out of the resolved options (earlier runs keep their names)."""
+    from collapse_lab.errors import CollapseLabError
+    from collapse_lab.regularizers import build_regularizer, resolve_options
+    from collapse_lab.regularizers.feduv import variance_loss
+
+    rng = np.random.default_rng(3)
+    logits = rng.normal(size=(12, 5)) * 3
+    logits[:6, 0] += 20  # half the batch sure of class 0: that column's std exceeds c* (a negative gap)
+    p = np.exp(logits - logits.max(1, keepdims=True))
+    p /= p.sum(1, keepdims=True)
+    gap = np.eye(5).std(axis=0, ddof=1).mean() - p.std(axis=0, ddof=1)
+    want = {1: np.maximum(gap, 0).mean(), 2: (np.maximum(gap, 0) ** 2).mean(), 0: gap.mean()}
+    t = torch.tensor(logits, dtype=torch.float32)
+    for h, w in want.items():
+        assert float(variance_loss(t, h)) == pytest.approx(w, rel=1e-5, abs=1e-7), h
+    assert want[0] != pytest.approx(want[1])  # the data exercise the hinge: some gaps are negative
+    z = torch.zeros(12, 4)
+    r2 = build_regularizer("feduv", num_classes=5, mu=0.0, lam=1.0, hinge=2)(z, t)
+    assert float(r2) == pytest.approx(want[2], rel=1e-5)
+    assert "hinge" not in resolve_options("feduv", {}, 5) and resolve_options("feduv", {"hinge": 0}, 5)["hinge"] == 0
+    with pytest.raises(CollapseLabError, match="hinge=3"):
+        resolve_options("feduv", {"hinge": 3}, 5)
