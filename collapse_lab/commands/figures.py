@@ -144,8 +144,10 @@ def figures_cmd(names, preset, store, out, list_, check, no_train, backend, work
     from ..analyses.context import Context
     from ..io import write_bytes
 
-    if workers is not None and workers < 1 or stack < 1:
-        raise CollapseLabError("--workers and --stack must be >= 1")
+    if workers is not None and workers < 1:
+        raise CollapseLabError(f"--workers must be >= 1 (got {workers})")
+    if stack < 1:
+        raise CollapseLabError(f"--stack must be >= 1 (got {stack}); 1 trains every run on its own")
     store, out = Path(store), Path(out)
     entries = pick(names, "figure")
     say = (lambda m: click.echo(m if m.startswith("figures") else f"figures: {m}", err=True))

@@ -36,8 +36,10 @@ def tables_cmd(names, preset, store, out, compare_paper, list_, no_train, backen
     from ..sweep.backends import Interrupted
     from .figures import _list, plan, train_missing
 
-    if workers is not None and workers < 1 or stack < 1:
-        raise CollapseLabError("--workers and --stack must be >= 1")
+    if workers is not None and workers < 1:
+        raise CollapseLabError(f"--workers must be >= 1 (got {workers})")
+    if stack < 1:
+        raise CollapseLabError(f"--stack must be >= 1 (got {stack}); 1 trains every run on its own")
     store, out = Path(store), Path(out)
     entries = pick(names, "table")
     say = (lambda m: click.echo(f"tables: {m}", err=True))
