@@ -14,10 +14,8 @@ from ..errors import CollapseLabError
 
 
 def plan(entries, preset: str, store: Path, warn) -> tuple[list, list, dict]:
-    """The entries' runs (each once), the prepared ones still to train, and per entry
-    (present, total)."""
-    from ..fl.prepare import prepare
-
+    """The entries' runs (each once), per entry its run names (or why it is not
+    available), and the runs by name."""
     configs, seen, per_entry = [], {}, {}
     for e in entries:
         try:
@@ -123,31 +121,52 @@ def claims_markdown(records: list[dict], preset: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def catalogue_options(out_default: str, out_help: str, list_help: str, json_help: str):
+    """The options ``figures`` and ``tables`` share: what to render, where, and how the
+    missing runs train."""
+    opts = [
+        click.argument("names", nargs=-1),
+        click.option("--preset", type=click.Choice(["quick", "paper"]), default="quick", show_default=True,
+                     help="quick: CPU-sized runs (minutes); paper: the papers' settings (a GPU and the data sets)."),
+        click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
+                     help="Run store."),
+        click.option("--out", default=out_default, show_default=True, type=click.Path(file_okay=False), help=out_help),
+        click.option("--list", "list_", is_flag=True, help=list_help),
+        click.option("--no-train", is_flag=True, help="Render from the runs present; an entry missing runs is reported."),
+        click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True),
+        click.option("--workers", type=int, default=None, help="local: training processes (default: the cores)."),
+        click.option("--stack", type=int, default=8, show_default=True,
+                     help="Runs trained together as one stacked model (see `sweep --stack`); 1: each on its own."),
+        click.option("--address", default=None, help="ray: auto or HOST:PORT of a running cluster."),
+        click.option("--json", "as_json", is_flag=True, help=json_help),
+    ]
+
+    def deco(f):
+        for o in reversed(opts):
+            f = o(f)
+        return f
+
+    return deco
+
+
+def check_training(workers: int | None, stack: int) -> None:
+    if workers is not None and workers < 1:
+        raise CollapseLabError(f"--workers must be >= 1 (got {workers})")
+    if stack < 1:
+        raise CollapseLabError(f"--stack must be >= 1 (got {stack}); 1 trains every run on its own")
+
+
 @click.command("figures", short_help="Render the papers' figures (training missing runs) and check their claims.")
-@click.argument("names", nargs=-1)
-@click.option("--preset", type=click.Choice(["quick", "paper"]), default="quick", show_default=True,
-              help="quick: CPU-sized runs (minutes); paper: the papers' settings (a GPU and the data sets).")
-@click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False), help="Run store.")
-@click.option("--out", default="figures", show_default=True, type=click.Path(file_okay=False), help="Figure folder.")
-@click.option("--list", "list_", is_flag=True, help="List the catalogue's figures: runs present/missing, last rendered.")
+@catalogue_options("figures", "Figure folder.", "List the catalogue's figures: runs present/missing, last rendered.",
+                   "Print every entry's record (files, claims) as JSON on stdout.")
 @click.option("--check", is_flag=True, help="Print each claim with its numbers (always written to <out>/CLAIMS.md).")
-@click.option("--no-train", is_flag=True, help="Render from the runs present; an entry missing runs is reported.")
-@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
-@click.option("--workers", type=int, default=None, help="local: training processes (default: the cores).")
-@click.option("--stack", type=int, default=8, show_default=True,
-              help="Runs trained together as one stacked model (see `sweep --stack`); 1: each on its own.")
-@click.option("--address", default=None, help="ray: auto or HOST:PORT of a running cluster.")
-@click.option("--json", "as_json", is_flag=True, help="Print every entry's record (files, claims) as JSON on stdout.")
-def figures_cmd(names, preset, store, out, list_, check, no_train, backend, workers, stack, address, as_json):
+def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, stack, address, as_json, check):
     """Render NAMEs (default: every figure of the catalogue) at --preset."""
     from ..analyses.catalogue import pick
     from ..analyses.context import Context
     from ..io import write_bytes
 
-    if workers is not None and workers < 1:
-        raise CollapseLabError(f"--workers must be >= 1 (got {workers})")
-    if stack < 1:
-        raise CollapseLabError(f"--stack must be >= 1 (got {stack}); 1 trains every run on its own")
+    check_training(workers, stack)
     store, out = Path(store), Path(out)
     entries = pick(names, "figure")
     say = (lambda m: click.echo(m if m.startswith("figures") else f"figures: {m}", err=True))

@@ -10,23 +10,14 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
+from .figures import catalogue_options
 
 
 @click.command("tables", short_help="Reproduce the papers' tables beside the printed numbers (training missing runs).")
-@click.argument("names", nargs=-1)
-@click.option("--preset", type=click.Choice(["quick", "paper"]), default="quick", show_default=True,
-              help="quick: CPU-sized runs; paper: the papers' settings (a GPU and the data sets).")
-@click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False), help="Run store.")
-@click.option("--out", default="tables", show_default=True, type=click.Path(file_okay=False), help="Output folder.")
+@catalogue_options("tables", "Output folder.", "List the catalogue's tables with their runs present/missing.",
+                   "Print every table's cells (with their runs) as JSON on stdout.")
 @click.option("--compare-paper", is_flag=True, help="Put the paper's printed value and the difference beside each cell.")
-@click.option("--list", "list_", is_flag=True, help="List the catalogue's tables with their runs present/missing.")
-@click.option("--no-train", is_flag=True, help="Render from the runs present.")
-@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
-@click.option("--workers", type=int, default=None, help="local: training processes (default: the cores).")
-@click.option("--stack", type=int, default=8, show_default=True, help="Runs trained together (see `sweep --stack`).")
-@click.option("--address", default=None, help="ray: auto or HOST:PORT of a running cluster.")
-@click.option("--json", "as_json", is_flag=True, help="Print every table's cells (with their runs) as JSON on stdout.")
-def tables_cmd(names, preset, store, out, compare_paper, list_, no_train, backend, workers, stack, address, as_json):
+def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, stack, address, as_json, compare_paper):
     """Render NAMEs (default: every table of the catalogue) at --preset."""
     from ..analyses import RENDERERS
     from ..analyses.catalogue import pick
@@ -34,12 +25,9 @@ def tables_cmd(names, preset, store, out, compare_paper, list_, no_train, backen
     from ..analyses.renderers.table_format import render_all
     from ..io import write_bytes, write_json
     from ..sweep.backends import Interrupted
-    from .figures import _list, plan, train_missing
+    from .figures import _list, check_training, plan, train_missing
 
-    if workers is not None and workers < 1:
-        raise CollapseLabError(f"--workers must be >= 1 (got {workers})")
-    if stack < 1:
-        raise CollapseLabError(f"--stack must be >= 1 (got {stack}); 1 trains every run on its own")
+    check_training(workers, stack)
     store, out = Path(store), Path(out)
     entries = pick(names, "table")
     say = (lambda m: click.echo(f"tables: {m}", err=True))

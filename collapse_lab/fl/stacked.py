@@ -114,7 +114,7 @@ class Delivered:
         return next(self._it)
 
 
-def _schedule(jobs: list[Job], epochs: int, batch_size: int, order: list[int], plans: list[list[list[torch.Tensor]]],
+def _schedule(epochs: int, batch_size: int, order: list[int], plans: list[list[list[torch.Tensor]]],
               offsets: list[int], device) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Per stack position and step: the rows of the concatenated data (padded), their 0/1
     mask and the step's epoch."""
@@ -153,7 +153,7 @@ def train_stacked(template: nn.Module, spec: StepSpec, masked_reg: Callable | No
         n += len(j.y)
     x_all = torch.cat([j.x for j in jobs])
     y_all = torch.cat([j.y for j in jobs])
-    idx, mask, epoch_of = _schedule(jobs, epochs, batch_size, order, plans, offsets, device)
+    idx, mask, epoch_of = _schedule(epochs, batch_size, order, plans, offsets, device)
     params = {k: torch.empty((len(jobs), *v.shape), dtype=v.dtype, device=device)
               for k, v in template.named_parameters()}
     for pos, i in enumerate(order):

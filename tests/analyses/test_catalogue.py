@@ -100,20 +100,22 @@ def test_r_equals_the_mean_log_gap_computed_by_hand(store):
     assert values["panels"][-1]["series"][0]["metrics"]["R_top"] == panel["metrics"]["R_top"]
 
 
-def test_accuracy_curve_equals_the_stored_models_on_the_test_set(store):
+def numpy_accuracy(run_dir: Path, ckpt: str = "round_3/global.safetensors") -> float:
+    """Test accuracy (%) of a stored model, by numpy alone (z, then the classifier's argmax)."""
     from collapse_lab.data import load_dataset
 
+    ds = load_dataset("gaussian", **TINY["dataset_options"])
+    w = load_file(run_dir / ckpt)
+    logits = features(run_dir, ckpt) @ w["classifier.weight"].astype(np.float64).T + w["classifier.bias"]
+    return 100 * float((logits.argmax(1) == ds.test_y.numpy()).mean())
+
+
+def test_accuracy_curve_equals_the_stored_models_on_the_test_set(store):
     e = _entry("accuracy", {"panels": [{"where": {"alpha": "inf"}}]})
     values = RENDERERS.get("accuracy").compute(e, Context(store, "quick"))
     (s,) = values["panels"][0]["series"]
     assert s["x"] == [0, 1, 2, 3]
-    ds = load_dataset("gaussian", **TINY["dataset_options"])
-    accs = []
-    for name in s["runs"]:
-        w = load_file(store / name / "round_3/global.safetensors")
-        z = _features(store / name, "round_3/global.safetensors")
-        logits = z @ w["classifier.weight"].astype(np.float64).T + w["classifier.bias"]
-        accs.append(100 * float((logits.argmax(1) == ds.test_y.numpy()).mean()))
+    accs = [numpy_accuracy(store / name) for name in s["runs"]]
     assert s["y"][-1] == pytest.approx(np.mean(accs), abs=1e-9)
     assert s["y_std"][-1] == pytest.approx(np.std(accs), abs=1e-9)
 

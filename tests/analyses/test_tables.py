@@ -7,7 +7,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from safetensors.numpy import load_file
 
 from collapse_lab.analyses import RENDERERS
 from collapse_lab.analyses.catalogue import SPECS, Entry, catalogue
@@ -15,7 +14,7 @@ from collapse_lab.analyses.context import Context
 from collapse_lab.analyses.renderers import table as T
 from collapse_lab.analyses.renderers.table_format import render_all
 from tests.analyses.conftest import TINY
-from tests.analyses.test_catalogue import features
+from tests.analyses.test_catalogue import numpy_accuracy
 
 
 def test_every_table_spec_holds_the_papers_printed_cells_in_order():
@@ -45,8 +44,6 @@ def _entry(monkeypatch, cells):
 
 
 def test_a_cell_is_the_mean_over_seeds_of_the_stored_models_accuracy(store, monkeypatch):
-    from collapse_lab.data import load_dataset
-
     cells = [{"row": "FedAvg", "method": "FedAvg", "variant": "", "column": "a=0.1", "quick": {"alpha": 0.1},
               "paper": 50.0},
              {"row": "FedAvg", "method": "FedAvg", "variant": "", "column": "a=inf", "quick": {"alpha": "inf"},
@@ -57,14 +54,8 @@ def test_a_cell_is_the_mean_over_seeds_of_the_stored_models_accuracy(store, monk
               "quick": {"not_available": "needs moon here"}, "paper": 45.0}]
     e = _entry(monkeypatch, cells)
     values = RENDERERS.get("table").compute(e, Context(store, "quick"))
-    ds = load_dataset("gaussian", **TINY["dataset_options"])
     for c in values["cells"][:2]:
-        accs = []
-        for name in c["runs"]:
-            w = load_file(store / name / "round_3/global.safetensors")
-            z = features(store / name, "round_3/global.safetensors")
-            logits = z @ w["classifier.weight"].astype(np.float64).T + w["classifier.bias"]
-            accs.append(100 * float((logits.argmax(1) == ds.test_y.numpy()).mean()))
+        accs = [numpy_accuracy(store / name) for name in c["runs"]]
         assert len(accs) == 2 and c["ours_mean"] == pytest.approx(np.mean(accs)) and c["values"] == pytest.approx(accs)
     text = render_all(values, e, compare=True)
     best = max(values["cells"][:2], key=lambda c: c["ours_mean"])

@@ -11,13 +11,11 @@ import numpy as np
 from .. import RENDERERS
 from ..context import Context
 from ..style import LABELS, figure, finish, palette
-from .accuracy import accuracy_curve
+from .accuracy import accuracy_curve, tail_mean
 
 
 def final_accuracy(run) -> float:
-    _, y = accuracy_curve(run)
-    tail = max(1, int(round(0.1 * (len(y) - 1))))
-    return float(np.mean(y[-tail:]))
+    return tail_mean(accuracy_curve(run)[1])
 
 
 class Ablation:

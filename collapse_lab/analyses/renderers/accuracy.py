@@ -23,6 +23,12 @@ def accuracy_curve(run) -> tuple[list[int], list[float]]:
     return rounds, [ev[r] for r in rounds]
 
 
+def tail_mean(y) -> float:
+    """The mean over the last 10 % of the rounds after round 0 (at least the last one)."""
+    tail = max(1, int(round(0.1 * (len(y) - 1))))
+    return float(np.mean(y[-tail:]))
+
+
 def smooth(y: np.ndarray, sigma: float) -> np.ndarray:
     from scipy.ndimage import gaussian_filter1d
 

@@ -18,7 +18,7 @@ import numpy as np
 from ...errors import CollapseLabError
 from .. import RENDERERS
 from ..context import Context, resolved
-from .accuracy import accuracy_curve
+from .accuracy import accuracy_curve, tail_mean
 
 REFERENCE_CSV = "all_tables_long.csv"
 
@@ -30,10 +30,7 @@ def run_value(run, metric: str) -> float:
             raise CollapseLabError(f"{run.path.name}: no train_seconds in run.json to time a round")
         return float(m["train_seconds"]) / int(m["rounds_complete"]) / 60.0
     _, y = accuracy_curve(run)
-    if metric == "final":
-        return float(y[-1])
-    tail = max(1, int(round(0.1 * (len(y) - 1))))
-    return float(np.mean(y[-tail:]))
+    return float(y[-1]) if metric == "final" else tail_mean(y)
 
 
 def reference(table: str):
