@@ -12,6 +12,7 @@ import click
 from click.core import ParameterSource
 
 from .config import alpha_str
+from .commands.failure import Group, strict
 from .errors import CollapseLabError
 
 def _registry(kind: str):
@@ -40,34 +41,6 @@ class PluginOption(click.Option):
             return super().get_help_record(ctx)
         finally:
             self.help = base
-
-
-class Group(click.Group):
-    """No traceback reaches a user: bad input (CollapseLabError) is one line on stderr and
-    exit status 2; a second Ctrl-C is one line and 130; anything else is a bug in
-    collapse-lab, reported in one line with exit status 1 (``COLLAPSE_LAB_DEBUG=1`` shows
-    the traceback)."""
-
-    def invoke(self, ctx):
-        import os
-
-        try:
-            return super().invoke(ctx)
-        except CollapseLabError as e:
-            click.echo(f"error: {e}", err=True)
-            ctx.exit(2)
-        except KeyboardInterrupt:
-            click.echo("interrupted", err=True)
-            ctx.exit(130)
-        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
-            raise
-        except Exception as e:  # noqa: BLE001 -- the last line of defence
-            if os.environ.get("COLLAPSE_LAB_DEBUG"):
-                raise
-            first = (str(e).splitlines() or [""])[0]
-            click.echo(f"internal error: {type(e).__name__}: {first} (a bug in collapse-lab, not in your input; "
-                       "rerun with COLLAPSE_LAB_DEBUG=1 for the traceback and report it)", err=True)
-            ctx.exit(1)
 
 
 @click.group(cls=Group)
@@ -151,15 +124,19 @@ def train(ctx, **params):
     from tqdm import tqdm
 
     from .fl.engine import Diverged, Interrupted, StopFlag, train as train_run
-    from .fl.prepare import check_disk, prepare, total_steps
+    from .fl.prepare import check_disk, prepare, take_lock, total_steps
+    from .store.paths import check_store_for_writing
     from .resolve import resolve_runs
 
     if params["resume"] and params["overwrite"]:
         raise CollapseLabError("--resume and --overwrite contradict each other; choose one")
     configs = resolve_runs(_explicit(ctx, params), params["config"])
-    prepared = prepare(configs, Path(params["out"]), overwrite=params["overwrite"], resume=params["resume"])
+    out = check_store_for_writing(params["out"], "--out")
+    prepared = prepare(configs, out, overwrite=params["overwrite"], resume=params["resume"])
     todo = [p for p in prepared if p.action in ("train", "resume")]
-    check_disk(prepared, Path(params["out"]))
+    check_disk(prepared, out)
+    for p in todo:  # one writer per run: refused here, before any run trains
+        take_lock(p)
     for note in dict.fromkeys(n for p in todo for n in p.notes):  # each note once
         click.echo(f"note: {note}", err=True)
     for p in prepared:
@@ -268,6 +245,9 @@ cli.add_command(sweep_cmd)
 cli.add_command(runs_cmd)
 cli.add_command(figures_cmd)
 cli.add_command(tables_cmd)
+
+
+strict(cli)
 
 
 def main():

@@ -140,6 +140,8 @@ def alpha_str(a: float) -> str:
 
 
 def parse_alpha(v) -> float:
+    if isinstance(v, bool) or v is None or isinstance(v, (dict, list)):
+        raise CollapseLabError(f"--alpha {v!r} is not a number; give a positive number or inf")
     if isinstance(v, (int, float)):
         a = float(v)
     else:
@@ -148,7 +150,9 @@ def parse_alpha(v) -> float:
             a = math.inf if s in ("inf", "infinity", "iid") else float(s)
         except ValueError:
             raise CollapseLabError(f"--alpha {v!r} is not a number; give a positive number or inf") from None
-        if math.isinf(a) and s not in ("inf", "infinity", "iid"):
+        if math.isinf(a) and a < 0:
+            raise CollapseLabError(f"--alpha must be > 0 (got {v}); smaller means more skew, inf means IID")
+        if math.isinf(a) and s not in ("inf", "infinity", "iid", "+inf", "+infinity"):
             raise CollapseLabError(f"--alpha {v} overflows to infinity; write inf for the IID split")
     if not a > 0 or math.isnan(a):
         raise CollapseLabError(f"--alpha must be > 0 (got {v}); smaller means more skew, inf means IID")
@@ -173,27 +177,7 @@ def preset_values(preset: str, paper: dict | None = None) -> dict:
 
 
 def load_config_file(path: str | Path) -> dict:
-    p = Path(path)
-    if not p.is_file():
-        raise CollapseLabError(f"--config {p}: no such file")
-    text = p.read_text()
-    try:
-        if p.suffix.lower() == ".toml":
-            import tomllib
+    """A ``--config`` file's options, read strictly (``config_files.load_mapping``)."""
+    from .config_files import load_mapping
 
-            data = tomllib.loads(text)
-        elif p.suffix.lower() in (".yaml", ".yml"):
-            import yaml
-
-            data = yaml.safe_load(text) or {}
-        elif p.suffix.lower() == ".json":
-            data = json.loads(text)
-        else:
-            raise CollapseLabError(f"--config {p}: use a .toml, .yaml/.yml or .json file")
-    except CollapseLabError:
-        raise
-    except Exception as e:
-        raise CollapseLabError(f"--config {p} does not parse: {str(e).splitlines()[0]}") from None
-    if not isinstance(data, dict):
-        raise CollapseLabError(f"--config {p} must hold a mapping of option names to values")
-    return {k.replace("-", "_"): v for k, v in data.items()}
+    return {k.replace("-", "_"): v for k, v in load_mapping(path, "--config").items()}

@@ -125,6 +125,46 @@ def append_jsonl(path: Path, *objs) -> None:
         os.fsync(f.fileno())
 
 
+_warned: set[str] = set()
+
+
+def read_jsonl(path: Path, warn: Callable[[str], None] | None = None) -> list[dict]:
+    """The JSON objects of a ``.jsonl`` file, one per line. Readers are tolerant: a torn
+    last line (a killed append) or a garbage line is skipped, and said once per file per
+    process to ``warn`` (default: one ``warning:`` line on stderr); writers are strict."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return []
+    except OSError as e:
+        raise CollapseLabError(f"{path} cannot be read ({e.strerror or type(e).__name__})") from None
+    events, bad = [], []
+    for i, line in enumerate(raw.split(b"\n"), 1):
+        if not line.strip():
+            continue
+        try:
+            e = json.loads(line)
+        except (ValueError, UnicodeDecodeError):
+            bad.append(i)
+            continue
+        if isinstance(e, dict):
+            events.append(e)
+        else:
+            bad.append(i)
+    if bad and str(path) not in _warned:
+        _warned.add(str(path))
+        msg = (f"{path}: skipped {len(bad)} unreadable line(s) (line {', '.join(map(str, bad[:5]))}"
+               f"{', ...' if len(bad) > 5 else ''}); the other events are used")
+        if warn is None:
+            import sys
+
+            print(f"warning: {msg}", file=sys.stderr)
+        else:
+            warn(msg)
+    return events
+
+
 def save_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict | None = None,
                  fault: Callable[[str], None] = no_fault) -> None:
     """Save a flat dict of tensors as safetensors (no pickle), atomically.
@@ -158,6 +198,36 @@ def load_tensors(path: Path) -> dict[str, torch.Tensor]:
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
         raise CollapseLabError(f"{path}: not a readable safetensors file ({reason}); it is truncated or corrupt, "
                                "delete it and resume or retrain the run") from None
+
+
+def safetensors_problem(path: Path) -> str | None:
+    """Why a safetensors file cannot be read whole (missing, truncated, a header that
+    does not parse), read from its header alone; None when it is intact as far as the
+    header tells (the tensor bytes themselves are not hashed)."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            head = f.read(8)
+            if len(head) < 8:
+                return "truncated"
+            n = int.from_bytes(head, "little")
+            if n > size - 8 or n > 100_000_000:
+                return "truncated or not a safetensors file"
+            header = json.loads(f.read(n))
+    except FileNotFoundError:
+        return "missing"
+    except (OSError, ValueError, UnicodeDecodeError) as e:
+        return f"unreadable ({type(e).__name__})"
+    if not isinstance(header, dict):
+        return "not a safetensors file"
+    try:
+        end = max((int(v["data_offsets"][1]) for k, v in header.items() if k != "__metadata__"), default=0)
+    except (KeyError, TypeError, ValueError, IndexError):
+        return "a damaged header"
+    if 8 + n + end != size:
+        return "truncated" if 8 + n + end > size else "longer than its header says"
+    return None
 
 
 def check_state(path: Path, state: dict[str, torch.Tensor], expected: dict[str, torch.Tensor],

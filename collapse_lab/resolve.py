@@ -59,7 +59,8 @@ def coerce(name: str, value, where: str = ""):
     if value is None and name == "image_size":
         return None
     if name in INT_FIELDS:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        if (isinstance(value, bool) or not isinstance(value, (int, float))
+                or (isinstance(value, float) and (not math.isfinite(value) or value != int(value)))):
             raise bad("is not a whole number")
         return int(value)
     if name in FLOAT_FIELDS:
@@ -215,6 +216,26 @@ def _axis(flags: dict, file_values: dict, name: str, plural: str | None, default
     return list(v) if isinstance(v, (list, tuple)) else [v]
 
 
+LIMITS = {"rounds": 1_000_000, "local_epochs": 100_000, "clients": 10_000_000, "batch_size": 10_000_000,
+          "seed": 2**63 - 1, "image_size": 10_000, "classes_per_client": 1_000_000, "parallel_clients": 4096}
+
+
+def _no_negative_zero(cfg: RunConfig) -> RunConfig:
+    """-0.0 is 0.0: it must not name a second folder for the same training."""
+    def fix(v):
+        if isinstance(v, float) and v == 0.0:
+            return 0.0
+        if isinstance(v, dict):
+            return {k: fix(x) for k, x in v.items()}
+        if isinstance(v, list):
+            return [fix(x) for x in v]
+        return v
+
+    changes = {f: fix(getattr(cfg, f)) for f in (*FLOAT_FIELDS, *DICT_FIELDS)}
+    changes = {f: v for f, v in changes.items() if repr(v) != repr(getattr(cfg, f))}
+    return dataclasses.replace(cfg, **changes) if changes else cfg
+
+
 def check_config(cfg: RunConfig) -> RunConfig:
     """Names, ranges and options that can be checked without the data; returns ``cfg``
     with the precision resolved for its device."""
@@ -235,6 +256,11 @@ def check_config(cfg: RunConfig) -> RunConfig:
                         ("--batch-size", cfg.batch_size, 1), ("--min-size", cfg.min_size, 0)):
         if v < lo:
             raise CollapseLabError(f"{name} must be >= {lo} (got {v})")
+    for name in INT_FIELDS:  # beyond these nothing trains in a lifetime; a typo would hang the planner
+        v = getattr(cfg, name)
+        if v is not None and abs(v) > LIMITS.get(name, 10**9):
+            raise CollapseLabError(f"{flag(name)} {v} is too large (at most {LIMITS.get(name, 10**9):,}); "
+                                   "check the number")
     import math
 
     for name in FLOAT_FIELDS:
@@ -254,8 +280,13 @@ def check_config(cfg: RunConfig) -> RunConfig:
         raise CollapseLabError(f"--image-size must be >= 1 (got {cfg.image_size})")
     if cfg.eval_batch_size < 1:
         raise CollapseLabError(f"--eval-batch-size must be >= 1 (got {cfg.eval_batch_size})")
+    from .store.paths import check_name, check_tag
+
+    check_tag(cfg.tag)
+    check_name(cfg.run_name(), "the run folder name")
     if cfg.decorr_norm not in ("paper", "official"):
         raise CollapseLabError(f"--decorr-norm {cfg.decorr_norm!r}: use paper or official")
+    cfg = _no_negative_zero(cfg)
     METHODS.get(cfg.method).resolve_options(dict(cfg.method_options), cfg)
     resolve_reg_options(cfg.reg, dict(cfg.reg_options))
     MODELS.get(cfg.model)

@@ -77,7 +77,7 @@ def test_config_file_values_are_typed_and_checked(tmp_path, text, msg):
 def test_a_corrupt_run_json_among_good_runs(tmp_path):
     out = tmp_path / "ck"
     assert run("train", *FAST, "--alpha", "0.5", "--alpha", "inf", "--rounds", "1", "--out", out).exit_code == 0
-    bad = sorted(out.iterdir())[0]
+    bad = sorted(p for p in out.iterdir() if not p.name.startswith("."))[0]
     (bad / "run.json").write_text("{ not json")
     res = run("spectrum", "--store", out, "--out", tmp_path / "fig", "--json")
     assert res.exit_code == 0, res.output

@@ -79,6 +79,8 @@ def bench_cmd(preset, model, device, images, test_images, clients, local_epochs,
         return
 
     models = [m.strip() for m in model.split(",") if m.strip()]
+    if not models:
+        raise CollapseLabError(f"--model {model!r} names no model; give one or more, comma-separated (e.g. cnn)")
     for name, v in (("--images", images), ("--test-images", test_images), ("--clients", clients),
                     ("--local-epochs", local_epochs), ("--reference-epochs", reference_epochs), ("--rounds", rounds)):
         if v is not None and v < 1:

@@ -65,6 +65,9 @@ def _train(configs, store: Path, backend: str, workers: int | None, stack: int, 
     pending = [p for p in prepared if p.action != "skip"]
     if not pending:
         return refused
+    from ..store.paths import check_store_for_writing
+
+    check_store_for_writing(store, "--store")
     check_disk(pending, store)  # refuse before training rather than fill the disk mid-way
     todo = [p.config for p in pending]
     reasons = {p.config.run_name(): prepared_reason(p) for p in pending} if stack > 1 else {}
@@ -149,11 +152,25 @@ def catalogue_options(out_default: str, out_help: str, list_help: str, json_help
     return deco
 
 
-def check_training(workers: int | None, stack: int) -> None:
+def check_training(workers: int | None, stack: int, backend: str = "local", address=None, list_: bool = False,
+                   no_train: bool = False, **with_list) -> None:
+    """The training options of ``figures``/``tables``, checked as ``sweep`` checks them;
+    options that ``--list`` or ``--no-train`` would ignore are refused, not dropped silently."""
     if workers is not None and workers < 1:
         raise CollapseLabError(f"--workers must be >= 1 (got {workers})")
     if stack < 1:
         raise CollapseLabError(f"--stack must be >= 1 (got {stack}); 1 trains every run on its own")
+    if backend == "ray" and workers is not None:
+        raise CollapseLabError("--workers has no effect with --backend ray (Ray places the tasks); drop it")
+    if backend == "local" and address:
+        raise CollapseLabError("--address has no effect with --backend local; drop it or add --backend ray")
+    if list_:
+        given = [name for name, v in (("--no-train", no_train), *with_list.items()) if v]
+        if given:
+            raise CollapseLabError(f"{given[0]} has no effect with --list (it only lists); drop it")
+    if no_train and (workers is not None or address or backend != "local"):
+        raise CollapseLabError("--workers, --backend and --address have no effect with --no-train (nothing trains); "
+                               "drop them")
 
 
 @click.command("figures", short_help="Render the papers' figures (training missing runs) and check their claims.")
@@ -166,7 +183,7 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
     from ..analyses.context import Context
     from ..io import write_bytes
 
-    check_training(workers, stack)
+    check_training(workers, stack, backend, address, list_, no_train, **{"--check": check})
     store, out = Path(store), Path(out)
     entries = pick(names, "figure")
     say = (lambda m: click.echo(m if m.startswith("figures") else f"figures: {m}", err=True))
@@ -179,9 +196,11 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
 
     try:
         failed_runs = [] if no_train else train_missing(configs, store, backend, workers, stack, address, say)
-    except Interrupted:
-        say("figures interrupted: finished runs are kept; the same command continues")
-        raise SystemExit(130) from None
+    except Interrupted as e:
+        from ..signals import exit_status
+
+        say(f"figures interrupted ({e.signame}): finished runs are kept; the same command continues")
+        raise SystemExit(exit_status(e.signame)) from None
     t_train = time.time() - t0
     ctx = Context(store, preset)
     records = []

@@ -68,8 +68,10 @@ def _fmt(seconds: float | None) -> str:
               help="Train up to N runs of one architecture and local step together as one stacked model (much faster "
                    "for small models; each run equals training it alone to fp32 round-off, not bit for bit). 1: off.")
 @click.option("--dry-run", is_flag=True, help="List every run with its status, and the disk and time estimate.")
+@click.option("--max-runs", type=int, default=10_000, show_default=True,
+              help="Refuse a grid with more points than this (counted before it is expanded).")
 @click.option("--json", "as_json", is_flag=True, help="Print the runs and outcomes as JSON on stdout.")
-def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, as_json):
+def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, as_json):
     """Expand SPEC (base options x grid axes x seeds, YAML/TOML/JSON) through the same
     resolver as train, skip complete runs, continue unfinished ones, train the rest.
 
@@ -87,11 +89,14 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
         raise CollapseLabError("--address, --cpus-per-run and --gpus-per-run have no effect with --backend local; drop them")
     if backend == "ray" and workers is not None:
         raise CollapseLabError("--workers has no effect with --backend ray (Ray places tasks by --cpus-per-run); drop it")
+    if max_runs < 1:
+        raise CollapseLabError(f"--max-runs must be >= 1 (got {max_runs})")
     if stack < 1:
         raise CollapseLabError(f"--stack must be >= 1 (got {stack}); 1 trains every run on its own")
     if cpus_per_run < 1 or gpus_per_run < 0:
         raise CollapseLabError("--cpus-per-run must be >= 1 and --gpus-per-run >= 0")
-    configs = expand(load_spec(spec), f"sweep spec {spec}", warn=lambda m: click.echo(f"sweep: note: {m}", err=True))
+    configs = expand(load_spec(spec), f"sweep spec {spec}", warn=lambda m: click.echo(f"sweep: note: {m}", err=True),
+                     max_runs=max_runs, distinct=True)
     gone = [c for c in configs if diverged(store, c)]
     # names, data, conflicts: checked before anything runs
     prepared = prepare([c for c in configs if c not in gone], store, resume=True)
@@ -120,6 +125,10 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
                    f"about {disk / 1e6:.1f} MB of checkpoints, about {_fmt(eta)} "
                    + ("(from this store's finished runs)" if rate else "(no finished run of this model to time)"))
         return
+    if pending:
+        from ..store.paths import check_store_for_writing
+
+        check_store_for_writing(store, "--store")
     check_disk(pending, store)
     for c in gone:
         click.echo(f"sweep: {c.run_name()} diverged earlier; not retrained (train --overwrite retrains it)", err=True)
@@ -149,10 +158,12 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
             results = backends.run_local(work, store, min(n, max(1, len(work))), report, store / ".sweep-logs")
         else:
             results = backends.run_ray(work, store, address, cpus_per_run, gpus_per_run, report)
-    except backends.Interrupted:
-        click.echo(f"sweep interrupted: finished runs are kept, the ones under way stopped after their current "
-                   f"client; continue with: {resume_cmd}", err=True)
-        sys.exit(130)
+    except backends.Interrupted as e:
+        from ..signals import exit_status
+
+        click.echo(f"sweep interrupted ({e.signame}): finished runs are kept, the ones under way stopped after their "
+                   f"current client; continue with: {resume_cmd}", err=True)
+        sys.exit(exit_status(e.signame))
     failed = [r for r in results if r["status"] not in ("complete", "skipped")]
     if as_json:
         click.echo(json.dumps({"results": results, "seconds": round(time.time() - t0, 2)}, indent=1))

@@ -27,7 +27,7 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
     from ..sweep.backends import Interrupted
     from .figures import _list, check_training, plan, train_missing
 
-    check_training(workers, stack)
+    check_training(workers, stack, backend, address, list_, no_train, **{"--compare-paper": compare_paper})
     store, out = Path(store), Path(out)
     entries = pick(names, "table")
     say = (lambda m: click.echo(f"tables: {m}", err=True))
@@ -37,9 +37,11 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
     t0 = time.time()
     try:
         failed = [] if no_train else train_missing(configs, store, backend, workers, stack, address, say)
-    except Interrupted:
-        say("interrupted: finished runs are kept; the same command continues")
-        raise SystemExit(130) from None
+    except Interrupted as e:
+        from ..signals import exit_status
+
+        say(f"interrupted ({e.signame}): finished runs are kept; the same command continues")
+        raise SystemExit(exit_status(e.signame)) from None
     t_train = time.time() - t0
     ctx, records = Context(store, preset), []
     for e in entries:

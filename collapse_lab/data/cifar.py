@@ -46,16 +46,44 @@ def read_batch(path: Path) -> dict:
     try:
         with open(path, "rb") as f:
             d = _SafeUnpickler(io.BytesIO(f.read()), encoding="bytes").load()
-    except (pickle.UnpicklingError, EOFError, ValueError) as e:
-        raise CollapseLabError(f"{path} is not a readable CIFAR batch ({e}); re-download it") from None
-    return {(k.decode() if isinstance(k, bytes) else k): v for k, v in d.items()}
+    except OSError as e:
+        raise CollapseLabError(f"{path} cannot be read ({e.strerror or type(e).__name__})") from None
+    except Exception as e:  # noqa: BLE001 -- any failure of a crafted or damaged pickle (an allowed constructor misused)
+        why = str(e).splitlines()[0][:120] if str(e) else type(e).__name__
+        raise CollapseLabError(f"{path} is not a readable CIFAR batch ({why}); re-download it") from None
+    if not isinstance(d, dict):
+        raise CollapseLabError(f"{path} is not a CIFAR batch (it holds a {type(d).__name__}, not a dict); re-download it")
+    return {(k.decode(errors="replace") if isinstance(k, bytes) else k): v for k, v in d.items()}
 
 
 def _images(d: dict, path: Path) -> torch.Tensor:
-    x = np.asarray(d["data"], dtype=np.uint8)
-    if x.ndim != 2 or x.shape[1] != 3072:
-        raise CollapseLabError(f"{path}: expected data of shape (N, 3072), found {x.shape}")
+    if "data" not in d:
+        raise CollapseLabError(f"{path} is not a CIFAR batch (no 'data' entry); re-download it")
+    try:
+        x = np.asarray(d["data"])
+    except (ValueError, TypeError) as e:
+        raise CollapseLabError(f"{path}: 'data' is not an array ({e}); re-download it") from None
+    if x.dtype != np.uint8 or x.ndim != 2 or x.shape[1] != 3072:
+        raise CollapseLabError(f"{path}: expected uint8 data of shape (N, 3072), found {x.dtype} {x.shape}; "
+                               "re-download it")
     return torch.from_numpy(x.reshape(-1, 3, 32, 32).copy())
+
+
+def _labels(d: dict, key: str, path: Path, n: int, num_classes: int) -> torch.Tensor:
+    """The batch's labels: ``n`` whole numbers in [0, num_classes)."""
+    if key not in d:
+        raise CollapseLabError(f"{path} has no '{key}' entry (the labels); re-download it")
+    try:
+        y = np.asarray(d[key])
+    except (ValueError, TypeError):
+        y = np.asarray([], dtype=object)
+    if y.ndim != 1 or len(y) != n or not np.issubdtype(y.dtype, np.integer):
+        raise CollapseLabError(f"{path}: '{key}' must be {n} whole-number labels (found {y.dtype} of shape "
+                               f"{y.shape}); re-download it")
+    if len(y) and (y.min() < 0 or y.max() >= num_classes):
+        raise CollapseLabError(f"{path}: labels must lie in 0..{num_classes - 1} (found {y.min()}..{y.max()}); "
+                               "re-download it")
+    return torch.from_numpy(y.astype(np.int64))
 
 
 def _load(name: str, folder: str, train_files: list[str], test_file: str, label_key: str,
@@ -72,14 +100,18 @@ def _load(name: str, folder: str, train_files: list[str], test_file: str, label_
     for f in train_files:
         d = read_batch(base / f)
         xs.append(_images(d, base / f))
-        ys.append(torch.tensor(d[label_key], dtype=torch.long))
+        ys.append(_labels(d, label_key, base / f, len(xs[-1]), num_classes))
     dt = read_batch(base / test_file)
+    x_test = _images(dt, base / test_file)
+    y_test = _labels(dt, label_key, base / test_file, len(x_test), num_classes)
     class_names = []
     if (base / meta_file).is_file():
-        class_names = [n.decode() if isinstance(n, bytes) else str(n) for n in read_batch(base / meta_file)[names_key]]
+        names = read_batch(base / meta_file).get(names_key)
+        if not isinstance(names, list) or len(names) != num_classes:
+            raise CollapseLabError(f"{base / meta_file}: '{names_key}' must list {num_classes} class names; re-download it")
+        class_names = [n.decode(errors="replace") if isinstance(n, bytes) else str(n) for n in names]
     mean, std = STATS[name]
-    return Dataset(name, torch.cat(xs), torch.cat(ys), _images(dt, base / test_file),
-                   torch.tensor(dt[label_key], dtype=torch.long), num_classes=num_classes,
+    return Dataset(name, torch.cat(xs), torch.cat(ys), x_test, y_test, num_classes=num_classes,
                    scale=255.0, mean=mean, std=std, class_names=class_names)
 
 

@@ -9,6 +9,7 @@ from ..errors import CollapseLabError
 def require_root(name: str, data_root: Path | None, layout: str) -> Path:
     if data_root is None:
         raise CollapseLabError(f"{name} reads from disk: pass --data-root DIR holding {layout}")
+    data_root = Path(data_root)
     if not data_root.is_dir():
         raise CollapseLabError(f"--data-root {data_root} is not a folder; it should hold {layout}")
     return data_root

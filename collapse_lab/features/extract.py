@@ -115,5 +115,12 @@ class FeatureSource:
                                    f"of round {r} gives non-finite representations (the run diverged); analyse an "
                                    "earlier --round or another run")
         if self.use_cache:
-            save_tensors(cache, {"z": z}, metadata={"checkpoint": str(ckpt), "split": self.split})
+            try:
+                save_tensors(cache, {"z": z}, metadata={"checkpoint": str(ckpt), "split": self.split})
+            except OSError as e:  # a read-only store (a mount, permissions): analyse without the cache
+                self.use_cache = False
+                import sys
+
+                print(f"warning: {cache.parent} is not writable ({e.strerror or type(e).__name__}); representations "
+                      "are computed without the feature cache", file=sys.stderr)
         return z

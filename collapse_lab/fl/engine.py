@@ -29,8 +29,9 @@ from . import fast as fastpath
 from .evaluate import evaluate
 from .local import cpu_state
 from .methods import ClientResult, EvalData, Method, make_method
-from .probe import Probe, probe_indices
-from .prepare import Prepared, clients_per_round, init_model, sample_clients
+from .probe import NonFiniteProbe, Probe, probe_indices
+from ..store import lock
+from .prepare import Prepared, clients_per_round, init_model, sample_clients, take_lock
 from .schedule import train_round
 from .trainer import Job, Lane, StepSpec, Trained
 
@@ -137,6 +138,7 @@ class Session:
         if cfg.probe > 0:
             probe = Probe(ds.test_x[probe_indices(len(ds.test_y), cfg.probe, cfg.seed)].to(device), ds.to_float,
                           cfg.eval_batch_size)
+        take_lock(p)  # one writer per run (store.lock); released when the session ends
         self.writer = writer = AsyncWriter()
         self.global_state = cpu_state(model.state_dict())
         try:
@@ -152,6 +154,7 @@ class Session:
                 self.global_state = _resume(run, p, model, method, device, log, {"stacked": 1, **(extra or {})})
         except BaseException:
             writer.close()  # pending checkpoint writes finish; the error in flight is the one to report
+            lock.release(p.path)
             raise
         self.ctx = RunContext(p, run, model, method, lanes, eval_data, ds.train_x.to(device), ds.train_y.to(device),
                               [torch.from_numpy(ix).to(device) for ix in part.client_indices], stop or StopFlag(),
@@ -165,14 +168,18 @@ class Session:
             return (yield from _rounds(self.ctx, self.global_state))
         except BaseException:
             self.writer.close()
+            lock.release(self.ctx.p.path)
             raise
 
     def finish(self, ev: dict) -> dict:
         """The run is complete: its status recorded; returns the summary."""
         p, run = self.ctx.p, self.ctx.run
         self.writer.close()
-        run.update(status="complete", finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                   train_seconds=round(time.time() - self.t0, 2))
+        try:
+            run.update(status="complete", finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                       train_seconds=round(time.time() - self.t0, 2))
+        finally:
+            lock.release(p.path)
         return {"run": str(p.path), "status": "complete", "rounds": p.config.rounds, "final_test_acc": ev["test_acc"],
                 "final_test_loss": ev["test_loss"], "seconds": round(time.time() - self.t0, 2)}
 
@@ -199,7 +206,7 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
 def _resume(run: RunDir, p: Prepared, model, method: Method, device, log, extra: dict | None = None) -> dict:
     """The global state and method state of the last complete round; later files discarded."""
     start, cfg = p.start, p.config
-    run.discard_after(start)
+    # everything the resume reads is loaded before anything later is discarded
     global_state = load_state(run.global_path(start), model)
     server, clients = run.load_method_state(start)
     try:
@@ -209,8 +216,11 @@ def _resume(run: RunDir, p: Prepared, model, method: Method, device, log, extra:
                                f"({type(e).__name__}: {e}); use --overwrite to start the run over") from None
     # an extended run: its run.json takes the new length, and --keep-local now treats
     # round ``start`` as an ordinary round of the longer run (as a run trained at that length
-    # from the start would have left it)
-    run.update(**{**cfg.to_json(), "status": "running", "device": str(device), **(extra or {})})
+    # from the start would have left it). run.json first: a crash between the two steps
+    # leaves it counting only rounds that are still there.
+    run.update(**{**cfg.to_json(), "status": "running", "device": str(device), "rounds_complete": start,
+                  **(extra or {})})
+    run.discard_after(start)
     run.prune_local(start, parse_keep_local(cfg.keep_local), cfg.rounds)
     if log:
         log(f"{p.path.name}: resuming after round {start}/{cfg.rounds}")
@@ -281,10 +291,15 @@ def _rounds(ctx: RunContext, global_state: dict) -> Generator[list[Job], Iterato
         global_state = method.aggregate(r, global_state, results)
         if (name := non_finite(global_state)) is not None:
             _diverged(ctx, r, None, f"weight ({name})")
+        if (name := non_finite(method.server_state())) is not None:  # a server step (FedAvgM, FedOpt, FedDyn)
+            _diverged(ctx, r, None, f"server state ({name})")
         run.save_global(r, global_state)
         run.save_method_state(r, method.server_state(), method.client_state())
         t_eval = time.time()
         ev = method.evaluate(ctx.model, global_state, ctx.eval_data)
+        if not all(math.isfinite(v) for key, v in ev.items() if key.startswith("test_") and isinstance(v, float)):
+            # finite but huge weights (a server step of 1e38) first show here
+            _diverged(ctx, r, None, f"test loss ({ev.get('test_loss')})")
         tw = time.time()
         run.flush()  # the checkpoints were written while the next clients trained
         capture = ctx.lanes[0].capture
@@ -297,7 +312,11 @@ def _rounds(ctx: RunContext, global_state: dict) -> Generator[list[Job], Iterato
                  "write_seconds": round(run.writer.busy_seconds - busy0, 4), **ev})
         if ctx.probe is not None:
             ctx.model.load_state_dict(global_state)  # a personalised evaluation leaves a client's model loaded
-            run.log({"event": "probe", "round": r, **ctx.probe(ctx.model)})
+            try:
+                probed = ctx.probe(ctx.model)
+            except (NonFiniteProbe, torch.linalg.LinAlgError) as e:
+                _diverged(ctx, r, None, f"representation on the probe set ({e})")
+            run.log({"event": "probe", "round": r, **probed})
         # The round counts as complete only once all its files exist; pruning comes after,
         # so the state a resume needs is never deleted before a newer round is recorded.
         run.update(rounds_complete=r)

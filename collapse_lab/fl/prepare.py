@@ -78,6 +78,30 @@ class Prepared:
     notes: tuple[str, ...] = ()  # things the user should know (e.g. a method that reduces to FedAvg here)
     state_bytes: int = 0  # one checkpoint of the model
     start: int = 0  # the last complete round a resumed run continues from (0 for a new run)
+    seen: str | None = None  # the run folder's state when checked (``folder_state``): a writer re-checks it under the lock
+
+
+def folder_state(path: Path) -> str | None:
+    """What decided a run's action: the sha256 of its run.json (None: no folder). Another
+    process that wrote the run between ``prepare`` and taking its lock changes it."""
+    import hashlib
+
+    try:
+        return hashlib.sha256((Path(path) / "run.json").read_bytes()).hexdigest()
+    except OSError:
+        return None if not Path(path).exists() else "unreadable"
+
+
+def take_lock(p: "Prepared") -> None:
+    """Become the run's one writer (``store.lock``) and check that nobody changed the run
+    since ``prepare`` decided what to do with it."""
+    from ..store import lock
+
+    lock.acquire(p.path)
+    if folder_state(p.path) != p.seen:
+        lock.release(p.path)
+        raise CollapseLabError(f"{p.path} was changed by another process after this command checked it; "
+                               "run the command again")
 
 
 def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume: bool = False) -> list[Prepared]:
@@ -116,9 +140,10 @@ def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume
             raise CollapseLabError(f"two runs would share the folder {name}; give different --alpha/--seed values or a --tag")
         names.add(name)
         path = run_path(Path(out), cfg)
+        seen = folder_state(path)
         action, start, notes = _existing(path, cfg, part, overwrite, resume, notes)
         state_bytes = sum(v.numel() * v.element_size() for v in model.state_dict().values())
-        prepared.append(Prepared(cfg, ds, part, path, action, notes, state_bytes, start))
+        prepared.append(Prepared(cfg, ds, part, path, action, notes, state_bytes, start, seen))
     return prepared
 
 
@@ -131,10 +156,17 @@ def _existing(path: Path, cfg: RunConfig, part: Partition, overwrite: bool, resu
     extended: a run of R rounds is the first R rounds of a longer one). Another
     configuration, or a diverged run: an error, or with ``--overwrite`` a retraining that
     says what it replaces."""
+    from ..store import lock
+
+    if path.is_symlink():
+        raise CollapseLabError(f"{path} is a symbolic link; collapse-lab writes only real run folders: move it away "
+                               "or choose another --out")
     if not path.exists():
         return "train", 0, notes
     if not (path / "run.json").is_file():
         raise CollapseLabError(f"{path} exists but is not a collapse-lab run; move it away or choose another --out")
+    if (who := lock.held_elsewhere(path)) is not None:
+        raise CollapseLabError(f"{path} is being written by {who}; wait for it to finish or stop it, then run this again")
     existing = RunDir(path)
     try:
         old, meta = existing.config.identity(), existing.meta
@@ -155,6 +187,9 @@ def _existing(path: Path, cfg: RunConfig, part: Partition, overwrite: bool, resu
         d = meta.get("diverged", {})
         raise CollapseLabError(f"{path} diverged in round {d.get('round')} ({d.get('what')}); resuming would diverge "
                                "again: --overwrite retrains it (with a lower --lr or --beta)")
+    damage = _damage(existing, cfg, done)
+    if damage is not None:
+        return _repair(path, cfg, existing, part, meta, damage, resume, notes)
     if status == "complete" and had >= cfg.rounds:
         return "skip", 0, notes
     if done > cfg.rounds:
@@ -173,13 +208,59 @@ def _existing(path: Path, cfg: RunConfig, part: Partition, overwrite: bool, resu
             "resumed; use --overwrite to start over")
     if had != cfg.rounds:
         notes = notes + (f"{path.name}: extended from {had} to {cfg.rounds} rounds",)
-    return "resume", done, notes
+    return "resume", done, notes + _version_note(path, meta)
+
+
+def _version_note(path: Path, meta: dict) -> tuple[str, ...]:
+    """A resumed run continues with the installed versions: bit-identity holds only with
+    the ones it started with, so a difference is said."""
+    from ..store import package_versions
+
+    old, now = meta.get("versions") or {}, package_versions()
+    diff = [f"{k} {old[k]} -> {now[k]}" for k in sorted(now) if k in old and old[k] != now[k] and k != "python"]
+    if not diff:
+        return ()
+    return (f"{path.name} was started with other versions ({', '.join(diff)}); the resumed rounds may not be "
+            "bit-identical to an uninterrupted run",)
+
+
+def _damage(run: RunDir, cfg: RunConfig, done: int) -> tuple[int, str] | None:
+    from .integrity import first_damage
+
+    # the files were written under the stored configuration's length and --keep-local
+    stored = dataclasses.replace(cfg, rounds=int(run.meta.get("rounds", cfg.rounds)),
+                                 keep_local=str(run.meta.get("keep_local", cfg.keep_local)))
+    return first_damage(run, stored, done)
+
+
+def _repair(path: Path, cfg: RunConfig, run: RunDir, part: Partition, meta: dict, damage: tuple[int, str],
+            resume: bool, notes: tuple) -> tuple[str, int, tuple]:
+    """A run with a missing or damaged file in round q: ``--resume`` retrains from round
+    q - 1 (later rounds are recreated, bit-identical on the CPU) when that round holds what a
+    resume reads; otherwise only ``--overwrite`` helps."""
+    from .integrity import can_restart_after
+
+    q, what = damage
+    cls = METHODS.get(cfg.method)
+    ok = q >= 1 and can_restart_after(run, q - 1, cls.client_copies > 0, cls.server_copies > 0)
+    if not ok:
+        raise CollapseLabError(f"{path}: {what}, and round {max(q - 1, 0)} lacks what a resume needs; "
+                               "--overwrite retrains the run")
+    if not resume:
+        raise CollapseLabError(f"{path}: {what}; add --resume to recreate rounds {q}.."
+                               f"{meta.get('rounds_complete')} from round {q - 1}, or --overwrite to retrain")
+    if meta.get("partition_hash") != part.content_hash():
+        raise CollapseLabError(f"{path}: {what}, and the partition drawn now differs from the stored one (the data "
+                               "set files changed); use --overwrite to start over")
+    return "resume", q - 1, notes + (f"{path.name}: {what}; rounds {q} on are trained again",)
 
 
 def run_path(out: Path, cfg: RunConfig) -> Path:
     """The run's folder in the store: ``cfg.run_name()``, or the folder an earlier version
     named ``cfg.legacy_run_name()`` when that one exists and holds this configuration."""
-    path = out / cfg.run_name()
+    from ..store.paths import child
+
+    path = child(out, cfg.run_name())
     legacy = out / cfg.legacy_run_name()
     if not path.exists() and (legacy / "run.json").is_file():
         try:
@@ -204,8 +285,10 @@ def estimate_bytes(p: Prepared, keep_spec: str | None = None) -> int:
         kept_rounds = len(rounds)
     elif mode == "every":
         kept_rounds = sum(1 for r in rounds if r % n == 0 or r == cfg.rounds)
-    else:  # last / none: one round's worth exists at a time
-        kept_rounds = 1
+    elif mode == "last":  # the previous round's clients go only once the next round is complete: two coexist
+        kept_rounds = min(len(rounds), 2)
+    else:  # none: a round's clients are written, then removed once it is complete
+        kept_rounds = min(len(rounds), 1)
     cls = METHODS.get(cfg.method)
     # per-client method state follows the client files; last/none briefly hold two rounds
     client_state_rounds = kept_rounds if mode in ("all", "every") else min(len(rounds), 2)
@@ -228,7 +311,7 @@ def check_disk(prepared: list[Prepared], out: Path) -> dict:
     info = {"estimate_bytes": need, "free_bytes": free}
     if need <= free:
         return info
-    gb = lambda b: f"{b / 1e9:.2f} GB"  # noqa: E731
+    gb = human_bytes
     fits = None
     for spec in ("every:10", "every:5", "last", "none"):
         alt = sum(estimate_bytes(p, spec) for p in todo)
@@ -239,6 +322,14 @@ def check_disk(prepared: list[Prepared], out: Path) -> dict:
             "even --keep-local none does not fit; free some space or choose another --out")
     raise CollapseLabError(f"the runs would write about {gb(need)} of checkpoints to {out} but only {gb(free)} is free; "
                            f"{hint}")
+
+
+def human_bytes(b: float) -> str:
+    """1.23 GB, 45.6 MB, 789 kB, 12 B: never "0.00 GB" for a small but real amount."""
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if b >= size:
+            return f"{b / size:.{2 if unit == 'GB' else 1}f} {unit}"
+    return f"{int(b)} B"
 
 
 def total_steps(p: Prepared) -> int:

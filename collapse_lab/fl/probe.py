@@ -36,6 +36,10 @@ def probe_indices(n_test: int, size: int, seed: int) -> torch.Tensor:
     return torch.from_numpy(np.sort(rng.choice(n_test, size=size, replace=False)))
 
 
+class NonFiniteProbe(ValueError):
+    """The representation or its covariance on the probe set is not finite (a diverged model)."""
+
+
 class Probe:
     def __init__(self, x: torch.Tensor, to_float: Callable, batch_size: int):
         self.x, self.to_float, self.batch_size = x, to_float, batch_size
@@ -48,7 +52,11 @@ class Probe:
         z = torch.cat([model(self.to_float(self.x[s:s + self.batch_size]))[1].float()
                        for s in range(0, len(self.x), self.batch_size)])
         model.train(was)
+        if not bool(torch.isfinite(z).all()):
+            raise NonFiniteProbe("non-finite representation")
         cov = covariance(z)  # once: its eigenvalues and its diagonal (the unit variances)
+        if not bool(torch.isfinite(cov).all()):
+            raise NonFiniteProbe("covariance overflows float64")
         sv, floor = eigen_spectrum(cov, z.shape[0])
         var = torch.diagonal(cov)
         dead = int((var <= numerical_floor(float(var.max()), z.shape[1], z.shape[0])).sum())

@@ -27,8 +27,9 @@ import torch
 
 from ..errors import CollapseLabError
 from ..faults import no_fault
-from ..io import append_jsonl, load_tensors, save_tensors, temp_dir, write_bytes, write_json
+from ..io import append_jsonl, load_tensors, read_jsonl, save_tensors, temp_dir, write_bytes, write_json
 from ..partition import Partition
+from .paths import child, is_run_folder
 
 
 def package_versions() -> dict[str, str]:
@@ -83,6 +84,13 @@ class RunDir:
                                    "move the run folder away or retrain it") from None
         if not isinstance(meta, dict):
             raise CollapseLabError(f"{p} does not hold a JSON object; move the run folder away or retrain it")
+        for key in ("rounds_complete", "rounds"):  # the bookkeeping every reader relies on
+            v = meta.get(key, 0)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+                raise CollapseLabError(f"{p}: {key} {v!r} is not a whole number >= 0; the file was edited or damaged: "
+                                       "move the run folder away or retrain it")
+        if not isinstance(meta.get("status", "running"), str):
+            raise CollapseLabError(f"{p}: status {meta.get('status')!r} is not text; move the run folder away or retrain it")
         return meta
 
     @property
@@ -113,11 +121,9 @@ class RunDir:
     def partition(self) -> Partition:
         return Partition.load(self.path / "partition.safetensors")
 
-    def metrics(self) -> list[dict]:
-        p = self.path / "metrics.jsonl"
-        if not p.exists():
-            return []
-        return [json.loads(line) for line in p.read_text().splitlines() if line.strip()]
+    def metrics(self, warn: Callable[[str], None] | None = None) -> list[dict]:
+        """The run's events; unreadable lines are skipped with one warning (``io.read_jsonl``)."""
+        return read_jsonl(self.path / "metrics.jsonl", warn)
 
     # -- writing -----------------------------------------------------------------
     @staticmethod
@@ -139,8 +145,12 @@ class RunDir:
                     "partition_hash": partition.content_hash(), "versions": package_versions(),
                     "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **extra}
             write_json(tmp / "run.json", meta, fault)
-            final = out / name
-            if final.exists():
+            final = child(out, name)
+            if final.exists() or final.is_symlink():
+                # --overwrite (checked by fl.prepare): only ever a collapse-lab run folder
+                if not is_run_folder(final):
+                    raise CollapseLabError(f"{final} exists and is not a collapse-lab run folder; it is left alone: "
+                                           "move it away or choose another --out or --tag")
                 shutil.rmtree(final)
             os.replace(tmp, final)
         except BaseException:
@@ -196,9 +206,10 @@ class RunDir:
         for line in (p.read_text().splitlines() if p.exists() else []):
             try:
                 e = json.loads(line)
-            except json.JSONDecodeError:
-                continue  # the torn last line of a killed write
-            if int(e.get("round", 0)) <= r:
+                q = int(e.get("round", 0))
+            except (ValueError, TypeError, AttributeError):
+                continue  # the torn last line of a killed write, or a line that is not an event
+            if q <= r:
                 keep.append(line + "\n")
         write_bytes(p, "".join(keep).encode(), self.fault)
 

@@ -20,6 +20,7 @@ from typing import Callable
 from ..config import RunConfig
 from ..errors import CollapseLabError
 from ..io import make_dirs
+from ..signals import signame_of
 
 
 def cores() -> int:
@@ -36,7 +37,12 @@ def threads_per_worker(workers: int) -> int:
 
 
 class Interrupted(Exception):
-    """Ctrl-C during a sweep: the runs under way were stopped after their current client."""
+    """Ctrl-C or SIGTERM during a sweep: the runs under way were stopped after their current
+    client. ``signame``: SIGINT or SIGTERM (exit status 130 or 143)."""
+
+    def __init__(self, signame: str = "SIGINT"):
+        super().__init__(signame)
+        self.signame = signame
 
 
 def units(configs: list[RunConfig], stack: int, reason: Callable[[RunConfig], str | None]) -> list[list[RunConfig]]:
@@ -136,20 +142,32 @@ def run_local(todo: list[list[RunConfig]], store: Path, workers: int, report: Ca
                 if queue:
                     _give(w, queue.pop(0), report)
                     sel.register(w.proc.stdout, selectors.EVENT_READ, w)
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (signals.Terminated)
+        _stop_workers(pool)
+        raise Interrupted(signame_of(e)) from None
+    finally:
         for w in pool:
-            if w.proc.poll() is None:
-                w.proc.send_signal(signal.SIGTERM)  # the worker finishes its current client
+            w.close()
+    return results
+
+
+def _stop_workers(pool: list[_Worker]) -> None:
+    """Each worker finishes its current client, stores it and exits; none is left behind
+    (a second Ctrl-C while waiting kills them)."""
+    for w in pool:
+        if w.proc.poll() is None:
+            w.proc.send_signal(signal.SIGTERM)
+    try:
         for w in pool:
             try:
                 w.proc.wait(timeout=600)
             except subprocess.TimeoutExpired:
                 w.proc.kill()
-        raise Interrupted from None
-    finally:
+    except KeyboardInterrupt:
         for w in pool:
-            w.close()
-    return results
+            if w.proc.poll() is None:
+                w.proc.kill()
+                w.proc.wait()
 
 
 def _give(w: _Worker, unit: list[RunConfig], report: Callable[[dict], None]) -> None:
@@ -179,9 +197,9 @@ def run_ray(todo: list[list[RunConfig]], store: Path, address: str | None, cpus_
             ray.init(num_cpus=cores(), include_dashboard=False, log_to_driver=True)
     except (ConnectionError, RuntimeError, ValueError) as e:
         raise CollapseLabError(f"--address {address}: cannot reach a Ray cluster ({str(e).splitlines()[0]})") from None
+    pending: dict = {}
     try:
         remote = ray.remote(num_cpus=cpus_per_run, num_gpus=gpus_per_run, max_retries=0)(_ray_task)
-        pending = {}
         for unit in todo:
             pending[remote.remote([c.to_json() for c in unit], str(store), cpus_per_run)] = (unit, time.time())
             for c in unit:
@@ -200,7 +218,12 @@ def run_ray(todo: list[list[RunConfig]], store: Path, address: str | None, cpus_
                 results.append(r)
                 report({"event": "end", **r})
         return results
-    except KeyboardInterrupt:
-        raise Interrupted from None
+    except KeyboardInterrupt as e:
+        for ref in list(pending):  # on a cluster the tasks would go on without the driver
+            try:
+                ray.cancel(ref, force=True)
+            except Exception:  # noqa: BLE001 -- a task that already ended
+                pass
+        raise Interrupted(signame_of(e)) from None
     finally:
         ray.shutdown()

@@ -24,7 +24,7 @@ import itertools
 import json
 from pathlib import Path
 
-from ..config import SPEED_ONLY, RunConfig, load_config_file
+from ..config import SPEED_ONLY, RunConfig
 from ..errors import CollapseLabError
 
 TOP_KEYS = ("base", "grid", "seeds")
@@ -32,17 +32,30 @@ COMBO = "combo"
 
 
 def load_spec(path: str | Path) -> dict:
+    from ..config_files import load_mapping
+
     p = Path(path)
-    if not p.is_file():
-        raise CollapseLabError(f"sweep spec {p}: no such file")
-    try:
-        spec = load_config_file(p)
-    except CollapseLabError as e:
-        raise CollapseLabError(str(e).replace("--config", "sweep spec")) from None
+    spec = load_mapping(p, "sweep spec")
     unknown = sorted(set(spec) - set(TOP_KEYS))
     if unknown:
         raise CollapseLabError(f"sweep spec {p}: unknown key {unknown[0]!r}; a spec has {', '.join(TOP_KEYS)}")
     return spec
+
+
+MAX_RUNS = 10_000
+
+
+def count_points(spec: dict) -> int:
+    """The grid's size before it is expanded (axes x seeds x base alphas): a typo must not
+    hang the planner."""
+    n = len(spec.get("seeds") or [0]) if isinstance(spec.get("seeds", [0]), list) else 1
+    for values in (spec.get("grid") or {}).values():
+        n *= len(values) if isinstance(values, list) else 1
+    base = spec.get("base") or {}
+    for key in ("alphas", "alpha", "classes_per_client", "classes-per-client"):
+        if isinstance(base, dict) and isinstance(base.get(key), list):
+            n *= max(1, len(base[key]))
+    return n
 
 
 def points(spec: dict, where: str) -> list[dict]:
@@ -55,6 +68,9 @@ def points(spec: dict, where: str) -> list[dict]:
             raise CollapseLabError(f"{where}: {name} must be a mapping of option names to values")
     if not isinstance(seeds, list) or not seeds:
         raise CollapseLabError(f"{where}: seeds must be a non-empty list of whole numbers")
+    if not base and not grid:
+        raise CollapseLabError(f"{where} has neither base options nor a grid; write the runs it should train "
+                               "(a spec is not a way to run train's defaults)")
     axes = []
     for name, values in grid.items():
         key = name.replace("-", "_")
@@ -82,23 +98,43 @@ def points(spec: dict, where: str) -> list[dict]:
     return out
 
 
-def expand(spec: dict, where: str, warn=None) -> list[RunConfig]:
+def expand(spec: dict, where: str, warn=None, max_runs: int = MAX_RUNS, distinct: bool = False) -> list[RunConfig]:
     """The spec's run configurations, each resolved and checked as ``train`` would; the
     same configuration reached twice is one run. An option the grid crosses with a
     combination where it has no effect (alpha with a pathological partition, beta with no
-    regularizer) is reset there and reported once to ``warn``; in ``base`` it is an error."""
+    regularizer) is reset there and reported once to ``warn``; in ``base`` it is an error.
+    ``distinct`` (a user's sweep): two points that are one run are an error, not merged
+    silently (an axis the folder name does not see, such as rounds, or a value spelled twice)."""
     from ..resolve import resolve_runs
 
-    configs, seen, fired = [], set(), {}  # fired: message -> points where it was reset
+    n = count_points(spec)
+    if n > max_runs:
+        raise CollapseLabError(f"{where}: the grid has {n:,} points, more than {max_runs:,}; split the spec, or "
+                               "raise --max-runs if you mean it")
+    configs, seen, fired = [], {}, {}  # fired: message -> points where it was reset
     pts = points(spec, where)
     for i, point in enumerate(pts):
         label = json.dumps({k: v for k, v in point.items() if k not in (spec.get("base") or {})}, sort_keys=True)
+        reset_before = sum(len(v) for v in fired.values())
         for cfg in resolve_runs({}, values=point, where=f"{where} (point {label})",
                                 carried=lambda msg, i=i: fired.setdefault(msg, set()).add(i)):
             key = cfg.run_name()
             if key not in seen:
-                seen.add(key)
+                seen[key] = (label, cfg, i)
                 configs.append(cfg)
+                continue
+            if not distinct:  # the catalogue: one run may serve several cells
+                continue
+            first_label, first, j = seen[key]
+            reset = sum(len(v) for v in fired.values()) > reset_before or any(j in v for v in fired.values())
+            if first.identity() != cfg.identity():  # e.g. rounds: one folder, the longer run extends the shorter
+                diff = sorted(k for k, v in cfg.identity().items() if first.identity().get(k) != v)
+                raise CollapseLabError(f"{where}: points {first_label} and {label} would share one run folder "
+                                       f"(they differ only in {', '.join(diff)}, which does not name a run); put "
+                                       f"{diff[0]} in base, or give the points a tag")
+            if not reset:
+                raise CollapseLabError(f"{where}: points {first_label} and {label} are the same run (the values "
+                                       "differ only in spelling or in what the resolver fills in); drop one")
     for msg, where_fired in fired.items():
         name = msg.split()[0].lstrip("-").replace("-", "_")
         having = {i for i, p in enumerate(pts) if name in p or (name == "alpha" and "alphas" in p)}

@@ -92,6 +92,9 @@ def main() -> int:
 
     signal.signal(signal.SIGTERM, handler)
     signal.signal(signal.SIGINT, handler)
+    from ..signals import die_with_parent
+
+    die_with_parent()  # the sweep killed outright (SIGKILL): stop too, never train on alone
     for line in sys.stdin:
         if not line.strip():
             continue

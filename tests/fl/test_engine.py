@@ -81,7 +81,7 @@ def test_same_seed_bit_identical_and_partial_participation(tmp_path):
 def test_existing_complete_run_is_skipped_and_conflict_is_an_error(tmp_path):
     args = ["train", *FAST, "--rounds", "1", "--clients", "3", "--alpha", "1", "--out", str(tmp_path)]
     assert run_cli(*args).exit_code == 0
-    (first,) = list(tmp_path.iterdir())
+    (first,) = [p for p in tmp_path.iterdir() if not p.name.startswith('.')]
     before = first.joinpath("round_1", "global.safetensors").read_bytes()
     res = run_cli(*args)
     assert res.exit_code == 0 and "already complete" in res.stderr
@@ -106,15 +106,15 @@ def test_runs_that_train_differently_get_folders_of_their_own(tmp_path):
             assert res.exit_code == 2 and "has no option dummy" in res.stderr
         else:
             assert res.exit_code == 0, res.output
-    names = sorted(p.name for p in tmp_path.iterdir())
+    names = sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith('.'))
     assert len(names) == 3 and len({n[:-9] for n in names}) == 1  # one readable part, three hashes
     legacy = tmp_path / "gaussian_mlp_fedavg_feddecorr0.1_dir1_K3_s0"
-    plain = [p for p in tmp_path.iterdir() if json.loads((p / "run.json").read_text())["decorr_norm"] == "paper"
+    plain = [p for p in tmp_path.iterdir() if not p.name.startswith('.') and json.loads((p / "run.json").read_text())["decorr_norm"] == "paper"
              and json.loads((p / "run.json").read_text())["lr"] != 0.5]
     plain[0].rename(legacy)
     res = run_cli(*args)
     assert res.exit_code == 0 and f"{legacy}: already complete" in res.stderr
-    assert len(list(tmp_path.iterdir())) == 3
+    assert len([p for p in tmp_path.iterdir() if not p.name.startswith('.')]) == 3
 
 
 @pytest.mark.parametrize("fmt", ["toml", "yaml"])

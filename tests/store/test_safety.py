@@ -66,17 +66,31 @@ def test_wrong_shape_checkpoint_is_named(store, tmp_path):
     one_line_error(res, "missing body.1.bias", "unexpected w")
 
 
-def test_resume_from_a_corrupt_round_names_the_file(store):
-    out, run = store
+def test_a_damaged_checkpoint_of_a_complete_run_is_found_and_resume_recreates_it(store):
+    """A truncated client file or a deleted global model in a complete run: plain ``train``
+    names the file and says --resume (exit 2, nothing touched); ``--resume`` retrains from the
+    round before and every file comes back byte for byte (bit-identical resume on the CPU);
+    a damaged round 0 can only be retrained (--overwrite)."""
     import json
 
-    meta = json.loads((run / "run.json").read_text())
-    meta.update(status="running", rounds_complete=1)
-    (run / "run.json").write_text(json.dumps(meta))
-    g = run / "round_1" / "global.safetensors"
-    g.write_bytes(b"garbage")
+    out, run = store
+    files = {p: p.read_bytes() for p in sorted(run.rglob("*.safetensors"))}
+    c = run / "round_1" / "client_0.safetensors"
+    c.write_bytes(c.read_bytes()[:-7])
+    res = invoke("train", *FAST, "--out", str(out))
+    one_line_error(res, "round_1/client_0.safetensors is truncated", "add --resume")
+    assert c.stat().st_size == len(files[c]) - 7
     res = invoke("train", *FAST, "--out", str(out), "--resume")
-    one_line_error(res, str(g), "truncated or corrupt")
+    assert res.exit_code == 0, res.output
+    assert "rounds 1 on are trained again" in res.stderr
+    assert {p: p.read_bytes() for p in sorted(run.rglob("*.safetensors"))} == files
+    assert json.loads((run / "run.json").read_text())["status"] == "complete"
+    (run / "round_2" / "global.safetensors").unlink()
+    assert invoke("train", *FAST, "--out", str(out), "--resume").exit_code == 0
+    assert {p: p.read_bytes() for p in sorted(run.rglob("*.safetensors"))} == files
+    (run / "round_0" / "global.safetensors").write_bytes(b"garbage")
+    res = invoke("train", *FAST, "--out", str(out), "--resume")
+    one_line_error(res, "round_0/global.safetensors is truncated", "--overwrite retrains the run")
 
 
 def test_disk_estimate_refuses_and_suggests_keep_local(tmp_path, monkeypatch):
@@ -87,11 +101,25 @@ def test_disk_estimate_refuses_and_suggests_keep_local(tmp_path, monkeypatch):
     monkeypatch.setattr(shutil, "disk_usage", lambda p: Usage(10**9, 10**9 - 10**7, 10**7))
     args = [*FAST[:-6], "--rounds", "30", "--clients", "10", "--alpha", "0.5"]
     res = invoke("train", *args, "--out", str(tmp_path / "ck"))
-    one_line_error(res, "would write about 0.05 GB", "only 0.01 GB is free", "--keep-local every:10 would need about 0.01 GB")
+    one_line_error(res, "would write about 48.3 MB", "only 10.0 MB is free", "--keep-local every:10 would need about 8.9 MB")
     assert not (tmp_path / "ck").exists()
     monkeypatch.setattr(shutil, "disk_usage", lambda p: Usage(10**9, 10**9 - 10**5, 10**5))
     res = invoke("train", *args, "--out", str(tmp_path / "ck"))
     one_line_error(res, "even --keep-local none does not fit")
+
+
+def test_keep_local_last_counts_the_two_rounds_of_client_files_that_coexist(tmp_path):
+    """With --keep-local last, round r-1's clients are removed only once round r is
+    complete, so the peak holds two rounds of client files (the disk-full case of issue 29)."""
+    from collapse_lab.config import RunConfig
+    from collapse_lab.fl.prepare import estimate_bytes, prepare
+
+    base = dict(dataset="gaussian", dataset_options={"dim": 8, "train_per_class": 30, "test_per_class": 10},
+                rounds=5, clients=4, local_epochs=1, batch_size=16, alpha=0.5)
+    (p,) = prepare([RunConfig(**base, keep_local="last")], tmp_path)
+    assert estimate_bytes(p) == (5 + 1 + 2 * 4) * p.state_bytes
+    (p,) = prepare([RunConfig(**base, keep_local="none")], tmp_path)
+    assert estimate_bytes(p) == (5 + 1 + 1 * 4) * p.state_bytes
 
 
 def test_estimate_matches_what_a_run_writes(tmp_path):
