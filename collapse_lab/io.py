@@ -175,7 +175,22 @@ def save_tensors(path: Path, tensors: dict[str, torch.Tensor], metadata: dict | 
     """
     flat = {k: v.detach().cpu().contiguous() for k, v in tensors.items()}
     meta = {"collapse_lab": json.dumps(metadata, sort_keys=True)} if metadata else None
-    _atomic(path, lambda tmp: save_file(flat, tmp, metadata=meta), fault)
+
+    def write(tmp: str) -> None:
+        try:
+            save_file(flat, tmp, metadata=meta)
+        except OSError:
+            raise
+        except Exception as e:  # safetensors reports I/O errors as SafetensorError("... (os error 28)")
+            import re
+
+            m = re.search(r"os error (\d+)", str(e))
+            if m is None:
+                raise
+            code = int(m.group(1))
+            raise OSError(code, os.strerror(code), str(path)) from None
+
+    _atomic(path, write, fault)
 
 
 def read_metadata(path: Path) -> dict:

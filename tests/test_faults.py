@@ -1,0 +1,240 @@
+"""Faults that lose data if handled wrong (issue 29): a second writer on a run, SIGTERM to
+train and to a sweep (no orphaned worker), a tag that points outside the store, a full
+disk and a read-only store. Subprocesses and mounts: in the slow set; the mount tests skip
+where the machine does not allow ``mount`` (not root, no CAP_SYS_ADMIN)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from collapse_lab.cli import cli
+
+pytestmark = pytest.mark.slow
+
+GAUSS = ["--dataset", "gaussian", "--dataset-option", "dim=8", "--dataset-option", "train_per_class=30",
+         "--dataset-option", "test_per_class=5", "--clients", "3", "--local-epochs", "1", "--batch-size", "8",
+         "--alpha", "0.5", "--probe", "0"]
+# digits, 2 local epochs: about 0.06 s a round on 2 cores, so 3000 rounds outlive every check
+LONG = ["--alpha", "0.5", "--local-epochs", "2", "--probe", "0", "--rounds", "3000"]
+
+
+def cli_proc(*args, **kw) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "collapse_lab.entry", *map(str, args)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, **kw)
+
+
+def wait_for_round(store: Path, r: int = 1, timeout: float = 60, runs: int = 1) -> list[Path]:
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        found = []
+        for d in store.glob("*/run.json") if store.is_dir() else []:
+            try:
+                if json.loads(d.read_text())["rounds_complete"] >= r:
+                    found.append(d.parent)
+            except (ValueError, KeyError, OSError):
+                pass
+        if len(found) >= runs:
+            return found
+        time.sleep(0.2)
+    raise AssertionError(f"no run in {store} reached round {r} within {timeout} s")
+
+
+def round_events(run: Path) -> list[int]:
+    return [json.loads(line)["round"] for line in (run / "metrics.jsonl").read_text().splitlines()
+            if '"event": "round"' in line]
+
+
+def tree_digest(folder: Path) -> dict:
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def one_error_line(res, code: int, *parts: str) -> None:
+    assert res.exit_code == code, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), res.stderr
+    for p in parts:
+        assert p in lines[0], lines[0]
+
+
+def test_a_second_writer_is_refused_and_sigterm_stops_cleanly(tmp_path):
+    store = tmp_path / "ck"
+    first = cli_proc("train", *LONG, "--out", store)
+    try:
+        (run,) = wait_for_round(store)
+        before = tree_digest(run / "round_0")
+        for extra in ([], ["--resume"], ["--overwrite"]):
+            res = CliRunner().invoke(cli, ["train", *LONG, "--out", str(store), *extra])
+            one_error_line(res, 2, "is being written by another collapse-lab process", f"(pid {first.pid})")
+        assert tree_digest(run / "round_0") == before  # the second process touched nothing
+        first.send_signal(signal.SIGTERM)
+        _, err = first.communicate(timeout=60)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    assert first.returncode == 143, err
+    assert "SIGTERM: stopped" in err and "--resume" in err and "Traceback" not in err
+    meta = json.loads((run / "run.json").read_text())
+    done = meta["rounds_complete"]
+    assert meta["status"] == "running" and done >= 1
+    rounds = round_events(run)
+    assert rounds == list(range(done + 1))  # every event once: no second writer appended
+    # the lock died with the process: a resume to a shorter length is allowed at once
+    res = CliRunner().invoke(cli, ["train", *LONG[:-1], str(done + 2), "--out", str(store), "--resume"])
+    assert res.exit_code == 0, res.output
+    assert round_events(run) == list(range(done + 3))
+
+
+def test_a_lock_of_a_killed_process_never_blocks(tmp_path):
+    store = tmp_path / "ck"
+    first = cli_proc("train", *LONG, "--out", store)
+    (run,) = wait_for_round(store)
+    first.kill()
+    first.wait()
+    assert (store / ".locks" / f"{run.name}.lock").is_file()
+    res = CliRunner().invoke(cli, ["train", *LONG[:-1], "3", "--out", str(store), "--resume"])
+    assert res.exit_code == 0, res.output
+    assert json.loads((run / "run.json").read_text())["status"] == "complete"
+
+
+def _workers_of(store: Path) -> list[int]:
+    pids = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                cmd = (d / "cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if b"collapse_lab.sweep.worker" in cmd and str(store).encode() in cmd:
+                pids.append(int(d.name))
+    return pids
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the worker processes")
+def test_sigterm_to_a_sweep_stops_its_workers_and_the_rerun_completes(tmp_path):
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("base: {local_epochs: 2, probe: 0, rounds: 400}\ngrid: {alpha: [0.5, inf]}\n")
+    store = tmp_path / "ck"
+    sweep = cli_proc("sweep", spec, "--store", store, "--workers", "2")
+    try:
+        runs = wait_for_round(store, 1, runs=2, timeout=120)
+        assert len(_workers_of(store)) == 2
+        sweep.send_signal(signal.SIGTERM)
+        _, err = sweep.communicate(timeout=120)
+    finally:
+        if sweep.poll() is None:
+            sweep.kill()
+    assert sweep.returncode == 143, err
+    assert "sweep interrupted (SIGTERM)" in err and "continue with: collapse-lab" in err and "Traceback" not in err
+    time.sleep(0.5)
+    assert _workers_of(store) == []  # none orphaned
+    done = {r: json.loads((r / "run.json").read_text())["rounds_complete"] for r in runs}
+    for r in runs:  # each worker stored its current client and stopped: nothing beyond the last round
+        assert round_events(r) == list(range(done[r] + 1))
+    spec.write_text("base: {local_epochs: 2, probe: 0, rounds: %d}\ngrid: {alpha: [0.5, inf]}\n" % (max(done.values()) + 2))
+    res = CliRunner().invoke(cli, ["sweep", str(spec), "--store", str(store), "--workers", "2"])
+    assert res.exit_code == 0, res.output
+    for r in runs:
+        assert round_events(r) == list(range(max(done.values()) + 3))
+
+
+def test_a_tag_pointing_outside_the_store_touches_nothing(tmp_path):
+    victim = tmp_path / "victim"
+    (victim / "sub").mkdir(parents=True)
+    (victim / "file").write_text("precious")
+    (victim / "sub" / "f").write_text("deep")
+    before = tree_digest(tmp_path)
+    store = tmp_path / "n" / "store"
+    for tag in ("../../victim", "../escape", "..", ".hidden", "a/b", "x" * 65, "nul\0"):
+        res = CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--out", str(store), "--tag", tag])
+        one_error_line(res, 2, "--tag")
+    assert tree_digest(tmp_path) == before and not store.exists()
+
+
+def test_overwrite_replaces_only_a_run_folder(tmp_path):
+    """A folder under a run's name that is not a run (no run.json), or a symlink to one, is
+    never removed."""
+    store = tmp_path / "ck"
+    res = CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--out", str(store)])
+    assert res.exit_code == 0
+    (run,) = [p for p in store.iterdir() if not p.name.startswith(".")]
+    elsewhere = tmp_path / "elsewhere"
+    run.rename(elsewhere)
+    run.symlink_to(elsewhere)
+    before = tree_digest(elsewhere)
+    res = CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--out", str(store), "--overwrite"])
+    one_error_line(res, 2, "is a symbolic link")
+    run.unlink()
+    run.mkdir()
+    (run / "notes.txt").write_text("mine")
+    res = CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--out", str(store), "--overwrite"])
+    one_error_line(res, 2, "is not a collapse-lab run")
+    assert (run / "notes.txt").read_text() == "mine" and tree_digest(elsewhere) == before
+
+
+@pytest.fixture
+def tmpfs(tmp_path):
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    try:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=3m", "tmpfs", str(mnt)], check=True,
+                       capture_output=True, timeout=20)
+    except (OSError, subprocess.SubprocessError) as e:
+        pytest.skip(f"mount -t tmpfs is not allowed here ({type(e).__name__}); needs root with CAP_SYS_ADMIN")
+    yield mnt
+    subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def test_a_full_disk_is_one_line_and_the_run_resumes(tmpfs, monkeypatch):
+    import shutil
+    from collections import namedtuple
+
+    store = tmpfs / "ck"
+    # digits' mlp: 0.18 MB a checkpoint, 10 clients: about 2 MB a round; the estimate is told
+    # there is room, so the disk fills mid-run
+    Usage = namedtuple("Usage", "total used free")
+    monkeypatch.setattr(shutil, "disk_usage", lambda p: Usage(10**12, 0, 10**12))
+    res = CliRunner().invoke(cli, ["train", "--alpha", "0.5", "--local-epochs", "1", "--probe", "0", "--rounds", "6",
+                                   "--out", str(store)])
+    assert res.exit_code == 1 and "Traceback" not in res.output
+    errors = [ln for ln in res.stderr.splitlines() if ln.startswith(("error", "internal"))]
+    assert len(errors) == 1 and errors == res.stderr.strip().splitlines()[-1:], res.stderr  # after the round log
+    assert "the disk is full" in errors[0] and "--resume" in errors[0], errors
+    (run,) = [p for p in store.iterdir() if not p.name.startswith(".")]
+    meta = json.loads((run / "run.json").read_text())
+    assert meta["status"] == "running"
+    subprocess.run(["mount", "-o", "remount,size=40m", str(tmpfs)], check=True)
+    res = CliRunner().invoke(cli, ["train", "--alpha", "0.5", "--local-epochs", "1", "--probe", "0", "--rounds", "6",
+                                   "--out", str(store), "--resume"])
+    assert res.exit_code == 0, res.output
+    assert json.loads((run / "run.json").read_text())["status"] == "complete"
+    assert round_events(run) == list(range(7))
+
+
+def test_a_read_only_store_is_analysed_and_refused_for_training(tmpfs, tmp_path):
+    subprocess.run(["mount", "-o", "remount,size=40m", str(tmpfs)], check=True)
+    store = tmpfs / "ck"
+    args = [*GAUSS, "--rounds", "2", "--out", str(store)]
+    assert CliRunner().invoke(cli, ["train", *args]).exit_code == 0
+    subprocess.run(["mount", "-o", "remount,ro", str(tmpfs)], check=True)
+    try:
+        before = tree_digest(store)
+        res = CliRunner().invoke(cli, ["spectrum", "--store", str(store), "--out", str(tmp_path / "fig"), "--json"])
+        assert res.exit_code == 0, res.output
+        assert res.stderr.count("without the feature cache") == 1  # said once
+        res = CliRunner().invoke(cli, ["report", "--store", str(store), "--out", str(tmp_path / "r.html")])
+        assert res.exit_code == 0, res.output
+        res = CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "3", "--out", str(store), "--resume"])
+        one_error_line(res, 2, "is not writable")
+        assert tree_digest(store) == before
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", str(tmpfs)], capture_output=True)
