@@ -238,3 +238,31 @@ def test_a_read_only_store_is_analysed_and_refused_for_training(tmpfs, tmp_path)
         assert tree_digest(store) == before
     finally:
         subprocess.run(["mount", "-o", "remount,rw", str(tmpfs)], capture_output=True)
+
+
+@pytest.mark.parametrize("delay", [0.05, 0.4, 1.2])
+def test_ctrl_c_at_any_moment_of_start_up_is_one_line(tmp_path, delay):
+    p = cli_proc("train", "--rounds", "1", "--out", tmp_path / "ck")
+    time.sleep(delay)
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130 and "Traceback" not in err and err.strip().splitlines()[-1].startswith(
+        ("interrupted", "SIGINT: stopped")), err
+
+
+def test_a_closed_pipe_is_quiet(tmp_path):
+    store = tmp_path / "ck"
+    assert CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--out", str(store)]).exit_code == 0
+    p = subprocess.Popen(f"{sys.executable} -m collapse_lab.entry runs --store {store} | head -c 0", shell=True,
+                         stderr=subprocess.PIPE, text=True, executable="/bin/bash")
+    _, err = p.communicate(timeout=60)
+    assert "Traceback" not in err and "Error" not in err, err
+
+
+def test_runs_where_compares_values_not_spellings(tmp_path):
+    store = tmp_path / "ck"
+    assert CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--out", str(store)]).exit_code == 0
+    for where, n in (("alpha=0.50", 1), ("alpha=5e-1", 1), ("alpha=0.05", 0), ("lr=1e-2", 1), ("lr=0.010", 1),
+                     ("lr=0.02", 0), ("local_eval=False", 1), ("clients=3.0", 1), ("method=fedavg", 1)):
+        res = CliRunner().invoke(cli, ["runs", "--store", str(store), "--where", where, "--json"])
+        assert res.exit_code == 0 and len(json.loads(res.stdout)) == n, (where, res.output)

@@ -23,8 +23,15 @@ def theory():
 @click.option("--store", "--out-runs", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
               help="Run store: the newest run's final global model gives a real correlation matrix.")
 @click.option("--json", "as_json", is_flag=True)
-def prop1_cmd(seed, store, as_json):
+@click.pass_context
+def prop1_cmd(ctx, seed, store, as_json):
     """||K||_F^2 - d = sum_i (lambda_i - mean lambda)^2 on random and real correlation matrices."""
+    from click.core import ParameterSource
+
+    if ctx.get_parameter_source("store") != ParameterSource.DEFAULT:  # a store named on purpose must exist
+        from ..store.paths import check_store_for_reading
+
+        check_store_for_reading(store)
     from ..features import FeatureSource
     from ..linalg import correlation_matrix
     from ..store import find_runs
