@@ -162,6 +162,8 @@ def train(ctx, **params):
                 except Diverged as e:  # the other runs go on; the command exits 1 at the end
                     cfg = p.config
                     hint = f"lower --lr (now {cfg.lr:g})" + (f" or --beta (now {cfg.beta:g})" if cfg.reg != "none" else "")
+                    if e.client is None and "server_lr" in cfg.method_options:  # a server step diverged
+                        hint = f"lower --server-lr (now {cfg.method_options['server_lr']:g}) or --lr (now {cfg.lr:g})"
                     click.echo(f"diverged: {e}; rounds up to {e.round - 1} are stored; {hint}", err=True)
                     diverged.append(p.path.name)
                     summaries.append({"run": str(p.path), "status": "diverged", "diverged_round": e.round,
