@@ -21,9 +21,9 @@ def _registry(kind: str):
 
     module, name = {"dataset": ("collapse_lab.data", "DATASETS"), "model": ("collapse_lab.models", "MODELS"),
                     "partition": ("collapse_lab.partition", "PARTITIONS"),
-                    "method": ("collapse_lab.fl.methods", "METHODS"),
-                    "reg": ("collapse_lab.regularizers", "REGULARIZERS"),
-                    "augment": ("collapse_lab.augment", "STEPS")}[kind]
+                    "method": ("collapse_lab.training.methods", "METHODS"),
+                    "reg": ("collapse_lab.training.regularizers", "REGULARIZERS"),
+                    "augment": ("collapse_lab.training.augment", "STEPS")}[kind]
     return getattr(importlib.import_module(module), name)
 
 
@@ -123,8 +123,8 @@ def train(ctx, **params):
     """
     from tqdm import tqdm
 
-    from .fl.engine import Diverged, Interrupted, StopFlag, train as train_run
-    from .fl.prepare import check_disk, prepare, take_lock, total_steps
+    from .training.engine import Diverged, Interrupted, StopFlag, train as train_run
+    from .training.prepare import check_disk, prepare, take_lock, total_steps
     from .store.paths import check_store_for_writing
     from .resolve import resolve_runs
 

@@ -126,6 +126,11 @@ class RunConfig:
         return f"{name}_{self.tag}" if self.tag and tag else name
 
 
+def clients_per_round(cfg: RunConfig) -> int:
+    """Participants per round: ``sample_fraction`` of the clients, at least one."""
+    return min(cfg.clients, max(1, int(round(cfg.sample_fraction * cfg.clients))))
+
+
 @functools.lru_cache(maxsize=1)
 def _default_identity() -> dict:
     return RunConfig().identity()

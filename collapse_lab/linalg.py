@@ -2,7 +2,11 @@
 representations): lower than both, it imports neither."""
 from __future__ import annotations
 
+import math
+
 import torch
+
+from .errors import CollapseLabError
 
 CONST_EPS = 1e-10  # relative variance below which a dimension counts as constant
 
@@ -64,3 +68,15 @@ def eigen_spectrum(cov: torch.Tensor, n: int) -> tuple[torch.Tensor, float]:
     ev = torch.linalg.eigvalsh(cov).flip(0).clamp_min(0.0)
     floor = numerical_floor(float(ev[0]) if len(ev) else 0.0, cov.shape[0], n)
     return ev, floor
+
+
+def simplex_etf(d: int, c: int, generator: torch.Generator) -> torch.Tensor:
+    """FedETF Eq. 3: a random simplex ETF, d x C, unit-norm columns with pairwise cosine
+    -1/(C-1) (the fixed classifier of ``training.methods.addons``; drawn again by the
+    analysis, ``analysis.renderers.etf``)."""
+    if d < c:
+        raise CollapseLabError(f"an ETF classifier needs a representation at least as wide as the class count "
+                               f"(d = {d} < C = {c}); use a wider model")
+    p, _ = torch.linalg.qr(torch.randn(d, c, generator=generator, dtype=torch.float64))
+    centre = torch.eye(c, dtype=torch.float64) - torch.full((c, c), 1.0 / c, dtype=torch.float64)
+    return math.sqrt(c / (c - 1)) * p @ centre

@@ -12,11 +12,22 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 
-from .config import DEFAULT_ALPHAS, RunConfig, load_config_file, parse_alpha, preset_values
-from .data import DATASETS
+from .config import DEFAULT_ALPHAS, RunConfig, clients_per_round, load_config_file, parse_alpha, preset_values
+from .data import DATASETS, dataset_of
 from .devices import resolve_device
 from .errors import CollapseLabError
+from .models import MODELS
+from .partition import PARTITIONS, partition_options
+from .registry import option_names
+from .store import parse_keep_local
+from .store.paths import check_name, check_tag
+from .training import fast as fastpath
+from .training.augment import resolve as resolve_augment
+from .training.methods import METHODS
+from .training.regularizers import default_beta
+from .training.regularizers import resolve_options as resolve_reg_options
 
 METHOD_FLAGS = ("server_momentum", "server_lr", "gmv_warmup")  # named flags that fill method options
 AXES = ("alpha", "seed", "classes_per_client")  # list-valued: one run per value
@@ -51,7 +62,6 @@ def flag(name: str) -> str:
 
 def coerce(name: str, value, where: str = ""):
     """A config value as its field's type; a wrong type is one line naming the option."""
-    import math
 
     def bad(what: str):
         return CollapseLabError(f"{where}{flag(name)} {value!r} {what}")
@@ -85,15 +95,16 @@ def coerce(name: str, value, where: str = ""):
 
 
 def resolve_runs(flags: dict, config_file: str | None = None, values: dict | None = None,
-                 where: str | None = None, carried=None) -> list[RunConfig]:
+                 where: str | None = None, carried=None, data: str = "require") -> list[RunConfig]:
     """``flags``: the options the user gave (unset ones absent), named as ``RunConfig``'s
     fields, ``alpha``/``seed``/``classes_per_client`` as lists, ``dataset_option``/
     ``method_option``/``reg_option`` as lists of KEY=VALUE and the ``METHOD_FLAGS``.
     ``config_file`` or ``values`` (a mapping as a config file holds it, e.g. one point of a
     sweep; ``where`` names its origin in messages) sit below the flags. ``carried``: a
     callback for options that have no effect in a combination a sweep's grid makes
-    (``_no_effect``): reported to it and reset instead of refused."""
-    from .fl.methods import METHODS
+    (``_no_effect``): reported to it and reset instead of refused. ``data``: ``require``
+    (train, sweep: a data set that cannot be read is an error) or ``if-present`` (the
+    catalogue's plans: the data-dependent values are filled in where the data are here)."""
 
     file_values = load_config_file(config_file) if config_file else {k.replace("-", "_"): v
                                                                       for k, v in (values or {}).items()}
@@ -119,12 +130,7 @@ def resolve_runs(flags: dict, config_file: str | None = None, values: dict | Non
     values["method_options"].update({k: file_values[k] for k in METHOD_FLAGS if k in file_values})
     values["method_options"].update({k: flags[k] for k in METHOD_FLAGS if flags.get(k) is not None})
     if values.get("beta") is None:  # the regularizer's own default (FedDecorr 0.1, FedUV 1)
-        from .regularizers import default_beta
-
         values["beta"] = default_beta(values.get("reg", "none"))
-    from .augment import resolve as resolve_augment
-
-    values["augment"] = resolve_augment(values.get("augment", "auto"), info.get("augment", "none"))
     alphas = _axis(flags, file_values, "alpha", "alphas", DEFAULT_ALPHAS)
     seeds = _axis(flags, file_values, "seed", "seeds", [0])
     cpcs = _axis(flags, file_values, "classes_per_client", None, [RunConfig.classes_per_client])
@@ -140,15 +146,11 @@ def resolve_runs(flags: dict, config_file: str | None = None, values: dict | Non
         elif name == "classes_per_client":
             cpcs = [RunConfig.classes_per_client]
         elif name == "beta":
-            from .regularizers import default_beta
-
-            values["beta"] = default_beta(values.get("reg", "none"))
+                values["beta"] = default_beta(values.get("reg", "none"))
         else:
             values[name] = getattr(RunConfig, name)
     if values["partition"] != "dirichlet":
         alphas = alphas[:1]  # stored as the partition's (unused) alpha, as before
-    from .partition import partition_options
-
     if "classes_per_client" not in partition_options(values["partition"]):
         cpcs = cpcs[:1]
     configs = []
@@ -160,10 +162,41 @@ def resolve_runs(flags: dict, config_file: str | None = None, values: dict | Non
                     cfg = RunConfig(**v)
                 except TypeError as e:
                     raise CollapseLabError(f"bad configuration: {e}") from None
-                cfg = dataclasses.replace(
-                    cfg, method_options=METHODS.get(cfg.method).resolve_options(dict(cfg.method_options), cfg))
-                configs.append(check_config(cfg))
+                configs.append(finalize(cfg, data))
     return configs
+
+
+def finalize(cfg: RunConfig, data: str = "require", dataset=None) -> RunConfig:
+    """The one place a run configuration becomes final: every check of ``check_config``,
+    then what needs the data set: the regularizer's class-count defaults (structured-decov's
+    groups, FedUV's lambda), one client per domain for a domain split, and the checks that
+    need the data (no more clients than samples; image augmentation on images). Idempotent;
+    the engine, the sweep, the bench and the analyses take the record as it leaves here.
+    ``dataset``: the data set itself, when it is not one of the registry's (tests, the bench)."""
+    cfg = check_config(cfg)
+    try:
+        ds = dataset if dataset is not None else dataset_of(cfg)
+    except CollapseLabError:
+        if data == "require":
+            raise
+        return cfg  # the analyses' plan of a run whose data are not here: it is missing anyway
+    return with_data(cfg, ds.num_classes, len(ds.domains), len(ds.train_y), ds.input_shape)
+
+
+def with_data(cfg: RunConfig, num_classes: int, domains: int = 0, samples: int | None = None,
+              input_shape: tuple | None = None) -> RunConfig:
+    """The data-dependent part of ``finalize``, from the data set's facts (the bench, whose
+    synthetic CIFAR-10 is not in the registry, gives them itself)."""
+    if cfg.partition == "domain" and cfg.clients == 0:
+        cfg = dataclasses.replace(cfg, clients=max(domains, 1))
+    cfg = dataclasses.replace(cfg, reg_options=resolve_reg_options(cfg.reg, dict(cfg.reg_options), num_classes))
+    if samples is not None and cfg.clients > samples:
+        raise CollapseLabError(f"--clients {cfg.clients} is more than the {samples} training samples of "
+                               f"{cfg.dataset}; use fewer clients")
+    if input_shape is not None and cfg.augment != "none" and len(input_shape) != 3:
+        raise CollapseLabError(f"--augment {cfg.augment}: {cfg.dataset} samples have shape {input_shape}, not "
+                               "images (C, H, W); use --augment none")
+    return cfg
 
 
 def _no_effect(values: dict, explicit: set, info: dict, carried=None) -> list[str]:
@@ -171,8 +204,6 @@ def _no_effect(values: dict, explicit: set, info: dict, carried=None) -> list[st
     part of the run's identity. ``carried`` (a sweep, whose grid crosses e.g. alpha with a
     pathological partition legitimately): the partition's and regularizer's options are
     instead reported to it and returned, to be reset to their defaults."""
-    from .partition import partition_options
-    from .registry import option_names
 
     partition, reg = values["partition"], values.get("reg", "none")
     takes = partition_options(partition)
@@ -239,13 +270,6 @@ def _no_negative_zero(cfg: RunConfig) -> RunConfig:
 def check_config(cfg: RunConfig) -> RunConfig:
     """Names, ranges and options that can be checked without the data; returns ``cfg``
     with the precision resolved for its device."""
-    from .fl import fast as fastpath
-    from .fl.methods import METHODS
-    from .fl.prepare import clients_per_round
-    from .models import MODELS
-    from .partition import PARTITIONS
-    from .regularizers import resolve_options as resolve_reg_options
-    from .store import parse_keep_local
 
     clients = cfg.clients or 1  # 0: one per domain, counted later
     if clients < 1:
@@ -261,7 +285,6 @@ def check_config(cfg: RunConfig) -> RunConfig:
         if v is not None and abs(v) > LIMITS.get(name, 10**9):
             raise CollapseLabError(f"{flag(name)} {v} is too large (at most {LIMITS.get(name, 10**9):,}); "
                                    "check the number")
-    import math
 
     for name in FLOAT_FIELDS:
         v = getattr(cfg, name)
@@ -280,14 +303,15 @@ def check_config(cfg: RunConfig) -> RunConfig:
         raise CollapseLabError(f"--image-size must be >= 1 (got {cfg.image_size})")
     if cfg.eval_batch_size < 1:
         raise CollapseLabError(f"--eval-batch-size must be >= 1 (got {cfg.eval_batch_size})")
-    from .store.paths import check_name, check_tag
-
     check_tag(cfg.tag)
     check_name(cfg.run_name(), "the run folder name")
     if cfg.decorr_norm not in ("paper", "official"):
         raise CollapseLabError(f"--decorr-norm {cfg.decorr_norm!r}: use paper or official")
     cfg = _no_negative_zero(cfg)
-    METHODS.get(cfg.method).resolve_options(dict(cfg.method_options), cfg)
+    # the derived values of the record itself: the method's defaults, the data set's augmentation
+    cfg = dataclasses.replace(
+        cfg, method_options=METHODS.get(cfg.method).resolve_options(dict(cfg.method_options), cfg),
+        augment=resolve_augment(cfg.augment, DATASETS.info(cfg.dataset).get("augment", "none")))
     resolve_reg_options(cfg.reg, dict(cfg.reg_options))
     MODELS.get(cfg.model)
     PARTITIONS.get(cfg.partition)

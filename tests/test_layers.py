@@ -1,93 +1,187 @@
-"""Layers point one way: data flows config -> data set -> partition -> clients -> rounds ->
-store -> features -> spectra/metrics -> figures, and no module imports one above it. Read
-from the source with ``ast``, so an import inside a function counts too."""
+"""Layers point one way. Read from the source with ``ast``, so an import inside a function
+counts as much as one at the top of a file; ``python -m tests.test_layers`` prints the
+table and the module-level circles (0).
+
+    core (errors, io, registry, seeds, linalg, config, ...)
+      <- math and the registries below both subsystems: spectra, data, models, partition
+      <- store (format, naming, finding runs, locks)
+      <- training (augment, regularizers, methods, engine, trainer, probe)   analysis (features,
+      <- resolve (the one resolver)  <- sweep                                 theory, plots, catalogue
+      <- bench, commands <- cli <- entry                                       machinery, renderers)
+
+The analysis reads the store and the data and model registries, never the training
+subsystem; it plans the runs an entry needs through the sweep's expansion (the resolver).
+"""
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "collapse_lab"
-
-# package -> packages it must never import (training is above the analysis' inputs)
-FORBIDDEN = {
-    "features": ("fl", "regularizers", "bench", "commands", "cli", "resolve"),
-    "spectra": ("fl", "regularizers", "features", "store", "bench", "commands", "cli", "resolve"),
-    "theory": ("fl", "regularizers", "bench", "commands", "cli", "resolve"),
-    "plots": ("fl", "regularizers", "bench", "commands", "cli", "resolve"),
-    "data": ("fl", "models", "partition", "regularizers", "store", "features", "commands", "cli", "resolve"),
-    "models": ("fl", "data", "partition", "regularizers", "store", "features", "commands", "cli", "resolve"),
-    "partition": ("fl", "models", "regularizers", "features", "commands", "cli", "resolve"),
-    "augment": ("fl", "data", "models", "regularizers", "store", "features", "commands", "cli", "resolve"),
-    "regularizers": ("fl", "features", "spectra", "store", "commands", "cli", "resolve"),
-    "store": ("fl", "regularizers", "features", "commands", "cli", "resolve"),
-    "fl": ("features", "spectra", "plots", "commands", "cli", "bench"),
-    "analyses": ("commands", "cli", "bench"),
+CORE = {"collapse_lab", "errors", "faults", "signals", "seeds", "registry", "options", "devices", "io", "linalg",
+        "config_files", "config"}
+BELOW_BOTH = {"spectra", "data", "models", "partition"}
+# top-level package or module -> what it may import (besides itself)
+ALLOWED = {
+    **{m: CORE for m in CORE},
+    **{m: CORE for m in BELOW_BOTH},
+    "analyses": set(),  # the catalogue's data (the top-level analyses/ folder)
+    "store": CORE | {"partition"},
+    "training": CORE | BELOW_BOTH | {"store"},
+    "resolve": CORE | BELOW_BOTH | {"store", "training"},
+    "sweep": CORE | BELOW_BOTH | {"store", "training", "resolve"},
+    "analysis": CORE | BELOW_BOTH | {"store", "sweep", "analyses"},
+    "bench": CORE | BELOW_BOTH | {"store", "training", "resolve", "sweep", "analysis"},
+    "commands": CORE | BELOW_BOTH | {"store", "training", "resolve", "sweep", "analysis", "analyses", "bench"},
+    "cli": CORE | {"store", "training", "resolve", "commands"},
+    "entry": {"cli"},
 }
 
-# The figure catalogue reads the store and the model registry, never the training loop.
-TRAINING_LOOP = ("engine", "trainer", "schedule", "stacked", "local")
+
+def top_level_names() -> set[str]:
+    names = {p.stem for p in PKG.glob("*.py") if p.stem != "__init__"}
+    names |= {p.name for p in PKG.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
+    return names | {"collapse_lab", "analyses"}
 
 
-def fl_modules_of(path: Path) -> set[str]:
-    """The collapse_lab.fl modules a file imports (``from ...fl.engine import`` -> engine)."""
+def module_of(path: Path) -> str:
+    parts = list(path.relative_to(PKG.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports_of(source: str, module: str, is_package: bool = False) -> set[str]:
+    """The collapse_lab modules a source imports, as dotted names (relative imports resolved
+    against ``module``; ``from . import x`` names ``x``), wherever the import statement is."""
     out = set()
-    rel = path.relative_to(PKG).with_suffix("").parts
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and node.module:
-            parts = (list(rel[: len(rel) - node.level]) if node.level else []) + node.module.split(".")
-            parts = parts[1:] if parts[0] == "collapse_lab" else parts
-            if parts[0] == "fl" and len(parts) > 1:
-                out.add(parts[1])
-    return out
-
-
-def test_the_analyses_never_import_the_training_loop():
-    bad = {str(f.relative_to(PKG)): sorted(fl_modules_of(f) & set(TRAINING_LOOP)) for f in files_of("analyses")}
-    assert not {f: b for f, b in bad.items() if b}
-
-
-def imported_packages(path: Path) -> set[str]:
-    """The collapse_lab sub-packages/modules a file imports (absolute or relative)."""
-    return imports_of(path.read_text(), path.relative_to(PKG).with_suffix("").parts)
-
-
-def imports_of(source: str, rel: tuple[str, ...]) -> set[str]:
-    """``rel``: the module's path inside the package, e.g. ("fl", "methods", "moon")."""
-    out = set()
+    base = module.split(".") if is_package else module.split(".")[:-1]
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.ImportFrom):
-            if node.level:  # relative: resolve against the file's package
-                base = list(rel[: len(rel) - node.level])
-                target = base + (node.module.split(".") if node.module else [])
-                if not target:  # "from .. import x": x names the module
-                    out.update(a.name for a in node.names)
-                else:
-                    out.add(target[0])
-            elif node.module and node.module.startswith("collapse_lab."):
-                out.add(node.module.split(".")[1])
+            if node.level:
+                pkg = base[: len(base) - (node.level - 1)]
+                target = ".".join(pkg + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if target.split(".")[0] != "collapse_lab":
+                continue
+            for a in node.names:
+                out.add(f"{target}.{a.name}")  # a submodule or a name in it: the caller trims names
         elif isinstance(node, ast.Import):
-            out.update(a.name.split(".")[1] for a in node.names if a.name.startswith("collapse_lab."))
+            out.update(a.name for a in node.names if a.name.split(".")[0] == "collapse_lab")
     return out
 
 
-def files_of(package: str) -> list[Path]:
-    return sorted((PKG / package).rglob("*.py"))
+def graph() -> dict[str, set[str]]:
+    """module -> the collapse_lab modules it imports (a name imported from a module counts as the module)."""
+    files = {module_of(p): p for p in PKG.rglob("*.py")}
+    files["collapse_lab.analyses"] = PKG.parent / "analyses" / "__init__.py"
+    edges = {}
+    for mod, path in files.items():
+        targets = set()
+        for t in imports_of(path.read_text(), mod, path.name == "__init__.py"):
+            while t not in files and "." in t:
+                t = t.rsplit(".", 1)[0]
+            if t in files and t != mod:
+                targets.add(t)
+        edges[mod] = targets
+    return edges
 
 
-@pytest.mark.parametrize("package", sorted(FORBIDDEN))
-def test_no_layer_imports_one_above_it(package):
-    bad = {str(f.relative_to(PKG)): sorted(imported_packages(f) & set(FORBIDDEN[package])) for f in files_of(package)}
-    bad = {f: b for f, b in bad.items() if b}
-    assert not bad, f"{package} imports layers above it: {bad}"
+def top(mod: str) -> str:
+    parts = mod.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]
 
 
-def test_the_check_sees_relative_and_absolute_imports():
-    """The parser itself: a forbidden import written any way is found, an allowed one is not."""
-    rel = ("features", "extract")
-    for code in ("from ..fl.engine import train\n", "from .. import fl\n", "import collapse_lab.fl.engine\n",
-                 "def f():\n    from collapse_lab.regularizers import REGULARIZERS\n"):
-        assert imports_of(code, rel) & {"fl", "regularizers"}, code
-    assert imports_of("from ..store import RunDir\nfrom .cache import x\n", rel) == {"store", "features"}
-    assert imports_of("from ...seeds import seed_for\n", ("fl", "methods", "moon")) == {"seeds"}
+def circles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index, low, stack, on, out, counter = {}, {}, [], set(), [], [0]
+    for root in edges:
+        if root in index:
+            continue
+        work = [(root, iter(sorted(edges[root])))]
+        index[root] = low[root] = counter[0]; counter[0] += 1; stack.append(root); on.add(root)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter[0]; counter[0] += 1; stack.append(w); on.add(w)
+                    work.append((w, iter(sorted(edges.get(w, ())))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop(); on.discard(w); comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+    return out
+
+
+def violations(edges: dict[str, set[str]]) -> dict[str, list[str]]:
+    bad = {}
+    for mod, targets in edges.items():
+        allowed = ALLOWED[top(mod)] | {top(mod)}
+        wrong = sorted(t for t in targets if top(t) not in allowed)
+        if wrong:
+            bad[mod] = wrong
+    return bad
+
+
+def test_every_package_has_a_row():
+    assert top_level_names() == set(ALLOWED), top_level_names() ^ set(ALLOWED)
+
+
+def test_no_module_imports_a_layer_it_may_not():
+    assert not violations(graph())
+
+
+def test_there_is_no_import_circle():
+    assert circles(graph()) == []
+
+
+def test_the_analysis_imports_nothing_of_the_training_subsystem():
+    edges = graph()
+    assert not {m: t for m, t in edges.items() if top(m) == "analysis" and any(top(x) == "training" for x in t)}
+
+
+def test_the_check_sees_every_way_an_import_is_written():
+    """The parser itself: relative, absolute, ``from .. import x`` and imports inside
+    functions are all found; a circle and a forbidden edge are caught."""
+    mod = "collapse_lab.analysis.features.extract"
+    for code in ("from ...training.engine import train\n", "from ... import training\n",
+                 "import collapse_lab.training.engine\n",
+                 "def f():\n    from collapse_lab.training.regularizers import REGULARIZERS\n"):
+        assert any(top(t) == "training" for t in imports_of(code, mod)), code
+    assert {top(t) for t in imports_of("from ...store import RunDir\nfrom .cache import x\n", mod)} == {"store",
+                                                                                                          "analysis"}
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert violations({"collapse_lab.analysis.x": {"collapse_lab.training.engine"}}) == {
+        "collapse_lab.analysis.x": ["collapse_lab.training.engine"]}
+
+
+def main() -> None:
+    edges = graph()
+    per = {}
+    for m, ts in edges.items():
+        for t in ts:
+            if top(t) != top(m):
+                per.setdefault(top(m), set()).add(top(t))
+    print(f"{len(edges)} modules, {sum(len(t) for t in edges.values())} imports (inside functions too)")
+    print("| package | imports | may import |\n|---|---|---|")
+    for name in sorted(ALLOWED):
+        print(f"| {name} | {', '.join(sorted(per.get(name, ()))) or '-'} | "
+              f"{', '.join(sorted(ALLOWED[name] - {'collapse_lab'})) or '-'} |")
+    print(f"forbidden imports: {len(violations(edges))}; import circles: {len(circles(edges))}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

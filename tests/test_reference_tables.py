@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-REF = Path(__file__).resolve().parents[1] / "collapse_lab" / "analyses" / "reference"
+REF = Path(__file__).resolve().parents[1] / "analyses" / "reference"
 SHARED = Path(__file__).resolve().parents[2] / "shared" / "reference"
 
 

@@ -93,7 +93,7 @@ PLUGINS = {
 
 CHECK = '''
 import json, torch, collapse_lab
-from collapse_lab.augment import Pipeline
+from collapse_lab.training.augment import Pipeline
 x = torch.full((4, 1, 2, 2), 10, dtype=torch.uint8)
 y = Pipeline("invert")(x, torch.Generator().manual_seed(0))
 print(json.dumps({"where": collapse_lab.__file__, "inverted": sorted({int(v) for v in y.flatten()})}))

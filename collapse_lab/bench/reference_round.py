@@ -13,9 +13,9 @@ import torch
 
 from ..config import RunConfig
 from ..data import Dataset
-from ..fl.aggregate import weighted_average
-from ..fl.local import batches
-from ..fl.prepare import init_model, sample_clients
+from ..training.aggregate import weighted_average
+from ..training.local import batches
+from ..training.prepare import init_model, sample_clients
 from ..io import save_tensors
 from ..seeds import PURPOSE_BATCHES, seed_for
 from . import reference as ref

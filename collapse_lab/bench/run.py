@@ -22,8 +22,11 @@ from ..data import Dataset
 from ..data.cifar import STATS
 from ..devices import resolve_device
 from ..errors import CollapseLabError
-from ..fl.engine import train
-from ..fl.prepare import Prepared, init_model, make_partition, resolve_options, run_path
+from ..training.engine import train
+from ..partition import make_partition
+from ..resolve import resolve_runs, with_data
+from ..store import run_path
+from ..training.prepare import Prepared, init_model
 from ..store import RunDir
 from .reference_round import reference_rounds
 
@@ -74,13 +77,11 @@ def settings_for(preset: str, **overrides) -> Settings:
     """The preset's settings; ``overrides`` (None = the preset's) are bench fields or train
     options (``model``, ``device``, ``clients``, ``local_epochs``, ``augment``, ...),
     the latter resolved and checked like ``collapse-lab train``'s."""
-    from ..resolve import resolve_runs
-
     if preset not in PRESETS:
         raise CollapseLabError(f"--preset {preset!r}: choose one of {', '.join(PRESETS)}")
     given = {k: v for k, v in overrides.items() if v is not None}
     bench = {**PRESETS[preset], **{k: given.pop(k) for k in list(given) if k in BENCH_FIELDS}}
-    (cfg,) = resolve_runs({**RUN, **given, "rounds": bench["warmup"] + bench["rounds"]})
+    (cfg,) = resolve_runs({**RUN, **given, "rounds": bench["warmup"] + bench["rounds"]}, data="if-present")
     return Settings(cfg, preset, **bench)
 
 
@@ -95,7 +96,7 @@ def synthetic_cifar(n_train: int, n_test: int, seed: int) -> Dataset:
 
 
 def run_config(s: Settings) -> RunConfig:
-    return resolve_options(s.run, 10)
+    return with_data(s.run, 10, input_shape=(3, 32, 32))
 
 
 def fast_rounds(cfg: RunConfig, ds: Dataset, part, out: Path, keep_memory: bool = True, log=None) -> list[dict]:
@@ -117,7 +118,7 @@ def fast_rounds(cfg: RunConfig, ds: Dataset, part, out: Path, keep_memory: bool 
 def extraction(cfg: RunConfig, ds: Dataset, state: dict, device: torch.device) -> dict:
     """Features of the test set in float64 (inference mode, batches of 1024) and their
     float64 covariance spectrum, timed."""
-    from ..features.extract import extract_features
+    from ..analysis.features.extract import extract_features
     from ..spectra.functional import spectrum
 
     model = init_model(cfg, ds)

@@ -43,9 +43,9 @@ def train_missing(configs, store: Path, backend: str, workers: int | None, stack
 
 
 def _train(configs, store: Path, backend: str, workers: int | None, stack: int, address, say) -> list[dict]:
-    from ..commands.sweep import diverged
-    from ..fl.prepare import check_disk, prepare
-    from ..fl.stacked import prepared_reason
+    from .sweep import diverged
+    from ..training.prepare import check_disk, prepare
+    from ..training.stacked import prepared_reason
     from ..sweep import backends
 
     gone = [c for c in configs if diverged(store, c)]
@@ -92,10 +92,10 @@ def _train(configs, store: Path, backend: str, workers: int | None, stack: int, 
 
 def render(entry, ctx, out: Path) -> dict:
     """Compute, draw and check one entry; returns its record (paths, claims, seconds)."""
-    from ..analyses import RENDERERS
-    from ..analyses.claims import evaluate
+    from ..analysis import RENDERERS
+    from ..analysis.claims import evaluate
     from ..io import write_json
-    from ..plots import save_figure
+    from ..analysis.plots import save_figure
 
     t0 = time.time()
     r = RENDERERS.get(entry.renderer)
@@ -179,8 +179,8 @@ def check_training(workers: int | None, stack: int, backend: str = "local", addr
 @click.option("--check", is_flag=True, help="Print each claim with its numbers (always written to <out>/CLAIMS.md).")
 def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, stack, address, as_json, check):
     """Render NAMEs (default: every figure of the catalogue) at --preset."""
-    from ..analyses.catalogue import pick
-    from ..analyses.context import Context
+    from ..analysis.catalogue import pick
+    from ..analysis.context import Context
     from ..io import write_bytes
 
     check_training(workers, stack, backend, address, list_, no_train, **{"--check": check})
@@ -243,9 +243,7 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
 
 
 def _list(entries, per_entry, store: Path, out: Path, by_name: dict, as_json: bool, suffix: str = "png") -> None:
-    from ..analyses.context import resolved
-    from ..fl.prepare import run_path
-    from ..store import RunDir
+    from ..store import RunDir, run_path
 
     rows = []
     for e in entries:
@@ -256,7 +254,7 @@ def _list(entries, per_entry, store: Path, out: Path, by_name: dict, as_json: bo
             continue
         present = 0
         for n in names:
-            p = run_path(store, resolved(by_name[n]))
+            p = run_path(store, by_name[n])
             if (p / "run.json").is_file() and RunDir(p).meta.get("status") == "complete":
                 present += 1
         png = out / f"{e.name}.{suffix}"

@@ -112,9 +112,9 @@ def run_numbers(run, fs, tau: float) -> tuple[dict, object, list[str] | None]:
 def report_cmd(store, fig_dir, out, tau, device, as_json):
     """Write one self-contained HTML page for a run store: runs table, each run's metrics over
     rounds and last-round representation measures, the figures and the claims table."""
-    from ..features import FeatureSource
-    from ..plots import plt
-    from ..plots.report import plot_run_panel
+    from ..analysis.features import FeatureSource
+    from ..analysis.plots import plt
+    from ..analysis.plots.report import plot_run_panel
     from ..store import find_runs
     from .runs import warn
     from .runs_table import COLUMNS, _cell, row

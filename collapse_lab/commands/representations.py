@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
-from ..features import FeatureSource
+from ..analysis.features import FeatureSource
 from ..io import load_tensors
 from ..spectra.cka import cka_matrix
 from ..spectra.neural_collapse import neural_collapse
@@ -35,9 +35,9 @@ def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, t
     """Linear CKA (unbiased HSIC) between the representations of the global model and of every
     client stored at a round: a models x models heatmap per run; with --rounds also CKA between
     each client and the global model over the rounds."""
-    from ..plots import plt, save_figure
-    from ..plots.rounds import plot_series
-    from ..plots.similarity import plot_matrix
+    from ..analysis.plots import plt, save_figure
+    from ..analysis.plots.rounds import plot_series
+    from ..analysis.plots.similarity import plot_matrix
 
     check_common(tau, client, None)
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
@@ -105,8 +105,8 @@ def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, ta
     equiangularity of the class means and of the classifier rows), NC3 (self-duality) and NC4
     (agreement with the nearest class centre) of the global model and client --client
     (Papyan et al. 2020), at a round or over rounds."""
-    from ..plots import plt, save_figure
-    from ..plots.rounds import plot_series
+    from ..analysis.plots import plt, save_figure
+    from ..analysis.plots.rounds import plot_series
 
     check_common(tau, client, None)
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)

@@ -8,7 +8,7 @@ import click
 import torch
 
 from ..errors import CollapseLabError
-from ..features import FeatureSource
+from ..analysis.features import FeatureSource
 from ..io import load_tensors
 from ..spectra.rank import live_units
 from ..spectra.functional import (DEFAULT_TAU, effective_rank, local_global_gap, log10_mean_std, n_significant,
@@ -111,8 +111,8 @@ def print_table(rows: list[dict]) -> None:
 def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device, fig_dir, as_json,
                  rounds_spec, top, live_only, logged):
     """Covariance spectra of global and local models (FedDecorr Fig. 2/3), or their evolution over rounds."""
-    from ..plots import plt, save_figure
-    from ..plots.spectrum import Curve, alpha_colors, plot_spectrum
+    from ..analysis.plots import plt, save_figure
+    from ..analysis.plots.spectrum import Curve, alpha_colors, plot_spectrum
 
     check_common(tau, client, top)
     if live_only and rounds_spec is not None:
@@ -180,8 +180,8 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
 
 
 def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
-    from ..plots import plt, save_figure
-    from ..plots.rounds import plot_series, plot_spectra_over_rounds
+    from ..analysis.plots import plt, save_figure
+    from ..analysis.plots.rounds import plot_series, plot_spectra_over_rounds
 
     fig, axes = plt.subplots(len(selected), 3, figsize=(15, 3.8 * len(selected)), squeeze=False)
     out, warned = [], set()
@@ -228,8 +228,8 @@ def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
 @click.option("--top", type=int, default=None, help="Indices used for R (default: all above the numerical floor).")
 def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device, fig_dir, as_json, top):
     """Local vs global spectrum of one run with the gap R (journal Eq. 1, Fig. 4/6)."""
-    from ..plots import plt, save_figure
-    from ..plots.spectrum import Curve, plot_compare
+    from ..analysis.plots import plt, save_figure
+    from ..analysis.plots.spectrum import Curve, plot_compare
 
     check_common(tau, client, top)
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)

@@ -19,8 +19,8 @@ def probe_records(run) -> dict[int, dict]:
 
 
 def logged_rounds(selected, spec: str, tau: float, fig_dir, as_json: bool) -> None:
-    from ..plots import plt, save_figure
-    from ..plots.rounds import plot_series, plot_spectra_over_rounds
+    from ..analysis.plots import plt, save_figure
+    from ..analysis.plots.rounds import plot_series, plot_spectra_over_rounds
 
     fig, axes = plt.subplots(len(selected), 2, figsize=(10, 3.8 * len(selected)), squeeze=False)
     out = []

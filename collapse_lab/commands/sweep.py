@@ -16,8 +16,7 @@ from ..errors import CollapseLabError
 def diverged(store: Path, cfg) -> bool:
     """Whether the run's folder holds a run that diverged (the sweep leaves it alone;
     ``prepare`` would refuse to resume it)."""
-    from ..fl.prepare import run_path
-    from ..store import RunDir
+    from ..store import RunDir, run_path
 
     path = run_path(store, cfg)
     try:
@@ -77,8 +76,8 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
 
     Exit status 1 when a run failed or diverged, 2 for a bad spec, 130 on Ctrl-C (finished
     runs are kept; running the same command again continues the sweep)."""
-    from ..fl.prepare import check_disk, estimate_bytes, prepare, total_steps
-    from ..fl.stacked import prepared_reason
+    from ..training.prepare import check_disk, estimate_bytes, prepare, total_steps
+    from ..training.stacked import prepared_reason
     from ..sweep import backends
     from ..sweep.spec import expand, load_spec
 

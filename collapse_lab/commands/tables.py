@@ -19,10 +19,10 @@ from .figures import catalogue_options
 @click.option("--compare-paper", is_flag=True, help="Put the paper's printed value and the difference beside each cell.")
 def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, stack, address, as_json, compare_paper):
     """Render NAMEs (default: every table of the catalogue) at --preset."""
-    from ..analyses import RENDERERS
-    from ..analyses.catalogue import pick
-    from ..analyses.context import Context
-    from ..analyses.renderers.table_format import render_all
+    from ..analysis import RENDERERS
+    from ..analysis.catalogue import pick
+    from ..analysis.context import Context
+    from ..analysis.renderers.table_format import render_all
     from ..io import write_bytes, write_json
     from ..sweep.backends import Interrupted
     from .figures import _list, check_training, plan, train_missing

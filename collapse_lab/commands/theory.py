@@ -32,10 +32,10 @@ def prop1_cmd(ctx, seed, store, as_json):
         from ..store.paths import check_store_for_reading
 
         check_store_for_reading(store)
-    from ..features import FeatureSource
+    from ..analysis.features import FeatureSource
     from ..linalg import correlation_matrix
     from ..store import find_runs
-    from ..theory.prop1 import check_random, prop1_sides, relative_error
+    from ..analysis.theory.prop1 import check_random, prop1_sides, relative_error
 
     if seed < 0:
         raise CollapseLabError(f"--seed must be >= 0 (got {seed})")
@@ -155,9 +155,9 @@ def _dataset(dataset, data_root):
 def thm1_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
              as_json):
     """Theorem 1 on an (L+1)-layer linear network: Eq. 40 and Eq. 32/46 against measured d sigma_k/dt."""
-    from ..plots import save_figure
-    from ..plots.theory import alignment_figure, thm1_figure
-    from ..theory.linear_flow import growing, simulate
+    from ..analysis.plots import save_figure
+    from ..analysis.plots.theory import alignment_figure, thm1_figure
+    from ..analysis.theory.linear_flow import growing, simulate
 
     t0 = time.time()
     alphas = _check(depth, width, eta, horizon, alpha, client, clients, seed, scale, grow_factor)
@@ -225,9 +225,9 @@ def thm1_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, et
 def align_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
               as_json):
     """The Fig. 6 heatmaps alone: alignment of Pi's left and W_{L+1}'s right singular vectors."""
-    from ..plots import save_figure
-    from ..plots.theory import alignment_figure
-    from ..theory.linear_flow import simulate
+    from ..analysis.plots import save_figure
+    from ..analysis.plots.theory import alignment_figure
+    from ..analysis.theory.linear_flow import simulate
 
     alphas = _check(depth, width, eta, horizon, alpha, client, clients, seed, scale, grow_factor)
     dataset = _dataset(dataset, data_root)

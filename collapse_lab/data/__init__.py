@@ -12,6 +12,8 @@ of the training set held out as the evaluation set, for the tables tuned on one.
 """
 from __future__ import annotations
 
+import json
+
 from pathlib import Path
 
 from ..errors import CollapseLabError
@@ -64,4 +66,18 @@ def load_dataset(name: str, data_root: str | Path | None = None, download: bool 
         raise CollapseLabError(f"--dataset-option {e}") from None
 
 
-__all__ = ["DATASETS", "Dataset", "load_dataset"]
+_LOADED: dict[tuple, Dataset] = {}
+
+
+def dataset_of(cfg) -> Dataset:
+    """A run's data set (``cfg`` a ``RunConfig``), read once per process: the resolver
+    reads its class count and domains, ``prepare`` trains on the same object."""
+    key = (cfg.dataset, str(cfg.data_root), cfg.download, cfg.image_size,
+           json.dumps(cfg.dataset_options, sort_keys=True, default=str))
+    if key not in _LOADED:
+        _LOADED[key] = load_dataset(cfg.dataset, data_root=cfg.data_root, download=cfg.download,
+                                    image_size=cfg.image_size, **cfg.dataset_options)
+    return _LOADED[key]
+
+
+__all__ = ["DATASETS", "Dataset", "dataset_of", "load_dataset"]

@@ -1,4 +1,8 @@
-"""The checkpoint store: one folder per run, one sub-folder per round."""
-from .run_dir import RunDir, find_runs, parse_keep_local, package_versions
+"""The checkpoint store: one folder per run, one sub-folder per round (``docs/store-format.md``).
 
-__all__ = ["RunDir", "find_runs", "parse_keep_local", "package_versions"]
+Between the two subsystems: training writes it, the analysis reads it."""
+from .naming import run_path
+from . import lock
+from .run_dir import RunDir, find_runs, package_versions, parse_keep_local
+
+__all__ = ["RunDir", "find_runs", "lock", "parse_keep_local", "package_versions", "run_path"]

@@ -118,3 +118,4 @@ def is_run_folder(path: Path) -> bool:
     """A real folder (not a symlink) holding a run.json: what ``--overwrite`` may replace."""
     path = Path(path)
     return path.is_dir() and not path.is_symlink() and (path / "run.json").is_file()
+

@@ -49,7 +49,7 @@ def units(configs: list[RunConfig], stack: int, reason: Callable[[RunConfig], st
     """The runs in units of work: with ``stack`` > 1, runs of one ``fl.stacked.stack_key``
     that can stack (``reason`` None) in groups of at most ``stack``, as even as possible
     (40 runs, stack 20: two of 20); every other run alone. Largest units first."""
-    from ..fl.stacked import stack_key
+    from ..training.stacked import stack_key
 
     if stack <= 1:
         return [[c] for c in configs]

@@ -19,8 +19,8 @@ def run_one(cfg_json: dict, store: str, threads: int, log=None, stop=None) -> di
 
     from ..config import RunConfig
     from ..errors import CollapseLabError
-    from ..fl.engine import Diverged, Interrupted, train
-    from ..fl.prepare import prepare
+    from ..training.engine import Diverged, Interrupted, train
+    from ..training.prepare import prepare
 
     torch.set_num_threads(max(1, threads))
     cfg = RunConfig.from_json(cfg_json)
@@ -47,9 +47,9 @@ def run_unit(unit: list[dict], store: str, threads: int, log=None, stop=None) ->
 
     from ..config import RunConfig
     from ..errors import CollapseLabError
-    from ..fl.engine import Diverged, Interrupted
-    from ..fl.prepare import prepare
-    from ..fl.stacked import train_together
+    from ..training.engine import Diverged, Interrupted
+    from ..training.prepare import prepare
+    from ..training.stacked import train_together
 
     torch.set_num_threads(max(1, threads))
     cfgs = [RunConfig.from_json(c) for c in unit]
@@ -82,7 +82,7 @@ def main() -> int:
     """A long-lived worker: one run configuration per stdin line, one result per stdout
     line (torch is imported and the process warmed up once, not once per run). SIGTERM or
     SIGINT finishes the current client of the current run, then the worker exits."""
-    from ..fl.engine import StopFlag
+    from ..training.engine import StopFlag
 
     store, threads = sys.argv[1], int(sys.argv[2])
     stop = StopFlag()

@@ -12,10 +12,10 @@ import torch
 from click.testing import CliRunner
 from safetensors.numpy import load_file
 
-from collapse_lab.analyses import RENDERERS
-from collapse_lab.analyses.catalogue import Entry, catalogue
-from collapse_lab.analyses.claims import CHECKS, evaluate
-from collapse_lab.analyses.context import Context
+from collapse_lab.analysis import RENDERERS
+from collapse_lab.analysis.catalogue import Entry, catalogue
+from collapse_lab.analysis.claims import CHECKS, evaluate
+from collapse_lab.analysis.context import Context
 from collapse_lab.cli import cli
 from collapse_lab.errors import CollapseLabError
 

@@ -8,11 +8,11 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from collapse_lab.analyses import RENDERERS
-from collapse_lab.analyses.catalogue import SPECS, Entry, catalogue
-from collapse_lab.analyses.context import Context
-from collapse_lab.analyses.renderers import table as T
-from collapse_lab.analyses.renderers.table_format import render_all
+from collapse_lab.analysis import RENDERERS
+from collapse_lab.analysis.catalogue import SPECS, Entry, catalogue
+from collapse_lab.analysis.context import Context
+from collapse_lab.analysis.renderers import table as T
+from collapse_lab.analysis.renderers.table_format import render_all
 from tests.analyses.conftest import TINY
 from tests.analyses.test_catalogue import numpy_accuracy
 
@@ -82,19 +82,27 @@ def test_derived_rows_are_differences_of_their_rows():
     assert cells[-1]["ours_mean"] == pytest.approx(1.0) and cells[-1]["paper_mean"] == 1.0  # filled in place
 
 
-def test_a_cells_run_is_found_under_the_name_prepare_gives_it(tmp_path):
-    """Options filled in by prepare (structured-decov's groups, FedProx's mu) are part of a
-    run's folder name: the analyses resolve them the same way before looking a run up."""
-    from collapse_lab.analyses.context import resolved
-    from collapse_lab.config import RunConfig
-    from collapse_lab.fl.prepare import prepare
+def test_one_resolver_decides_the_record_the_store_and_the_analyses_use(tmp_path):
+    """Values filled in from defaults and from the data set (structured-decov's groups,
+    FedProx's mu, FedUV's lambda, one client per domain) are decided once, by the resolver:
+    the catalogue's expansion, ``train``'s resolution and the folder ``prepare`` picks agree,
+    and ``prepare`` leaves the record as it is."""
+    from collapse_lab.resolve import resolve_runs
+    from collapse_lab.sweep.spec import expand
+    from collapse_lab.training.prepare import prepare
 
-    for cfg in (RunConfig(reg="structured-decov", rounds=2), RunConfig(method="fedprox", rounds=2),
-                RunConfig(reg="feduv", beta=1.0, rounds=2),
-                # one client per domain: counted from the data set, as prepare counts them
-                RunConfig(dataset="digits-domains", model="cnn", partition="domain", clients=0, rounds=2)):
+    for opts, filled in (({"reg": "structured-decov"}, ("reg_options", "groups")),
+                         ({"method": "fedprox"}, ("method_options", "mu")),
+                         ({"reg": "feduv", "beta": 1.0}, ("reg_options", "lam")),
+                         ({"dataset": "digits-domains", "model": "cnn", "partition": "domain", "clients": 0},
+                          ("clients", None))):
+        opts = {**opts, "rounds": 2, "alpha": 0.5} if opts.get("partition") != "domain" else {**opts, "rounds": 2}
+        (cfg,) = resolve_runs({}, values=opts)
+        (planned,) = expand({"base": opts}, "test", data="if-present")
         (p,) = prepare([cfg], tmp_path)
-        assert resolved(cfg).run_name() == p.path.name
+        assert planned == cfg and p.config == cfg and p.path.name == cfg.run_name()
+        field, key = filled
+        assert (getattr(cfg, field) > 0) if key is None else (key in getattr(cfg, field)), (opts, cfg)
 
 
 class _Run:

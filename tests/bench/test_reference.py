@@ -10,8 +10,8 @@ from click.testing import CliRunner
 from collapse_lab.bench.reference_round import reference_round
 from collapse_lab.bench.run import fast_rounds, run_config, settings_for, synthetic_cifar
 from collapse_lab.cli import cli
-from collapse_lab.fl.prepare import init_model, make_partition
-from collapse_lab.fl.local import num_batches
+from collapse_lab.training.prepare import init_model, make_partition
+from collapse_lab.training.local import num_batches
 from collapse_lab.store import RunDir
 
 

@@ -160,7 +160,7 @@ def test_core_never_imports_torchvision():
     import subprocess
     import sys
 
-    code = ("import sys, collapse_lab.cli, collapse_lab.fl.engine, collapse_lab.data; "
+    code = ("import sys, collapse_lab.cli, collapse_lab.training.engine, collapse_lab.data; "
             "collapse_lab.data.load_dataset('digits'); print('torchvision' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"

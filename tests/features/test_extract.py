@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from collapse_lab.features import FeatureSource
-from collapse_lab.features.extract import extract_features
+from collapse_lab.analysis.features import FeatureSource
+from collapse_lab.analysis.features.extract import extract_features
 from collapse_lab.models import build_model
 from collapse_lab.partition import Partition
 from collapse_lab.store import RunDir

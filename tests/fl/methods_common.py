@@ -5,8 +5,8 @@ import torch
 import torch.nn as nn
 
 from collapse_lab.config import RunConfig
-from collapse_lab.fl.methods import METHODS, ClientResult, build_run_model, make_method
-from collapse_lab.fl.trainer import train_client
+from collapse_lab.training.methods import METHODS, ClientResult, build_run_model, make_method
+from collapse_lab.training.trainer import train_client
 
 
 def make(method: str, model: nn.Module | None = None, clients: int = 2, **over):

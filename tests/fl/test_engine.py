@@ -9,7 +9,7 @@ import torch
 from click.testing import CliRunner
 
 from collapse_lab.cli import cli
-from collapse_lab.fl.aggregate import weighted_average
+from collapse_lab.training.aggregate import weighted_average
 from collapse_lab.store import find_runs
 
 FAST = ["--dataset", "gaussian", "--dataset-option", "dim=8", "--dataset-option", "train_per_class=30",

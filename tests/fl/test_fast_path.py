@@ -10,10 +10,10 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from collapse_lab.augment import Pipeline
+from collapse_lab.training.augment import Pipeline
 from collapse_lab.cli import cli
-from collapse_lab.fl.local import PLAIN, FastPath, batches, epoch_raw
-from collapse_lab.fl.trainer import train_client
+from collapse_lab.training.local import PLAIN, FastPath, batches, epoch_raw
+from collapse_lab.training.trainer import train_client
 from collapse_lab.models import MODELS
 from tests.conftest import write_cifar
 

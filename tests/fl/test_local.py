@@ -4,10 +4,10 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from collapse_lab.fl.local import batches, num_batches
-from collapse_lab.fl.trainer import train_client
+from collapse_lab.training.local import batches, num_batches
+from collapse_lab.training.trainer import train_client
 from collapse_lab.models import build_model
-from collapse_lab.regularizers.feddecorr import feddecorr_loss
+from collapse_lab.training.regularizers.feddecorr import feddecorr_loss
 
 
 def test_one_epoch_matches_manual_sgd_with_regularizer():

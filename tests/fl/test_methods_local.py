@@ -11,11 +11,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from collapse_lab.errors import CollapseLabError
-from collapse_lab.fl.aggregate import weighted_average
-from collapse_lab.fl.methods import EvalData, build_run_model
-from collapse_lab.fl.methods.fedbn import batchnorm_keys
-from collapse_lab.fl.methods.addons import simplex_etf
-from collapse_lab.fl.methods.moon import moon_loss
+from collapse_lab.training.aggregate import weighted_average
+from collapse_lab.training.methods import EvalData, build_run_model
+from collapse_lab.training.methods.fedbn import batchnorm_keys
+from collapse_lab.training.methods.addons import simplex_etf
+from collapse_lab.training.methods.moon import moon_loss
 from tests.fl.methods_common import close, data, make, run_round
 
 
@@ -71,7 +71,7 @@ def test_fedetf_memory_vectors_are_class_means_and_shift_the_logits():
         ref = build_run_model(cfg, 3, (5,))
         ref.load_state_dict(g0)
         zs, ys = [], []  # replay the client's single epoch to get the representations it saw
-        from collapse_lab.fl.local import batches
+        from collapse_lab.training.local import batches
         for idx in batches(len(y), 8, torch.Generator().manual_seed(k)):
             zs.append(ref(x[idx])[1].detach())
             ys.append(y[idx])

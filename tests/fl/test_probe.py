@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from collapse_lab.fl.probe import Probe, probe_indices
+from collapse_lab.training.probe import Probe, probe_indices
 from tests.fl.methods_common import data, make
 
 

@@ -13,15 +13,16 @@ import pytest
 import torch
 
 from collapse_lab.config import RunConfig
-from collapse_lab.fl import prepare as P
-from collapse_lab.fl.engine import Diverged, train
-from collapse_lab.fl.local import NO_HOOKS
-from collapse_lab.fl.stacked import config_reason, stack_key, train_stacked, train_together
-from collapse_lab.fl.trainer import Job, Lane, StepSpec
+from collapse_lab.resolve import finalize
+from collapse_lab.training import prepare as P
+from collapse_lab.training.engine import Diverged, train
+from collapse_lab.training.local import NO_HOOKS
+from collapse_lab.training.stacked import config_reason, stack_key, train_stacked, train_together
+from collapse_lab.training.trainer import Job, Lane, StepSpec
 from collapse_lab.linalg import correlation_matrix, masked_correlation_matrix
 from collapse_lab.models import build_model
-from collapse_lab.regularizers import build_masked_regularizer, build_regularizer
-from collapse_lab.regularizers.feddecorr import feddecorr_loss_official, feddecorr_loss_official_masked
+from collapse_lab.training.regularizers import build_masked_regularizer, build_regularizer
+from collapse_lab.training.regularizers.feddecorr import feddecorr_loss_official, feddecorr_loss_official_masked
 from collapse_lab.store import RunDir
 
 
@@ -68,7 +69,7 @@ def test_stacked_equals_eager_lane_in_float64(reg, norm, atol):
     starts = [{k: v + 0.01 * i for k, v in model.state_dict().items()} for i in range(len(sizes))]
     to_float = lambda xb: xb.double() / 16  # noqa: E731
     spec = StepSpec(to_float, 0.05, 0.9, 1e-3, build_regularizer(reg, normalization=norm), 0.3,
-                    __import__("collapse_lab.fl.local", fromlist=["PLAIN"]).PLAIN)
+                    __import__("collapse_lab.training.local", fromlist=["PLAIN"]).PLAIN)
     eager = []
     for job in _jobs(x, y, sizes, 7, model, starts):
         eager.append(Lane(model, spec).train(job, 3, 16, spec.beta))
@@ -85,7 +86,7 @@ def test_stacked_equals_eager_lane_in_float64(reg, norm, atol):
 
 
 def _globals(store: Path, cfg: RunConfig, rounds: int) -> dict:
-    (p,) = P.prepare([cfg], store, resume=True)
+    (p,) = P.prepare([finalize(cfg)], store, resume=True)
     return RunDir(p.path).load_global(rounds), RunDir(p.path)
 
 
@@ -100,9 +101,9 @@ def test_runs_trained_together_equal_runs_trained_alone(tmp_path, monkeypatch):
             RunConfig(alpha=0.05, rounds=2, local_epochs=2, parallel_clients=1, reg="feddecorr"),
             RunConfig(alpha=0.25, rounds=3, local_epochs=2, parallel_clients=1, reg="feddecorr", method="fednova")]
     for c in cfgs:
-        (p,) = P.prepare([c], tmp_path / "alone")
+        (p,) = P.prepare([finalize(c)], tmp_path / "alone")
         train(p, keep_memory=False)
-    outs = train_together(P.prepare(cfgs, tmp_path / "together"))
+    outs = train_together(P.prepare([finalize(c) for c in cfgs], tmp_path / "together"))
     assert all(isinstance(o, dict) and o["status"] == "complete" for o in outs), outs
     for c in cfgs:
         a, _ = _globals(tmp_path / "alone", c, c.rounds)
@@ -128,7 +129,7 @@ def test_a_diverging_run_stops_alone(tmp_path):
     cfgs = [RunConfig(alpha=0.05, rounds=2, local_epochs=1, parallel_clients=1),
             RunConfig(alpha=0.05, rounds=2, local_epochs=1, parallel_clients=1, seed=1, lr=1e6, momentum=0.0)]
     # different lr: two stacks of one run each, trained in lockstep
-    outs = train_together(P.prepare(cfgs, tmp_path))
+    outs = train_together(P.prepare([finalize(c) for c in cfgs], tmp_path))
     assert isinstance(outs[0], dict) and outs[0]["status"] == "complete"
     assert isinstance(outs[1], Diverged)
     assert RunDir(outs[1].path).meta["status"] == "diverged"

@@ -15,11 +15,13 @@ import torch
 
 from collapse_lab.config import RunConfig
 from collapse_lab.errors import CollapseLabError
-from collapse_lab.fl import engine as E
-from collapse_lab.fl import fast as fastpath
-from collapse_lab.fl import prepare as P
-from collapse_lab.fl import schedule, trainer
-from collapse_lab.fl.local import NO_HOOKS, FastPath, batch_sizes, batches, num_batches
+from collapse_lab.training import engine as E
+from collapse_lab.training import fast as fastpath
+from collapse_lab.partition import make_partition
+from collapse_lab.resolve import finalize
+from collapse_lab.training import prepare as P
+from collapse_lab.training import schedule, trainer
+from collapse_lab.training.local import NO_HOOKS, FastPath, batch_sizes, batches, num_batches
 from collapse_lab.models import build_model
 from collapse_lab.store import RunDir
 from tests.fixtures import random_images as synthetic_cifar
@@ -32,8 +34,8 @@ def test_batch_sizes_are_those_batches_gives():
 
 
 def _run(cfg: RunConfig, ds, rounds_out: int, rounds_log: bool = False):
-    cfg = P.resolve_options(cfg, ds.num_classes)
-    part = P.make_partition(cfg, ds)
+    cfg = finalize(cfg, dataset=ds)
+    part = make_partition(cfg, ds)
     with tempfile.TemporaryDirectory() as t:
         p = P.Prepared(cfg, ds, part, Path(t) / cfg.run_name(), "train")
         E.train(p, keep_memory=False)
@@ -78,7 +80,7 @@ def test_several_lanes_equal_one_lane_bit_for_bit(method, model, reg, augment, l
     prog = _run(dataclasses.replace(cfg, parallel_clients=lanes), ds, 2)
     assert eager[3]["parallel_clients"] == 1 and prog[3]["parallel_clients"] == min(lanes, 4)
     moved = 0.0
-    init = P.init_model(P.resolve_options(cfg, 10), ds).state_dict()
+    init = P.init_model(finalize(cfg, dataset=ds), ds).state_dict()
     for a, b in zip(eager[0], prog[0]):
         for n in a:
             assert torch.equal(a[n], b[n]), n
@@ -107,7 +109,7 @@ def test_cpu_lanes_in_threads_run_at_their_share_of_the_threads(threads):
     for a, b in zip(eager1[0], prog[0]):
         assert all(torch.equal(a[n], b[n]) for n in a)
     assert eager1[2] == prog[2]
-    init = P.init_model(P.resolve_options(cfg, 10), ds).state_dict()
+    init = P.init_model(finalize(cfg, dataset=ds), ds).state_dict()
     assert 0 < _rel_to_movement(eager2[0], prog[0], init) < 1e-3  # fp32 round-off, amplified over 8 steps
 
 
@@ -247,8 +249,8 @@ def test_every_schedule_yields_the_same_clients(threads):
 def test_a_stop_lets_the_clients_under_way_finish_and_starts_no_other(tmp_path):
     ds = synthetic_cifar(150, 24, 0)
     for lanes in (1, 2):
-        cfg = P.resolve_options(dataclasses.replace(BASE, parallel_clients=lanes, rounds=1), 10)
-        part = P.make_partition(cfg, ds)
+        cfg = finalize(dataclasses.replace(BASE, parallel_clients=lanes, rounds=1), dataset=ds)
+        part = make_partition(cfg, ds)
         p = P.Prepared(cfg, ds, part, tmp_path / f"{lanes}" / cfg.run_name(), "train")
         steps, stop = [], E.StopFlag()
 

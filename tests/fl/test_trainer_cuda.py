@@ -5,7 +5,8 @@ import dataclasses
 import pytest
 import torch
 
-from collapse_lab.fl import prepare as P
+from collapse_lab.resolve import finalize
+from collapse_lab.training import prepare as P
 from collapse_lab.models import build_model
 from tests.fixtures import random_images as synthetic_cifar
 from tests.fl.test_trainer import BASE, _rel_to_movement, _run
@@ -32,7 +33,7 @@ def test_captured_graphs_match_the_eager_loop_on_cuda(precision, tol, determinis
     eager = _run(dataclasses.replace(cfg, cuda_graphs="off", parallel_clients=1), ds, 1)
     graph = _run(dataclasses.replace(cfg, cuda_graphs="on", parallel_clients=3), ds, 1)
     assert graph[3]["cuda_graphs"] and graph[3]["parallel_clients"] == 3
-    init = P.init_model(P.resolve_options(cfg, 10), ds).state_dict()
+    init = P.init_model(finalize(cfg, dataset=ds), ds).state_dict()
     rel = _rel_to_movement(eager[0], graph[0], init)
     same = all(torch.equal(a[n], b[n]) for a, b in zip(eager[0], graph[0]) for n in a)
     print(f"{precision}: captured vs eager, |difference| / |movement| = {rel:.3e}, bit-identical: {same}")
@@ -44,7 +45,7 @@ def test_captured_graphs_match_the_eager_loop_on_cuda(precision, tol, determinis
 
 @cuda
 def test_features_on_cuda_equal_cpu_float64():
-    from collapse_lab.features.extract import extract_features
+    from collapse_lab.analysis.features.extract import extract_features
 
     ds = synthetic_cifar(16, 300, 1)
     torch.manual_seed(0)

@@ -127,7 +127,7 @@ def test_partition_ignores_global_random_state_and_is_pinned():
 
     from collapse_lab.config import RunConfig
     from collapse_lab.data import load_dataset
-    from collapse_lab.fl.prepare import make_partition
+    from collapse_lab.training.prepare import make_partition
 
     ds = load_dataset("digits")
     pinned = {0.05: ("a1508bc205238ee8", [148, 228, 147, 211, 228, 36, 138, 148, 113, 40]),

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from collapse_lab.regularizers import build_regularizer
-from collapse_lab.regularizers.feddecorr import (correlation_matrix, feddecorr_loss, feddecorr_loss_official,
+from collapse_lab.training.regularizers import build_regularizer
+from collapse_lab.training.regularizers.feddecorr import (correlation_matrix, feddecorr_loss, feddecorr_loss_official,
                                                  official_from_paper)
 
 

@@ -112,24 +112,26 @@ def test_keep_local_last_counts_the_two_rounds_of_client_files_that_coexist(tmp_
     """With --keep-local last, round r-1's clients are removed only once round r is
     complete, so the peak holds two rounds of client files (the disk-full case of issue 29)."""
     from collapse_lab.config import RunConfig
-    from collapse_lab.fl.prepare import estimate_bytes, prepare
+    from collapse_lab.resolve import finalize
+    from collapse_lab.training.prepare import estimate_bytes, prepare
 
     base = dict(dataset="gaussian", dataset_options={"dim": 8, "train_per_class": 30, "test_per_class": 10},
                 rounds=5, clients=4, local_epochs=1, batch_size=16, alpha=0.5)
-    (p,) = prepare([RunConfig(**base, keep_local="last")], tmp_path)
+    (p,) = prepare([finalize(RunConfig(**base, keep_local="last"))], tmp_path)
     assert estimate_bytes(p) == (5 + 1 + 2 * 4) * p.state_bytes
-    (p,) = prepare([RunConfig(**base, keep_local="none")], tmp_path)
+    (p,) = prepare([finalize(RunConfig(**base, keep_local="none"))], tmp_path)
     assert estimate_bytes(p) == (5 + 1 + 1 * 4) * p.state_bytes
 
 
 def test_estimate_matches_what_a_run_writes(tmp_path):
     from collapse_lab.config import RunConfig
-    from collapse_lab.fl.engine import train
-    from collapse_lab.fl.prepare import estimate_bytes, prepare
+    from collapse_lab.training.engine import train
+    from collapse_lab.resolve import finalize
+    from collapse_lab.training.prepare import estimate_bytes, prepare
 
     cfg = RunConfig(dataset="gaussian", dataset_options={"dim": 8, "train_per_class": 30, "test_per_class": 10},
                     rounds=3, clients=3, local_epochs=1, batch_size=16, alpha=0.5, method="scaffold")
-    (p,) = prepare([cfg], tmp_path)
+    (p,) = prepare([finalize(cfg)], tmp_path)
     est = estimate_bytes(p)
     train(p)
     written = sum(f.stat().st_size for f in p.path.rglob("*.safetensors") if f.name != "partition.safetensors")

@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from collapse_lab.linalg import correlation_matrix
-from collapse_lab.theory.linear_flow import alignment_matrix, balanced_init, class_G, product, simulate
-from collapse_lab.theory.prop1 import check_random, prop1_sides, relative_error
+from collapse_lab.analysis.theory.linear_flow import alignment_matrix, balanced_init, class_G, product, simulate
+from collapse_lab.analysis.theory.prop1 import check_random, prop1_sides, relative_error
 
 
 def test_prop1_hand_example():

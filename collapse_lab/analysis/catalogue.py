@@ -1,0 +1,115 @@
+"""The catalogue's specs (``specs/*.yaml``): loading, checking, and the runs an entry needs."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from ..config import RunConfig, alpha_str, parse_alpha
+from ..analyses import SPECS  # the catalogue data: the top-level analyses/ folder
+from ..errors import CollapseLabError
+from ..sweep.spec import expand
+
+PRESETS = ("quick", "paper")
+KINDS = ("figure", "table")
+KEYS = {"name", "paper", "source", "kind", "caption", "renderer", "runs", "params", "claims", "differs", "unstated",
+        "not_rendered"}
+
+
+@dataclass(frozen=True)
+class Entry:
+    name: str
+    paper: str
+    source: str
+    kind: str
+    caption: str
+    renderer: str
+    runs: dict  # preset -> sweep spec (base, grid, seeds); empty for entries that train nothing
+    params: dict = field(default_factory=dict)
+    claims: list = field(default_factory=list)
+    differs: list = field(default_factory=list)  # how the quick form differs from the paper's
+    unstated: list = field(default_factory=list)  # settings the paper does not state (our assumption)
+    not_rendered: str = ""  # why a figure is not drawn (a schematic): said by --list
+
+    def configs(self, preset: str, warn=None) -> list[RunConfig]:
+        """The entry's runs at ``preset``, through the sweep's expansion (train's resolver)."""
+        spec = self.runs.get(preset)
+        if not spec:
+            return []
+        # the data-dependent values where the data are here; a run whose data are not is missing anyway
+        return expand(spec, f"analyses/specs/{self.name}.yaml runs.{preset}", warn, data="if-present")
+
+
+def load_entry(path: Path) -> Entry:
+    try:
+        # libyaml's loader when PyYAML has it: the specs are 4 MB of YAML, 10x faster to read
+        d = yaml.load(path.read_text(), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
+    except yaml.YAMLError as e:
+        raise CollapseLabError(f"{path}: not valid YAML ({str(e).splitlines()[0]})") from None
+    where = f"analyses/specs/{path.name}"
+    if not isinstance(d, dict):
+        raise CollapseLabError(f"{where}: a spec is a mapping")
+    unknown = sorted(set(d) - KEYS)
+    if unknown:
+        raise CollapseLabError(f"{where}: unknown key {unknown[0]!r}; a spec has {', '.join(sorted(KEYS))}")
+    for k in ("name", "paper", "source", "kind", "caption", "renderer"):
+        if not isinstance(d.get(k), str) or not d[k]:
+            raise CollapseLabError(f"{where}: {k} must be a non-empty text")
+    if d["name"] != path.stem:
+        raise CollapseLabError(f"{where}: name {d['name']!r} differs from the file's stem")
+    if d["kind"] not in KINDS:
+        raise CollapseLabError(f"{where}: kind must be one of {KINDS}")
+    runs = d.get("runs") or {}
+    if not isinstance(runs, dict) or set(runs) - set(PRESETS):
+        raise CollapseLabError(f"{where}: runs must map presets {PRESETS} to sweep specs")
+    claims = d.get("claims") or []
+    for c in claims:
+        if not isinstance(c, dict) or "check" not in c or "text" not in c:
+            raise CollapseLabError(f"{where}: each claim needs a check and a text")
+    return Entry(d["name"], d["paper"], d["source"], d["kind"], d["caption"], d["renderer"], runs,
+                 d.get("params") or {}, claims, d.get("differs") or [], d.get("unstated") or [],
+                 d.get("not_rendered") or "")
+
+
+def catalogue(kind: str | None = None) -> list[Entry]:
+    """Every entry, in the papers' order (the file names sort that way within a paper)."""
+    entries = [load_entry(p) for p in sorted(SPECS.glob("*.yaml"), key=_order)]
+    return [e for e in entries if kind is None or e.kind == kind]
+
+
+def _order(p: Path):
+    paper_rank = {"feddecorr": 0, "journal": 1, "fednc": 2, "feduv": 3}
+    head, _, tail = p.stem.partition("-")
+    num = "".join(ch for ch in tail if ch.isdigit())
+    return paper_rank.get(head, 9), tail.rstrip("0123456789"), int(num) if num else 0, tail
+
+
+def pick(names: tuple[str, ...], kind: str) -> list[Entry]:
+    """The named entries of this kind (all when none is named); an unknown name lists the known."""
+    entries = catalogue(kind)
+    if not names:
+        return entries
+    by_name = {e.name: e for e in entries}
+    out = []
+    for n in names:
+        if n not in by_name:
+            raise CollapseLabError(f"unknown {kind} {n!r}; choose from: {', '.join(by_name)}")
+        out.append(by_name[n])
+    return out
+
+
+def matches(cfg: RunConfig, where: dict) -> bool:
+    """Whether a run configuration has the values in ``where`` (alpha as train writes it)."""
+    for k, v in where.items():
+        have = getattr(cfg, k)
+        if k == "alpha":
+            if alpha_str(cfg.alpha) != alpha_str(parse_alpha(v)):
+                return False
+        elif isinstance(have, float) or isinstance(v, float):
+            if not math.isclose(float(have), float(v), rel_tol=1e-12):
+                return False
+        elif str(have) != str(v):
+            return False
+    return True

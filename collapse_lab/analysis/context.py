@@ -1,0 +1,39 @@
+"""What a renderer reads: the store, the preset, the entry's runs and their features."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from ..config import RunConfig
+from .features import FeatureSource
+from ..spectra.functional import spectrum
+from ..store import RunDir
+from .catalogue import Entry
+from .select import Group, groups
+
+
+@dataclass
+class Context:
+    store: Path
+    preset: str
+    features: FeatureSource = field(default_factory=lambda: FeatureSource(split="test", dtype="float64"))
+    _configs: dict = field(default_factory=dict)
+
+    def configs(self, entry: Entry) -> list[RunConfig]:
+        if entry.name not in self._configs:
+            self._configs[entry.name] = entry.configs(self.preset)
+        return self._configs[entry.name]
+
+    def groups(self, entry: Entry, where: dict | None = None) -> list[Group]:
+        return groups(entry, self.preset, self.store, where, self.configs(entry))
+
+    def spectrum(self, run: RunDir, r: int, client: int | None) -> tuple[torch.Tensor, float]:
+        """Singular values (float64, descending) of the covariance of the test
+        representations of the global model (client None) or client k's local model."""
+        return spectrum(self.features.features(run, r, client))
+
+
+def last_round(run: RunDir, r: int | None = None) -> int:
+    return int(run.meta["rounds_complete"]) if r is None else int(r)

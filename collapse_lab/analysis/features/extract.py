@@ -1,0 +1,126 @@
+"""Compute z for every sample of an evaluation set, batched, on the GPU when present.
+
+The cache lives beside the run store, ``<store>/.features/<key>.safetensors``, keyed by
+the sha256 of the checkpoint file (checkpoint files are byte-deterministic), the model
+name, the data set's content fingerprint, the split and the dtype. A second analysis of
+the same checkpoint reads z from there instead of running the model.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import torch
+
+from ...config import RunConfig
+from ...data import Dataset, load_dataset
+from ...devices import resolve_device
+from ...errors import CollapseLabError
+from ...io import load_state, load_tensors, save_tensors
+from ...models import build_model
+from ...store import RunDir
+
+DTYPES = {"float64": torch.float64, "float32": torch.float32}
+
+
+def file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def dataset_fingerprint(ds: Dataset, split: str) -> str:
+    x, y = getattr(ds, f"{split}_x"), getattr(ds, f"{split}_y")
+    h = hashlib.sha256()
+    h.update(repr((ds.name, split, tuple(x.shape), str(x.dtype), ds.scale, ds.mean, ds.std)).encode())
+    h.update(x.contiguous().numpy().tobytes())
+    h.update(y.contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+@torch.inference_mode()
+def extract_features(model: torch.nn.Module, x: torch.Tensor, to_float, dtype: torch.dtype = torch.float64,
+                     device: torch.device | str = "cpu", batch_size: int = 1024) -> torch.Tensor:
+    """z for every row of x, in eval mode (BatchNorm uses its running statistics).
+    ``to_float(x, dtype)`` normalises a stored batch (``Dataset.to_float``).
+
+    The data path of training: the uint8 set moved to the device once, batches cut there.
+    float64 by default: collapsed tails lie below float32's resolution."""
+    model = model.to(device=device, dtype=dtype).eval()
+    x = x.to(device)
+    out = []
+    for s in range(0, len(x), batch_size):
+        xb = to_float(x[s : s + batch_size], dtype)  # normalised in the feature dtype
+        out.append(model(xb)[1].to("cpu"))
+    return torch.cat(out) if out else torch.zeros(0, model.feature_dim, dtype=dtype)
+
+
+class FeatureSource:
+    """Reads runs' checkpoints and returns their representations, caching them on disk."""
+
+    def __init__(self, split: str = "test", dtype: str = "float64", device: str = "auto", batch_size: int = 1024,
+                 use_cache: bool = True):
+        if split not in ("test", "train"):
+            raise CollapseLabError(f"--split {split!r}: use test or train")
+        if dtype not in DTYPES:
+            raise CollapseLabError(f"--feature-dtype {dtype!r}: use float64 or float32")
+        self.split, self.dtype, self.batch_size, self.use_cache = split, dtype, batch_size, use_cache
+        self.device = resolve_device(device)
+        self._datasets: dict[tuple, tuple[Dataset, str]] = {}
+        self.computed = 0  # model forward passes over a whole evaluation set (cache misses)
+
+    def dataset(self, cfg: RunConfig) -> tuple[Dataset, str]:
+        key = (cfg.dataset, cfg.data_root, cfg.image_size, tuple(sorted(cfg.dataset_options.items())))
+        if key not in self._datasets:
+            try:
+                ds = load_dataset(cfg.dataset, data_root=cfg.data_root, image_size=cfg.image_size,
+                                  **cfg.dataset_options)
+            except CollapseLabError as e:  # the analyses have no --data-root: the run's own is used
+                raise CollapseLabError(f"the run's data set {cfg.dataset} cannot be read from the data root its "
+                                       f"run.json records ({cfg.data_root}): {e}; put the files back there") from None
+            self._datasets[key] = (ds, dataset_fingerprint(ds, self.split))
+        return self._datasets[key]
+
+    def checkpoint_path(self, run: RunDir, r: int, client: int | None) -> Path:
+        p = run.global_path(r) if client is None else run.client_path(r, client)
+        if not p.is_file():
+            what = "global model" if client is None else f"client {client}"
+            have = sorted(int(q.stem.split("_")[1]) for q in run.round_dir(r).glob("client_*.safetensors"))
+            hint = f"; clients stored for round {r}: {have}" if client is not None and have else ""
+            raise CollapseLabError(f"{run.path.name}: no {what} checkpoint for round {r} ({p} missing){hint}")
+        return p
+
+    def features(self, run: RunDir, r: int, client: int | None = None) -> torch.Tensor:
+        cfg = run.config
+        ds, fp = self.dataset(cfg)
+        ckpt = self.checkpoint_path(run, r, client)
+        key = hashlib.sha256(f"{file_sha256(ckpt)}|{cfg.model}|{fp}|{self.split}|{self.dtype}".encode()).hexdigest()[:32]
+        cache = run.path.parent / ".features" / f"{key}.safetensors"
+        if self.use_cache and cache.is_file():
+            try:
+                return load_tensors(cache)["z"]
+            except (CollapseLabError, KeyError):
+                pass  # a damaged cache entry is recomputed and rewritten
+        # the bare architecture: a method's additions beside z (MOON's head) are not read,
+        # and FedETF's fixed classifier is an ordinary classifier's weights
+        model = build_model(cfg.model, ds.num_classes, ds.input_shape)
+        model.load_state_dict(load_state(ckpt, model, extra_ok=True))
+        x = getattr(ds, f"{self.split}_x")
+        z = extract_features(model, x, ds.to_float, DTYPES[self.dtype], self.device, self.batch_size)
+        self.computed += 1
+        if not bool(torch.isfinite(z).all()):  # a diverged run stored before divergence was recorded
+            raise CollapseLabError(f"{run.path.name}: the {'global' if client is None else f'client {client}'} model "
+                                   f"of round {r} gives non-finite representations (the run diverged); analyse an "
+                                   "earlier --round or another run")
+        if self.use_cache:
+            try:
+                save_tensors(cache, {"z": z}, metadata={"checkpoint": str(ckpt), "split": self.split})
+            except OSError as e:  # a read-only store (a mount, permissions): analyse without the cache
+                self.use_cache = False
+                import sys
+
+                print(f"warning: {cache.parent} is not writable ({e.strerror or type(e).__name__}); representations "
+                      "are computed without the feature cache", file=sys.stderr)
+        return z

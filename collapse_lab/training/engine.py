@@ -1,0 +1,348 @@
+"""The round loop: prepared run -> clients -> server rounds -> run store.
+
+``fl.prepare`` checks everything that can be checked without training and writes nothing;
+``train`` then runs the rounds and writes the store. Each round: the participants' local
+training on the trainer's lanes (``fl.trainer``, ``fl.schedule``), their checkpoints
+stored in client order, the method's aggregation, the global checkpoint and method state,
+an evaluation; the round counts as complete once all its files exist.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Generator, Iterator
+
+import torch
+
+from ..devices import resolve_device
+from ..errors import CollapseLabError
+from ..faults import Faults
+from ..io import AsyncWriter, load_state
+from .regularizers import build_regularizer
+from ..seeds import PURPOSE_AUGMENT, PURPOSE_BATCHES, seed_for
+from ..store import RunDir, parse_keep_local
+from . import fast as fastpath
+from .evaluate import evaluate
+from .local import cpu_state
+from .methods import ClientResult, EvalData, Method, make_method
+from .probe import NonFiniteProbe, Probe, probe_indices
+from ..store import lock
+from .prepare import Prepared, init_model, take_lock
+from .sampling import sample_clients
+from .schedule import train_round
+from .trainer import Job, Lane, StepSpec, Trained
+
+
+class StopFlag:
+    """A request to stop (SIGINT/SIGTERM), set by whoever runs the training (the CLI's
+    signal handlers, a test) and read between clients: no module-level state."""
+
+    def __init__(self) -> None:
+        self.requested: str | None = None  # the signal's name once one arrived
+
+    def request(self, signame: str = "SIGINT") -> None:
+        self.requested = signame
+
+    def is_set(self) -> bool:
+        return self.requested is not None
+
+
+class Interrupted(Exception):
+    """``client``: the last client stored in round ``round`` (None: none was)."""
+
+    def __init__(self, path: Path, r: int, k: int | None, signame: str):
+        super().__init__(f"{signame}: stopped {path.name} in round {r} after client {k}")
+        self.path, self.round, self.client, self.signame = path, r, k, signame
+
+
+class Diverged(Exception):
+    """A non-finite loss or weight: the run stops at round ``round`` (``client`` None: the
+    aggregated global model); rounds before it stay stored and readable."""
+
+    def __init__(self, path: Path, r: int, k: int | None, what: str):
+        where = f"client {k}" if k is not None else "the aggregated global model"
+        super().__init__(f"{path.name} diverged in round {r}: {where} has a non-finite {what}")
+        self.path, self.round, self.client, self.what = path, r, k, what
+
+
+def non_finite(state: dict[str, torch.Tensor]) -> str | None:
+    """The first floating-point tensor with a NaN or inf, or None."""
+    for name, v in state.items():
+        if v.is_floating_point() and not bool(torch.isfinite(v).all()):
+            return name
+    return None
+
+
+@dataclass
+class RunContext:
+    """Everything the rounds of one run share."""
+
+    p: Prepared
+    run: RunDir
+    model: torch.nn.Module  # the engine's model: evaluations, and lane 0 when there is one lane
+    method: Method
+    lanes: list[Lane]
+    eval_data: EvalData
+    x_train: torch.Tensor
+    y_train: torch.Tensor
+    client_idx: list[torch.Tensor]
+    stop: StopFlag = field(default_factory=StopFlag)
+    faults: Faults = field(default_factory=Faults)
+    on_step: Callable[[], None] | None = None
+    log: Callable[[str], None] | None = None
+    probe: Probe | None = None  # the global spectrum on a fixed probe set, logged each round
+
+    @property
+    def cfg(self):
+        return self.p.config
+
+
+class Session:
+    """One run being trained: everything before its rounds (model, method, lanes, the run
+    folder created or reopened), its rounds as a generator, and the end. ``train`` drives
+    one session through the lanes; ``fl.stacked`` drives several in lockstep, training
+    their clients together."""
+
+    def __init__(self, p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[[str], None] | None = None,
+                 keep_memory: bool = True, stop: StopFlag | None = None, faults: Faults | None = None,
+                 extra: dict | None = None):
+        cfg, ds, part = p.config, p.dataset, p.partition
+        device = resolve_device(cfg.device)
+        faults = faults if faults is not None else Faults.from_env()
+        if keep_memory:
+            fastpath.keep_host_memory()
+        model, fast = fastpath.build(cfg, init_model(cfg, ds).to(device), len(ds.input_shape))
+        # cudnn.benchmark stays off: a round has a dozen batch shapes (each client's last batch,
+        # the evaluation's), and each new one would be timed for every convolution; cudnn's
+        # heuristic choice needs no search (README, Fast path: what the H100 showed).
+        plan = p.plan
+        reg = build_regularizer(cfg.reg, normalization=cfg.decorr_norm, num_classes=ds.num_classes, **cfg.reg_options)
+        self.spec = StepSpec(ds.to_float, cfg.lr, cfg.momentum, cfg.weight_decay, reg, cfg.beta, fast)
+        # one lane trains on the engine's model itself (a compiled forward is bound to it)
+        lanes = [Lane(model if plan.lanes == 1 else copy.deepcopy(model), self.spec, plan.capture)
+                 for _ in range(plan.lanes)]
+        method = make_method(cfg, model, cfg.clients)
+        method.bind_clients(torch.from_numpy(part.counts).to(torch.float64))
+        eval_data = EvalData(ds.test_x.to(device), ds.test_y.to(device), ds.to_float, cfg.eval_batch_size,
+                             None if ds.test_domain is None else ds.test_domain.to(device),
+                             None if ds.train_domain is None else
+                             [sorted(set(ds.train_domain[torch.from_numpy(ix)].tolist())) for ix in part.client_indices])
+        info = {"n_train": len(ds.train_y), "n_test": len(ds.test_y), "num_classes": ds.num_classes,
+                "feature_dim": model.feature_dim, "client_sizes": part.sizes.tolist(), "device": str(device),
+                "parallel_clients": plan.lanes, "cuda_graphs": plan.capture, "stacked": 1,
+                **({"domains": list(ds.domains)} if ds.domains and len(ds.domains) <= 100 else {}), **(extra or {})}
+        probe = None
+        if cfg.probe > 0:
+            probe = Probe(ds.test_x[probe_indices(len(ds.test_y), cfg.probe, cfg.seed)].to(device), ds.to_float,
+                          cfg.eval_batch_size)
+        take_lock(p)  # one writer per run (store.lock); released when the session ends
+        self.writer = writer = AsyncWriter()
+        self.global_state = cpu_state(model.state_dict())
+        try:
+            if p.start == 0:
+                run = RunDir.create(p.path.parent, p.path.name, cfg.to_json(), part, self.global_state, info, writer,
+                                    faults.point)
+                run.log({"event": "round", "round": 0, **method.evaluate(model, self.global_state, eval_data)})
+                if probe is not None:
+                    model.load_state_dict(self.global_state)
+                    run.log({"event": "probe", "round": 0, **probe(model)})
+            else:
+                run = RunDir(p.path, writer, faults.point)
+                self.global_state = _resume(run, p, model, method, device, log, {"stacked": 1, **(extra or {})})
+        except BaseException:
+            writer.close()  # pending checkpoint writes finish; the error in flight is the one to report
+            lock.release(p.path)
+            raise
+        self.ctx = RunContext(p, run, model, method, lanes, eval_data, ds.train_x.to(device), ds.train_y.to(device),
+                              [torch.from_numpy(ix).to(device) for ix in part.client_indices], stop or StopFlag(),
+                              faults, on_step, log, probe)
+        self.t0 = time.time()
+
+    def rounds(self) -> Generator[list[Job], Iterator[Trained], dict]:
+        """Yields each round's jobs, takes back the trained clients (``Trained`` in job
+        order); returns the last evaluation. Any error closes the writer first."""
+        try:
+            return (yield from _rounds(self.ctx, self.global_state))
+        except BaseException:
+            self.writer.close()
+            lock.release(self.ctx.p.path)
+            raise
+
+    def finish(self, ev: dict) -> dict:
+        """The run is complete: its status recorded; returns the summary."""
+        p, run = self.ctx.p, self.ctx.run
+        self.writer.close()
+        try:
+            run.update(status="complete", finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                       train_seconds=round(time.time() - self.t0, 2))
+        finally:
+            lock.release(p.path)
+        return {"run": str(p.path), "status": "complete", "rounds": p.config.rounds, "final_test_acc": ev["test_acc"],
+                "final_test_loss": ev["test_loss"], "seconds": round(time.time() - self.t0, 2)}
+
+
+def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[[str], None] | None = None,
+          keep_memory: bool = True, stop: StopFlag | None = None, faults: Faults | None = None) -> dict:
+    """Run all rounds of one prepared run into its run directory; returns a summary.
+    ``keep_memory``: let the process keep freed host memory for reuse
+    (``fast.keep_host_memory``); ``faults``: default ``Faults.from_env()``, read now."""
+    s = Session(p, on_step, log, keep_memory, stop, faults)
+    cfg, ctx = p.config, s.ctx
+    rounds = s.rounds()
+    with fastpath.no_tf32() if cfg.precision == "fp32" else contextlib.nullcontext():
+        try:
+            jobs = next(rounds)
+            while True:
+                jobs = rounds.send(train_round(ctx.lanes, jobs, epochs=cfg.local_epochs, batch_size=cfg.batch_size,
+                                               beta=cfg.beta, stop=ctx.stop.is_set))
+        except StopIteration as done:
+            ev = done.value
+    return s.finish(ev)
+
+
+def _resume(run: RunDir, p: Prepared, model, method: Method, device, log, extra: dict | None = None) -> dict:
+    """The global state and method state of the last complete round; later files discarded."""
+    start, cfg = p.start, p.config
+    # everything the resume reads is loaded before anything later is discarded
+    global_state = load_state(run.global_path(start), model)
+    server, clients = run.load_method_state(start)
+    try:
+        method.load_state(server, clients)
+    except (KeyError, RuntimeError, ValueError) as e:
+        raise CollapseLabError(f"{run.method_path(start)}: the {cfg.method} state of round {start} is incomplete "
+                               f"({type(e).__name__}: {e}); use --overwrite to start the run over") from None
+    # an extended run: its run.json takes the new length, and --keep-local now treats
+    # round ``start`` as an ordinary round of the longer run (as a run trained at that length
+    # from the start would have left it). run.json first: a crash between the two steps
+    # leaves it counting only rounds that are still there.
+    run.update(**{**cfg.to_json(), "status": "running", "device": str(device), "rounds_complete": start,
+                  **(extra or {})})
+    run.discard_after(start)
+    run.prune_local(start, parse_keep_local(cfg.keep_local), cfg.rounds)
+    if log:
+        log(f"{p.path.name}: resuming after round {start}/{cfg.rounds}")
+    return global_state
+
+
+def _jobs(ctx: RunContext, r: int, participants: list[int], global_state: dict) -> list[Job]:
+    cfg, device = ctx.cfg, ctx.x_train.device
+    # once per round; replicas load it device to device
+    start_state = global_state if device.type == "cpu" else {n: v.to(device) for n, v in global_state.items()}
+    jobs = []
+    for k in participants:
+        ix = ctx.client_idx[k]
+        # Augmentation draws from its own stream, so the batch order is the same with and
+        # without it, and a resumed run augments exactly as an uninterrupted one.
+        jobs.append(Job(k, ctx.x_train[ix], ctx.y_train[ix],
+                        torch.Generator().manual_seed(seed_for(cfg.seed, PURPOSE_BATCHES, r, k)),
+                        torch.Generator().manual_seed(seed_for(cfg.seed, PURPOSE_AUGMENT, r, k)),
+                        start=lambda m, k=k: ctx.method.client_start(k, r, m, start_state),
+                        on_step=_step_hook(ctx, r, k)))
+    return jobs
+
+
+def _rounds(ctx: RunContext, global_state: dict) -> Generator[list[Job], Iterator[Trained], dict]:
+    """The rounds after ``p.start``: yields each round's jobs and takes back their trained
+    clients; returns the last evaluation of the global model."""
+    cfg, run, method = ctx.cfg, ctx.run, ctx.method
+    keep = parse_keep_local(cfg.keep_local)
+    start = ctx.p.start
+    ev = None
+    if start >= cfg.rounds:  # killed after its last round was stored: only the status is left
+        ev = method.evaluate(ctx.model, global_state, ctx.eval_data)
+    t0 = time.time()
+    for r in range(start + 1, cfg.rounds + 1):
+        busy0 = run.writer.busy_seconds
+        prep0 = sum(lane.prepare_seconds for lane in ctx.lanes)
+        participants = sample_clients(cfg, r)
+        results, last, local_s = [], None, 0.0
+        trained = yield _jobs(ctx, r, participants, global_state)
+        while True:
+            t_local = time.time()
+            t = next(trained, None)
+            local_s += time.time() - t_local
+            if t is None:
+                # trained elsewhere (``fl.stacked``): the round's local seconds come with the results
+                local_s = getattr(trained, "seconds", local_s)
+                break
+            k = t.client
+            run.log(*({"event": "local_epoch", "round": r, "client": k, **h} for h in t.history))
+            bad = next((f"loss in epoch {h['epoch']}" for h in t.history if not math.isfinite(h["loss"])), None)
+            bad = bad or (f"weight ({name})" if (name := non_finite(t.state)) else None)
+            if bad:
+                _diverged(ctx, r, k, bad)
+            if cfg.local_eval:  # optional (off by default): the client's model on the test set
+                ctx.model.load_state_dict(t.state)
+                run.log({"event": "local_eval", "round": r, "client": k,
+                         **evaluate(ctx.model, ctx.eval_data.x, ctx.eval_data.y, ctx.eval_data.to_float,
+                                    ctx.eval_data.batch_size)})
+            run.save_client(r, k, t.state)
+            result = ClientResult(k, t.state, len(ctx.client_idx[k]), t.steps)
+            method.client_end(k, r, t.hooks, result)
+            results.append(result)
+            ctx.faults.point(f"client:{r}:{k}")
+            last = k
+        if len(results) < len(participants):  # SIGINT/SIGTERM: clients not started are not stored
+            raise Interrupted(ctx.p.path, r, last, ctx.stop.requested or "SIGINT")
+        t_server = time.time()
+        global_state = method.aggregate(r, global_state, results)
+        if (name := non_finite(global_state)) is not None:
+            _diverged(ctx, r, None, f"weight ({name})")
+        if (name := non_finite(method.server_state())) is not None:  # a server step (FedAvgM, FedOpt, FedDyn)
+            _diverged(ctx, r, None, f"server state ({name})")
+        run.save_global(r, global_state)
+        run.save_method_state(r, method.server_state(), method.client_state())
+        t_eval = time.time()
+        ev = method.evaluate(ctx.model, global_state, ctx.eval_data)
+        if not all(math.isfinite(v) for key, v in ev.items() if key.startswith("test_") and isinstance(v, float)):
+            # finite but huge weights (a server step of 1e38) first show here
+            _diverged(ctx, r, None, f"test loss ({ev.get('test_loss')})")
+        tw = time.time()
+        run.flush()  # the checkpoints were written while the next clients trained
+        capture = ctx.lanes[0].capture
+        run.log({"event": "round", "round": r, "clients": participants, "seconds": round(time.time() - t0, 3),
+                 "local_seconds": round(local_s, 3),
+                 **({"prepare_seconds": round(sum(lane.prepare_seconds for lane in ctx.lanes) - prep0, 3)}
+                    if capture else {}),
+                 "aggregate_seconds": round(t_eval - t_server, 3),
+                 "eval_seconds": round(tw - t_eval, 3), "write_wait_seconds": round(time.time() - tw, 4),
+                 "write_seconds": round(run.writer.busy_seconds - busy0, 4), **ev})
+        if ctx.probe is not None:
+            ctx.model.load_state_dict(global_state)  # a personalised evaluation leaves a client's model loaded
+            try:
+                probed = ctx.probe(ctx.model)
+            except (NonFiniteProbe, torch.linalg.LinAlgError) as e:
+                _diverged(ctx, r, None, f"representation on the probe set ({e})")
+            run.log({"event": "probe", "round": r, **probed})
+        # The round counts as complete only once all its files exist; pruning comes after,
+        # so the state a resume needs is never deleted before a newer round is recorded.
+        run.update(rounds_complete=r)
+        run.prune_local(r, keep, cfg.rounds)
+        if ctx.log:
+            ctx.log(f"{ctx.p.path.name} round {r}/{cfg.rounds}: test acc {ev['test_acc']:.4f} "
+                    f"({time.time() - t0:.1f} s)")
+        if ctx.stop.is_set() and r < cfg.rounds:  # a stop during the round's last client
+            raise Interrupted(ctx.p.path, r + 1, None, ctx.stop.requested)
+    return ev
+
+
+def _diverged(ctx: RunContext, r: int, k: int | None, what: str) -> None:
+    """Record the divergence in run.json (the run is never 'complete') and stop it."""
+    ctx.run.flush()
+    ctx.run.update(status="diverged", diverged={"round": r, "client": k, "what": what})
+    raise Diverged(ctx.p.path, r, k, what)
+
+
+def _step_hook(ctx: RunContext, r: int, k: int):
+    name, point, on_step = f"step:{r}:{k}", ctx.faults.point, ctx.on_step
+
+    def hook():
+        point(name)
+        if on_step is not None:
+            on_step()
+
+    return hook

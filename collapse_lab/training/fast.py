@@ -1,0 +1,140 @@
+"""Settings of the fast training path: precision, memory format, compilation, augmentation.
+
+Data sets already live on the training device as uint8 tensors and clients draw batches
+by index (``engine.train``); this module turns a run's config into the ``FastPath`` that
+local training uses and the ``TrainerPlan`` (lanes, CUDA graphs), and keeps fp32 honest
+on CUDA (no TF32 unless bf16 was asked for).
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+
+import torch
+
+from .augment import Pipeline
+from ..errors import CollapseLabError
+from .local import FastPath
+
+PRECISIONS = ("auto", "fp32", "bf16")
+COMPILE_MODES = ("off", "default", "reduce-overhead", "max-autotune")
+GRAPH_MODES = ("auto", "on", "off")
+# Clients trained side by side on CUDA when --parallel-clients is not given (fl.trainer).
+# The measured best on an H100, MobileNetV2, the paper's CIFAR-10 round: 5 lanes 20.7 s per
+# round, 4 lanes (before stride scheduling) 21.7 s; other counts unmeasured (README, Fast path).
+DEFAULT_LANES = 5
+
+
+def resolve_precision(spec: str, device: torch.device) -> str:
+    """auto -> bf16 on CUDA (fp32 master weights), fp32 elsewhere."""
+    if spec not in PRECISIONS:
+        raise CollapseLabError(f"--precision {spec!r}: use auto, fp32 or bf16")
+    if spec == "auto":
+        return "bf16" if device.type == "cuda" else "fp32"
+    if spec == "bf16" and device.type != "cuda":
+        raise CollapseLabError("--precision bf16 needs a CUDA device (on CPU autocast to bf16 is slower than fp32 "
+                               "and not what the run would be compared with); use --precision fp32")
+    return spec
+
+
+def check_compile(mode: str) -> None:
+    if mode not in COMPILE_MODES:
+        raise CollapseLabError(f"--compile {mode!r}: use one of {', '.join(COMPILE_MODES)}")
+
+
+@dataclass(frozen=True)
+class TrainerPlan:
+    lanes: int  # clients trained at once (1: one after another)
+    capture: bool  # CUDA graphs
+    note: str | None = None  # why a speed option was not used, shown once
+
+
+def plan_trainer(cfg, device: torch.device, per_round: int) -> TrainerPlan:
+    """How the trainer (``fl.trainer``) runs a run's clients; speed only, never the math.
+
+    ``--cuda-graphs``: auto captures on CUDA when the method's local training is plain SGD on
+    CE + beta R (``Method.capturable``), the regularizer can be held in a graph
+    (``graph_safe``) and ``--compile`` is off, and falls back (saying so) otherwise; on
+    insists; off never. ``--parallel-clients N``: N clients at once; 0 = automatic:
+    ``DEFAULT_LANES`` on CUDA with graphs, one per intra-op thread on a multi-threaded CPU
+    for capturable methods (measured to pay there, README), else 1."""
+    from .regularizers import reg_spec
+    from .methods import method_capturable
+
+    if cfg.cuda_graphs not in GRAPH_MODES:
+        raise CollapseLabError(f"--cuda-graphs {cfg.cuda_graphs!r}: use auto, on or off")
+    if cfg.parallel_clients < 0:
+        raise CollapseLabError(f"--parallel-clients must be >= 0 (0: automatic; got {cfg.parallel_clients})")
+    why = []
+    if not method_capturable(cfg):
+        why.append(f"method {cfg.method} enters local training through hooks")
+    if not reg_spec(cfg.reg).graph_safe:
+        why.append(f"regularizer {cfg.reg} needs the host inside each step")
+    if cfg.compile != "off":
+        why.append(f"--compile {cfg.compile} makes graphs of its own")
+    cuda = device.type == "cuda"
+    if cfg.cuda_graphs == "on" and not cuda:
+        raise CollapseLabError("--cuda-graphs on needs a CUDA device; use --cuda-graphs auto or off")
+    if cfg.cuda_graphs == "on" and why:
+        raise CollapseLabError(f"--cuda-graphs on: {'; '.join(why)}; use --cuda-graphs auto or off")
+    capture = cuda and cfg.cuda_graphs != "off" and not why
+    note = (f"CUDA graphs off for this run: {'; '.join(why)}" if cuda and cfg.cuda_graphs == "auto" and why else None)
+    if cfg.compile != "off" and cfg.parallel_clients > 1:
+        raise CollapseLabError(f"--parallel-clients {cfg.parallel_clients} cannot share one compiled model "
+                               f"(--compile {cfg.compile}); drop one of them")
+    if cfg.parallel_clients:
+        n = cfg.parallel_clients
+    elif capture:
+        n = DEFAULT_LANES
+    elif not cuda and not why and torch.get_num_threads() > 1:
+        n = torch.get_num_threads()
+    else:
+        n = 1
+    return TrainerPlan(max(1, min(n, per_round)), capture, note)
+
+
+@contextlib.contextmanager
+def no_tf32():
+    """fp32 matmuls and convolutions in full fp32 on CUDA (TF32 keeps 10 mantissa bits:
+    collapsed spectral tails sit far below that)."""
+    m, c = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = m, c
+
+
+def build(cfg, model: torch.nn.Module, input_dims: int) -> tuple[torch.nn.Module, FastPath]:
+    """The model in its training memory format and the FastPath of a run's config
+    (precision already resolved). The compiled forward shares the model's parameters."""
+    images = input_dims == 3
+    channels_last = bool(cfg.channels_last) and images
+    if channels_last:
+        model = model.to(memory_format=torch.channels_last)
+    forward = None
+    if cfg.compile != "off":
+        forward = torch.compile(model, mode=None if cfg.compile == "default" else cfg.compile)
+    return model, FastPath(augment=Pipeline(cfg.augment), autocast=torch.bfloat16 if cfg.precision == "bf16" else None,
+                           channels_last=channels_last, forward=forward)
+
+
+def keep_host_memory(limit: int = 1 << 30) -> bool:
+    """Let glibc keep freed host memory (blocks up to ``limit`` bytes) for reuse instead of
+    unmapping or trimming it after every step, as PyTorch's caching allocator does on the
+    GPU. On CPU every training step frees and reallocates the same activation buffers; with
+    glibc's defaults the large ones are mmap-ed afresh each time and page-faulted in again
+    (measured on 2 cores, MobileNetV2 with mixed batch sizes: 93 -> 124 images/s).
+    Process-wide and irreversible; a no-op where the C library is not glibc. Returns
+    whether it took effect."""
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    return bool(mallopt(m_mmap_threshold, limit)) and bool(mallopt(m_trim_threshold, limit))

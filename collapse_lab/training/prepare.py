@@ -1,0 +1,274 @@
+"""Everything before training: config -> data set -> partition -> run folder.
+
+``prepare`` checks what can be checked without training (data files, names, partition
+feasibility, run-directory conflicts, the disk) and writes nothing; ``engine.train`` then
+runs the rounds.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..config import RunConfig, clients_per_round
+from ..data import Dataset, dataset_of
+from ..devices import resolve_device
+from ..errors import CollapseLabError
+from ..models import check_forward
+from ..partition import Partition, make_partition
+from ..seeds import PURPOSE_INIT, seed_for
+from ..store import RunDir, lock, package_versions, parse_keep_local, run_path
+from . import fast as fastpath
+from .integrity import can_restart_after, first_damage
+from .local import num_batches
+from .sampling import sample_clients
+from .methods import METHODS, build_run_model
+
+
+def init_model(cfg: RunConfig, ds: Dataset) -> torch.nn.Module:
+    """The round-0 model: the architecture plus the method's additions (MOON's projection
+    head, FedETF's fixed classifier), from the run's seed."""
+    torch.manual_seed(seed_for(cfg.seed, PURPOSE_INIT))
+    return build_run_model(cfg, ds.num_classes, ds.input_shape)
+
+
+@dataclass
+class Prepared:
+    config: RunConfig
+    dataset: Dataset
+    partition: Partition
+    path: Path
+    action: str  # "train" or "skip" (already complete with the same configuration)
+    notes: tuple[str, ...] = ()  # things the user should know (e.g. a method that reduces to FedAvg here)
+    state_bytes: int = 0  # one checkpoint of the model
+    start: int = 0  # the last complete round a resumed run continues from (0 for a new run)
+    seen: str | None = None  # the run folder's state when checked (``folder_state``): a writer re-checks it under the lock
+    plan: object = None  # the trainer plan (``fast.plan_trainer``): lanes, capture; made here once, the engine follows it
+
+    def __post_init__(self) -> None:
+        if self.plan is None:
+            self.plan = fastpath.plan_trainer(self.config, resolve_device(self.config.device),
+                                              clients_per_round(self.config))
+
+
+def folder_state(path: Path) -> str | None:
+    """What decided a run's action: the sha256 of its run.json (None: no folder). Another
+    process that wrote the run between ``prepare`` and taking its lock changes it."""
+    try:
+        return hashlib.sha256((Path(path) / "run.json").read_bytes()).hexdigest()
+    except OSError:
+        return None if not Path(path).exists() else "unreadable"
+
+
+def take_lock(p: "Prepared") -> None:
+    """Become the run's one writer (``store.lock``) and check that nobody changed the run
+    since ``prepare`` decided what to do with it."""
+    lock.acquire(p.path)
+    if folder_state(p.path) != p.seen:
+        lock.release(p.path)
+        raise CollapseLabError(f"{p.path} was changed by another process after this command checked it; "
+                               "run the command again")
+
+
+def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume: bool = False) -> list[Prepared]:
+    """Everything before training for configurations the resolver made final
+    (``resolve.finalize``): the data set, the model, the partition, the run folder; raises
+    CollapseLabError on a conflict with what the store holds.
+
+    An existing folder with the same configuration is skipped when complete; when
+    unfinished (a crash, a kill, Ctrl-C) it is continued with ``resume`` and started over
+    with ``overwrite``; without either that is an error (nothing is lost silently)."""
+    prepared, names = [], set()
+    for cfg in configs:
+        ds = dataset_of(cfg)
+        model = init_model(cfg, ds)
+        check_forward(cfg.model, model, ds.input_shape, ds.num_classes)  # an input the model cannot take fails here
+        notes = tuple(METHODS.get(cfg.method).notes(model, cfg))
+        plan = fastpath.plan_trainer(cfg, resolve_device(cfg.device), clients_per_round(cfg))
+        notes += (plan.note,) if plan.note else ()  # the one plan of this run: the engine follows it
+        part = make_partition(cfg, ds)
+        name = cfg.run_name()
+        if name in names:
+            raise CollapseLabError(f"two runs would share the folder {name}; give different --alpha/--seed values or a --tag")
+        names.add(name)
+        path = run_path(Path(out), cfg)
+        seen = folder_state(path)
+        action, start, notes = _existing(path, cfg, part, overwrite, resume, notes)
+        state_bytes = sum(v.numel() * v.element_size() for v in model.state_dict().values())
+        prepared.append(Prepared(cfg, ds, part, path, action, notes, state_bytes, start, seen, plan))
+    return prepared
+
+
+def _existing(path: Path, cfg: RunConfig, part: Partition, overwrite: bool, resume: bool,
+              notes: tuple) -> tuple[str, int, tuple]:
+    """What to do with a run folder that may already exist: (action, start round, notes).
+
+    The same configuration: skip when complete with at least ``cfg.rounds`` rounds;
+    continue (``--resume``) when unfinished, or when complete with fewer rounds (the run is
+    extended: a run of R rounds is the first R rounds of a longer one). Another
+    configuration, or a diverged run: an error, or with ``--overwrite`` a retraining that
+    says what it replaces."""
+    if path.is_symlink():
+        raise CollapseLabError(f"{path} is a symbolic link; collapse-lab writes only real run folders: move it away "
+                               "or choose another --out")
+    if not path.exists():
+        return "train", 0, notes
+    if not (path / "run.json").is_file():
+        raise CollapseLabError(f"{path} exists but is not a collapse-lab run; move it away or choose another --out")
+    if (who := lock.held_elsewhere(path)) is not None:
+        raise CollapseLabError(f"{path} is being written by {who}; wait for it to finish or stop it, then run this again")
+    existing = RunDir(path)
+    try:
+        old, meta = existing.config.identity(), existing.meta
+    except CollapseLabError:
+        if overwrite:
+            return "train", 0, notes + (f"--overwrite replaces {path} (its run.json is unreadable)",)
+        raise CollapseLabError(f"{path}/run.json is unreadable; move the folder away, or --overwrite it") from None
+    new = cfg.identity()
+    diff = sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k) and k != "rounds")
+    if overwrite:
+        what = f"a run that differs in {', '.join(diff)}" if diff else f"a {meta.get('status', 'unfinished')} run"
+        return "train", 0, notes + (f"--overwrite replaces {path} ({what})",)
+    if diff:
+        raise CollapseLabError(f"{path} holds a run with a different configuration (differs in: {', '.join(diff)}); "
+                               "use another --out or --tag, or --overwrite to replace it")
+    status, done, had = meta.get("status"), int(meta.get("rounds_complete", 0)), int(old.get("rounds", 0))
+    if status == "diverged":
+        d = meta.get("diverged", {})
+        raise CollapseLabError(f"{path} diverged in round {d.get('round')} ({d.get('what')}); resuming would diverge "
+                               "again: --overwrite retrains it (with a lower --lr or --beta)")
+    damage = _damage(existing, cfg, done)
+    if damage is not None:
+        return _repair(path, cfg, existing, part, meta, damage, resume, notes)
+    if status == "complete" and had >= cfg.rounds:
+        return "skip", 0, notes
+    if done > cfg.rounds:
+        raise CollapseLabError(f"{path} already holds {done} rounds, more than --rounds {cfg.rounds}; analyse "
+                               f"round {cfg.rounds} of it (--round {cfg.rounds}) or --overwrite it")
+    if not resume:
+        if status == "complete":
+            raise CollapseLabError(f"{path} is complete with {had} rounds; add --resume to extend it to "
+                                   f"{cfg.rounds} rounds, or --overwrite to start it over")
+        raise CollapseLabError(f"{path} holds an unfinished run ({done} of {had} rounds complete); add --resume to "
+                               "continue it or --overwrite to start it over")
+    if meta.get("partition_hash") != part.content_hash():
+        raise CollapseLabError(
+            f"{path}: the partition drawn now (sha256 {part.content_hash()[:12]}) differs from the stored one "
+            f"({str(meta.get('partition_hash'))[:12]}); the data set files changed, so the run cannot be "
+            "resumed; use --overwrite to start over")
+    if had != cfg.rounds:
+        notes = notes + (f"{path.name}: extended from {had} to {cfg.rounds} rounds",)
+    return "resume", done, notes + _version_note(path, meta)
+
+
+def _version_note(path: Path, meta: dict) -> tuple[str, ...]:
+    """A resumed run continues with the installed versions: bit-identity holds only with
+    the ones it started with, so a difference is said."""
+    old, now = meta.get("versions") or {}, package_versions()
+    diff = [f"{k} {old[k]} -> {now[k]}" for k in sorted(now) if k in old and old[k] != now[k] and k != "python"]
+    if not diff:
+        return ()
+    return (f"{path.name} was started with other versions ({', '.join(diff)}); the resumed rounds may not be "
+            "bit-identical to an uninterrupted run",)
+
+
+def _damage(run: RunDir, cfg: RunConfig, done: int) -> tuple[int, str] | None:
+    # the files were written under the stored configuration's length and --keep-local
+    stored = dataclasses.replace(cfg, rounds=int(run.meta.get("rounds", cfg.rounds)),
+                                 keep_local=str(run.meta.get("keep_local", cfg.keep_local)))
+    return first_damage(run, stored, done)
+
+
+def _repair(path: Path, cfg: RunConfig, run: RunDir, part: Partition, meta: dict, damage: tuple[int, str],
+            resume: bool, notes: tuple) -> tuple[str, int, tuple]:
+    """A run with a missing or damaged file in round q: ``--resume`` retrains from round
+    q - 1 (later rounds are recreated, bit-identical on the CPU) when that round holds what a
+    resume reads; otherwise only ``--overwrite`` helps."""
+    q, what = damage
+    cls = METHODS.get(cfg.method)
+    ok = q >= 1 and can_restart_after(run, q - 1, cls.client_copies > 0, cls.server_copies > 0)
+    if not ok:
+        raise CollapseLabError(f"{path}: {what}, and round {max(q - 1, 0)} lacks what a resume needs; "
+                               "--overwrite retrains the run")
+    if not resume:
+        raise CollapseLabError(f"{path}: {what}; add --resume to recreate rounds {q}.."
+                               f"{meta.get('rounds_complete')} from round {q - 1}, or --overwrite to retrain")
+    if meta.get("partition_hash") != part.content_hash():
+        raise CollapseLabError(f"{path}: {what}, and the partition drawn now differs from the stored one (the data "
+                               "set files changed); use --overwrite to start over")
+    return "resume", q - 1, notes + (f"{path.name}: {what}; rounds {q} on are trained again",)
+
+
+def estimate_bytes(p: Prepared, keep_spec: str | None = None) -> int:
+    """Checkpoint volume a run will still write: one global model per round, the client
+    models --keep-local retains, and the method's state (``Method.server_copies`` /
+    ``client_copies`` model-sized copies per round)."""
+    cfg = p.config
+    mode, n = parse_keep_local(keep_spec or cfg.keep_local)
+    start = p.start
+    rounds = list(range(start + 1, cfg.rounds + 1))
+    per_round = clients_per_round(cfg)
+    if mode == "all":
+        kept_rounds = len(rounds)
+    elif mode == "every":
+        kept_rounds = sum(1 for r in rounds if r % n == 0 or r == cfg.rounds)
+    elif mode == "last":  # the previous round's clients go only once the next round is complete: two coexist
+        kept_rounds = min(len(rounds), 2)
+    else:  # none: a round's clients are written, then removed once it is complete
+        kept_rounds = min(len(rounds), 1)
+    cls = METHODS.get(cfg.method)
+    # per-client method state follows the client files; last/none briefly hold two rounds
+    client_state_rounds = kept_rounds if mode in ("all", "every") else min(len(rounds), 2)
+    copies = (len(rounds) + (1 if start == 0 else 0)            # global models (+ round 0)
+              + kept_rounds * per_round                         # client models
+              + len(rounds) * cls.server_copies                 # server method state
+              + client_state_rounds * cfg.clients * cls.client_copies)  # per-client method state
+    return int(copies * p.state_bytes)
+
+
+def check_disk(prepared: list[Prepared], out: Path) -> dict:
+    """Compare the checkpoint volume of the runs to be trained with the free space of
+    ``out``; raise CollapseLabError with a --keep-local setting that fits, if one does."""
+    todo = [p for p in prepared if p.action in ("train", "resume")]
+    need = sum(estimate_bytes(p) for p in todo)
+    probe = Path(out)
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    free = shutil.disk_usage(probe).free
+    info = {"estimate_bytes": need, "free_bytes": free}
+    if need <= free:
+        return info
+    gb = human_bytes
+    fits = None
+    for spec in ("every:10", "every:5", "last", "none"):
+        alt = sum(estimate_bytes(p, spec) for p in todo)
+        if alt <= free:
+            fits = (spec, alt)
+            break
+    hint = (f"--keep-local {fits[0]} would need about {gb(fits[1])}" if fits else
+            "even --keep-local none does not fit; free some space or choose another --out")
+    raise CollapseLabError(f"the runs would write about {gb(need)} of checkpoints to {out} but only {gb(free)} is free; "
+                           f"{hint}")
+
+
+def human_bytes(b: float) -> str:
+    """1.23 GB, 45.6 MB, 789 kB, 12 B: never "0.00 GB" for a small but real amount."""
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if b >= size:
+            return f"{b / size:.{2 if unit == 'GB' else 1}f} {unit}"
+    return f"{int(b)} B"
+
+
+def total_steps(p: Prepared) -> int:
+    """Local SGD steps of the whole run (for the progress bar)."""
+    cfg = p.config
+    total = 0
+    for r in range(p.start + 1, cfg.rounds + 1):
+        for k in sample_clients(cfg, r):
+            total += num_batches(int(p.partition.sizes[k]), cfg.batch_size) * cfg.local_epochs
+    return total
