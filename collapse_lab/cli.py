@@ -70,6 +70,8 @@ def _explicit(ctx: click.Context, params: dict) -> dict:
 @click.option("--alpha", multiple=True, help="Dirichlet concentration (repeatable; inf = IID). Default: 0.01 0.05 0.25 inf.")
 @click.option("--classes-per-client", type=int, multiple=True, help="M, the classes per client of the pathological and scenes partitions (repeatable; 2).")
 @click.option("--min-size", type=int, help="Fewest samples per client (Dirichlet; 10).")
+@click.option("--partition-option", multiple=True, metavar="KEY=VALUE",
+              help="An option the partition declares beyond --alpha/--min-size/--classes-per-client (repeatable).")
 @click.option("--clients", type=int, help="Number of clients (10).")
 @click.option("--sample-fraction", type=float, help="Share of clients per round (1).")
 @click.option("--method", cls=PluginOption, registry="method", help="Federated method (default fedavg).")

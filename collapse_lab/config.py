@@ -60,6 +60,9 @@ class RunConfig:
     probe: int = 1000  # test samples on which each round's global spectrum is logged (fl.probe); 0 = none
     image_size: int | None = None
     dataset_options: dict = field(default_factory=dict)  # e.g. gaussian dim / num_classes
+    # a partition's own options beyond the shared fields alpha, min_size, classes_per_client
+    # (declared by the partition's signature; empty leaves every existing run name as it was)
+    partition_options: dict = field(default_factory=dict)
     tag: str = ""
 
     def _as_dict(self) -> dict:

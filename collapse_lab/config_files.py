@@ -126,7 +126,7 @@ def load_mapping(path: str | Path, what: str) -> dict:
     if suffix not in (".toml", ".yaml", ".yml", ".json"):
         raise CollapseLabError(f"{where}: use a .toml, .yaml/.yml or .json file")
     if not text.strip() or all(not ln.strip() or ln.lstrip().startswith("#") for ln in text.splitlines()):
-        raise CollapseLabError(f"{where} is empty; write options in it (see the README) or leave it out")
+        raise CollapseLabError(f"{where} is empty; write options in it (see docs/training.md) or leave it out")
     try:
         if suffix == ".toml":
             import tomllib

@@ -19,7 +19,7 @@ from .data import DATASETS, dataset_of
 from .devices import resolve_device
 from .errors import CollapseLabError
 from .models import MODELS
-from .partition import PARTITIONS, partition_options
+from .partition import PARTITIONS, SHARED, own_options, partition_options
 from .registry import option_names
 from .store import parse_keep_local
 from .store.paths import check_name, check_tag
@@ -32,7 +32,7 @@ from .training.regularizers import resolve_options as resolve_reg_options
 METHOD_FLAGS = ("server_momentum", "server_lr", "gmv_warmup")  # named flags that fill method options
 AXES = ("alpha", "seed", "classes_per_client")  # list-valued: one run per value
 KEY_VALUE = {"dataset_option": ("dataset_options", "dim=64"), "method_option": ("method_options", "mu=0.01"),
-             "reg_option": ("reg_options", "groups=8")}
+             "reg_option": ("reg_options", "groups=8"), "partition_option": ("partition_options", "shards=2")}
 
 
 def parse_key_values(items, flag: str, example: str) -> dict:
@@ -53,7 +53,7 @@ INT_FIELDS = ("min_size", "clients", "rounds", "local_epochs", "batch_size", "se
               "parallel_clients", "image_size", "classes_per_client", "probe")
 FLOAT_FIELDS = ("sample_fraction", "beta", "lr", "momentum", "weight_decay")
 BOOL_FIELDS = ("download", "channels_last", "local_eval")
-DICT_FIELDS = ("method_options", "reg_options", "dataset_options")
+DICT_FIELDS = ("method_options", "reg_options", "dataset_options", "partition_options")
 
 
 def flag(name: str) -> str:
@@ -315,6 +315,13 @@ def check_config(cfg: RunConfig) -> RunConfig:
     resolve_reg_options(cfg.reg, dict(cfg.reg_options))
     MODELS.get(cfg.model)
     PARTITIONS.get(cfg.partition)
+    own = own_options(cfg.partition)
+    for k in cfg.partition_options:
+        if k in SHARED:
+            raise CollapseLabError(f"--partition-option {k}: give it as {flag(k)}")
+        if k not in own:
+            raise CollapseLabError(f"--partition-option {k}: partition {cfg.partition} has no such option; its options: "
+                                   f"{', '.join(own) or 'none'}")
     parse_keep_local(cfg.keep_local)
     device = resolve_device(cfg.device)
     fastpath.check_compile(cfg.compile)

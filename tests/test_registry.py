@@ -56,10 +56,13 @@ PLUGINS = {
         from .base import Partition
 
         @PARTITIONS.register("halves")
-        def halves(labels, num_classes, num_clients, rng, min_size: int = 10):
-            return Partition.from_indices(np.array_split(np.arange(len(labels)), num_clients), labels, num_classes)
+        def halves(labels, num_classes, num_clients, rng, min_size: int = 10, first: float = 0.5):
+            """The first client takes the share ``first`` (a new option), the rest split the remainder."""
+            cut = int(round(float(first) * len(labels)))
+            rest = np.array_split(np.arange(cut, len(labels)), num_clients - 1)
+            return Partition.from_indices([np.arange(cut), *rest], labels, num_classes)
     ''',
-    "fl/methods/fedtoy.py": '''
+    "training/methods/fedtoy.py": '''
         from . import METHODS, Method, fedavg_of
 
         @METHODS.register("fedtoy")
@@ -70,14 +73,14 @@ PLUGINS = {
             def aggregate(self, r, global_state, results):
                 return fedavg_of(results)
     ''',
-    "regularizers/zsquare.py": '''
+    "training/regularizers/zsquare.py": '''
         from . import REGULARIZERS
 
         @REGULARIZERS.register("zsquare", defaults={"scale": 1.0}, beta=0.5)
         def zsquare(scale=1.0):
             return lambda z, logits=None: scale * z.pow(2).mean()
     ''',
-    "augment/invert.py": '''
+    "training/augment/invert.py": '''
         import torch
         from . import STEPS
 
@@ -131,6 +134,27 @@ def test_one_file_per_plugin_is_found_and_trains(package_with_plugins, tmp_path)
     assert meta["client_sizes"] == [20, 20] and meta["status"] == "complete"
     events = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert all(e["reg"] > 0 for e in events if e["event"] == "local_epoch")  # the regularizer was applied
+    # the partition's new option and the regularizer's option, each declared in its one file,
+    # from the command line and from a config file
+    for how, first, scale in (("flags", 0.25, 3.0), ("file", 0.75, 2.0)):
+        out = tmp_path / how
+        base = [sys.executable, "-m", "collapse_lab.cli", "train", "--dataset", "toyset", "--partition", "halves",
+                "--reg", "zsquare", "--clients", "2", "--rounds", "1", "--local-epochs", "1", "--batch-size", "8",
+                "--device", "cpu", "--out", str(out)]
+        if how == "flags":
+            extra = ["--partition-option", f"first={first}", "--reg-option", f"scale={scale}"]
+        else:
+            (tmp_path / "c.yaml").write_text(f"partition_options: {{first: {first}}}\nreg_options: {{scale: {scale}}}\n")
+            extra = ["--config", str(tmp_path / "c.yaml")]
+        res = subprocess.run(base + extra, env=env, cwd=root, capture_output=True, text=True, timeout=300)
+        assert res.returncode == 0, res.stderr[-800:]
+        (run,) = [p for p in out.iterdir() if (p / "run.json").is_file()]
+        meta = json.loads((run / "run.json").read_text())
+        assert meta["partition_options"] == {"first": first} and meta["reg_options"] == {"scale": scale}
+        assert meta["client_sizes"] == [round(40 * first), 40 - round(40 * first)]
+    bad = subprocess.run(base + ["--partition-option", "second=1"], env=env, cwd=root, capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode == 2 and "partition halves has no such option; its options: first" in bad.stderr
     help_ = subprocess.run([sys.executable, "-m", "collapse_lab.cli", "train", "--help"], env=env, cwd=root,
                            capture_output=True, text=True, timeout=120).stdout
     for name in ("toyset", "toynet", "halves", "fedtoy", "zsquare", "invert"):

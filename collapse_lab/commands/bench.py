@@ -28,7 +28,7 @@ from ..errors import CollapseLabError
 @click.option("--precision", default=None, help="Fast path: auto (bf16 on CUDA), fp32, bf16.")
 @click.option("--channels-last/--no-channels-last", default=None, help="Fast path memory format (on).")
 @click.option("--compile", default=None, help="Fast path torch.compile mode: off, default, reduce-overhead, max-autotune "
-                                              "(default: off; see the README for when it pays).")
+                                              "(default: off; see docs/fast-path.md for when it pays).")
 @click.option("--cuda-graphs", default=None, help="Fast path: capture local steps as CUDA graphs: auto, on, off.")
 @click.option("--parallel-clients", type=int, default=None, help="Fast path clients trained at once "
                                                                  "(0: automatic, as in train).")
@@ -43,7 +43,7 @@ from ..errors import CollapseLabError
 @click.option("--sweep-rounds", type=int, default=None, help="--sweep: rounds per run (default: the preset's, 30).")
 @click.option("--sweep-stack", type=int, default=None, help="--sweep: runs per stack (default: the runs / workers).")
 @click.option("--keep-memory/--no-keep-memory", default=True, show_default=True,
-              help="Fast path keeps freed host memory for reuse (glibc thresholds; see the README).")
+              help="Fast path keeps freed host memory for reuse (glibc thresholds; see docs/fast-path.md).")
 @click.option("--official-evals/--no-official-evals", default=True, show_default=True,
               help="Reference round evaluates like the official code: every client on its training loader and the "
                    "test set before and after local training, the global model on the training and test sets.")

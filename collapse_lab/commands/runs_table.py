@@ -16,6 +16,8 @@ def row(run) -> dict:
     part = {"dirichlet": f"dir {m.get('alpha')}", "pathological": f"M={m.get('classes_per_client')}",
             "scenes": f"scenes M={m.get('classes_per_client')}"}.get(
         m.get("partition"), m.get("partition"))
+    if m.get("partition_options"):  # a partition's own options (declared in its file)
+        part += " " + " ".join(f"{k}={v}" for k, v in sorted(m["partition_options"].items()))
     acc = None
     for e in reversed(run.metrics()):
         if e.get("event") == "round":

@@ -22,9 +22,19 @@ def _check(name, fn, info) -> None:
 PARTITIONS: Registry = Registry("partition", __name__, flag="--partition", check=_check)
 
 
+# options every Dirichlet-like split shares: fields of the run configuration (and flags)
+SHARED = ("alpha", "min_size", "classes_per_client")
+
+
 def partition_options(name: str) -> list[str]:
     """The options partition ``name`` takes."""
     return option_names(PARTITIONS.get(name), skip=4)
+
+
+def own_options(name: str) -> list[str]:
+    """The options a partition declares beyond the shared fields and the data set's domains:
+    given as ``--partition-option KEY=VALUE`` (``partition_options`` of the run)."""
+    return [k for k in partition_options(name) if k not in SHARED and k != "domains"]
 
 
 def make_partition(cfg, ds) -> Partition:
@@ -33,9 +43,15 @@ def make_partition(cfg, ds) -> Partition:
     ``domains`` the data set's domain labels; the random stream is the run seed's
     partition stream. Training and the analysis (the partition figures) both draw it here."""
     rng = np.random.default_rng(seed_for(cfg.seed, PURPOSE_PARTITION))
-    opts = {k: (None if ds.train_domain is None else ds.train_domain.numpy()) if k == "domains" else getattr(cfg, k)
-            for k in partition_options(cfg.partition)}
+    opts = {}
+    for k in partition_options(cfg.partition):
+        if k == "domains":
+            opts[k] = None if ds.train_domain is None else ds.train_domain.numpy()
+        elif k in SHARED:
+            opts[k] = getattr(cfg, k)
+        elif k in cfg.partition_options:
+            opts[k] = cfg.partition_options[k]  # else the partition's own default
     return PARTITIONS.call(cfg.partition, ds.train_y.numpy(), ds.num_classes, cfg.clients, rng, **opts)
 
 
-__all__ = ["PARTITIONS", "Partition", "label_entropy", "make_partition", "partition_options"]
+__all__ = ["PARTITIONS", "SHARED", "Partition", "label_entropy", "make_partition", "own_options", "partition_options"]

@@ -1,4 +1,4 @@
-"""A run directory (the layout is documented in the README):
+"""A run directory (the format is documented in docs/store-format.md):
 
     <out>/<run>/run.json                  resolved config, status, partition hash, versions
     <out>/<run>/partition.safetensors     per-client indices + clients x classes counts

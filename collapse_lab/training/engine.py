@@ -118,7 +118,7 @@ class Session:
         model, fast = fastpath.build(cfg, init_model(cfg, ds).to(device), len(ds.input_shape))
         # cudnn.benchmark stays off: a round has a dozen batch shapes (each client's last batch,
         # the evaluation's), and each new one would be timed for every convolution; cudnn's
-        # heuristic choice needs no search (README, Fast path: what the H100 showed).
+        # heuristic choice needs no search (docs/fast-path.md: what the H100 showed).
         plan = p.plan
         reg = build_regularizer(cfg.reg, normalization=cfg.decorr_norm, num_classes=ds.num_classes, **cfg.reg_options)
         self.spec = StepSpec(ds.to_float, cfg.lr, cfg.momentum, cfg.weight_decay, reg, cfg.beta, fast)

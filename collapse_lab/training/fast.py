@@ -21,7 +21,7 @@ COMPILE_MODES = ("off", "default", "reduce-overhead", "max-autotune")
 GRAPH_MODES = ("auto", "on", "off")
 # Clients trained side by side on CUDA when --parallel-clients is not given (fl.trainer).
 # The measured best on an H100, MobileNetV2, the paper's CIFAR-10 round: 5 lanes 20.7 s per
-# round, 4 lanes (before stride scheduling) 21.7 s; other counts unmeasured (README, Fast path).
+# round, 4 lanes (before stride scheduling) 21.7 s; other counts unmeasured (docs/fast-path.md).
 DEFAULT_LANES = 5
 
 
@@ -57,7 +57,7 @@ def plan_trainer(cfg, device: torch.device, per_round: int) -> TrainerPlan:
     (``graph_safe``) and ``--compile`` is off, and falls back (saying so) otherwise; on
     insists; off never. ``--parallel-clients N``: N clients at once; 0 = automatic:
     ``DEFAULT_LANES`` on CUDA with graphs, one per intra-op thread on a multi-threaded CPU
-    for capturable methods (measured to pay there, README), else 1."""
+    for capturable methods (measured to pay there, docs/fast-path.md), else 1."""
     from .regularizers import reg_spec
     from .methods import method_capturable
 

@@ -11,7 +11,7 @@ with ``collapse-lab spectrum`` on the same samples to float32 round-off). Record
 ``TOP`` singular values, the numerical floor, the representation width, the number of dead
 units (variance at or below the floor), the effective rank and the stable rank over the
 whole spectrum (both come free with the eigenvalues), the singular values of the
-classifier's weight, and the seconds it took (``probe_seconds``: README, its cost against
+classifier's weight, and the seconds it took (``probe_seconds``: docs/analyses.md, its cost against
 the round's).
 """
 from __future__ import annotations
@@ -22,7 +22,9 @@ from typing import Callable
 import numpy as np
 import torch
 
-from ..linalg import covariance, eigen_spectrum, numerical_floor
+from ..linalg import covariance, eigen_spectrum
+from ..spectra.functional import effective_rank
+from ..spectra.rank import dead_units, stable_rank
 from ..seeds import PURPOSE_PROBE, seed_for
 
 TOP = 100
@@ -54,18 +56,15 @@ class Probe:
         model.train(was)
         if not bool(torch.isfinite(z).all()):
             raise NonFiniteProbe("non-finite representation")
-        cov = covariance(z)  # once: its eigenvalues and its diagonal (the unit variances)
+        cov = covariance(z)
         if not bool(torch.isfinite(cov).all()):
             raise NonFiniteProbe("covariance overflows float64")
         sv, floor = eigen_spectrum(cov, z.shape[0])
-        var = torch.diagonal(cov)
-        dead = int((var <= numerical_floor(float(var.max()), z.shape[1], z.shape[0])).sum())
-        s = sv[sv > floor]
-        p = s / s.sum()
         w = model.classifier.weight.detach().to("cpu", torch.float64)
+        # the analyses' own functions (spectra: the math layer below both subsystems)
         return {"probe_n": int(z.shape[0]), "probe_dim": int(z.shape[1]), "probe_sv": sv[:TOP].tolist(),
-                "probe_floor": floor, "probe_dead_units": dead,
-                "probe_effective_rank": float(torch.exp(-(p * p.log()).sum())) if len(s) else 0.0,
-                "probe_stable_rank": float(sv.sum() / sv[0]) if float(sv[0]) > 0 else 0.0,
+                "probe_floor": floor, "probe_dead_units": len(dead_units(z)),
+                "probe_effective_rank": effective_rank(sv, floor),
+                "probe_stable_rank": stable_rank(sv),
                 "probe_classifier_sv": torch.linalg.svdvals(w).tolist(),
                 "probe_seconds": round(time.perf_counter() - t0, 4)}

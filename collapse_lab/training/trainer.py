@@ -15,7 +15,7 @@ the trainer change how, never what:
 - several lanes (``--parallel-clients``): clients of a round train side by side. On CUDA
   one host thread issues the lanes' steps on their own streams (stride scheduling); on the
   CPU each lane runs in a thread of its own with an equal share of the intra-op threads
-  (on 2 cores two clients at one thread each train faster than one at two: README).
+  (on 2 cores two clients at one thread each train faster than one at two: docs/fast-path.md).
 
 What a client computes does not depend on either. Clients of a round are independent
 (each starts from the model ``Method.client_start`` gives it, with its own hooks); each

@@ -20,7 +20,7 @@ from collapse_lab.store import RunDir
 # reference runs at one thread too: 1 and 2 threads sum in different orders. channels_last
 # reorders the convolution sums: within fp32 round-off for the CNN. (With BatchNorm the
 # fp32 gradients of either layout are 1e-3..1e-2 from float64 at these batch sizes, and
-# the layouts differ from each other by that much: see the README, "Fast path".)
+# the layouts differ from each other by that much: see docs/fast-path.md.)
 @pytest.mark.parametrize("model,channels_last", [("cnn", True), ("cnn", False), ("resnet20", False)])
 def test_fast_path_equals_reference_loop_after_one_epoch(tmp_path, model, channels_last):
     old_threads = torch.get_num_threads()

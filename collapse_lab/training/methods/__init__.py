@@ -71,7 +71,7 @@ class Method:
     client_copies: float = 0.0
     # Local training is plain SGD on CE + beta R: ``client_start`` only loads a model and
     # returns NO_HOOKS. A CUDA graph can hold such a method's steps (``fl.trainer``), and
-    # on the CPU its clients train side by side by default (as measured, README).
+    # on the CPU its clients train side by side by default (as measured, docs/fast-path.md).
     capturable: bool = False
 
     @classmethod
