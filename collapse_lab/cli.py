@@ -106,7 +106,7 @@ def _explicit(ctx: click.Context, params: dict) -> dict:
 @click.option("--local-eval", is_flag=True, help="Also evaluate every client's model on the test set after local training.")
 @click.option("--probe", type=int, help="Test samples on which each round's global-model spectrum is logged to "
                                         "metrics.jsonl (1000; 0: none; no effect on what trains).")
-@click.option("--out", "--store", "out", type=click.Path(file_okay=False), default="checkpoints", show_default=True,
+@click.option("--store", "--out", "out", type=click.Path(file_okay=False), default="checkpoints", show_default=True,
               help="Run store folder (--store: the name the analyses use).")
 @click.option("--keep-local", help="Client checkpoints to keep: all (default), last, none, every:N")
 @click.option("--preset", help="paper (Sec. 5.1 settings; default) or quick (2 short rounds).")

@@ -87,7 +87,7 @@ CASES = [
     (["theory", "align", "--clients", "0"], "--clients must be >= 1"),
     (["theory", "align", "--client", "5", "--clients", "3"], "--client 5 is not one of the --clients 3 (0..2)"),
     (["theory", "prop1", "--seed", "-1"], "--seed must be >= 0"),
-    (["bench", "--preset", "huge"], "--preset 'huge': choose one of cpu, paper-cifar10"),
+    (["bench", "--workload", "huge"], "--workload 'huge': choose one of cpu, paper-cifar10"),
     (["bench", "--repeats", "0"], "--repeats must be >= 1"),
     (["bench", "--images", "0"], "--images must be >= 1"),
     (["bench", "--model", "vit"], "unknown model 'vit'"),

@@ -11,8 +11,8 @@ from ..errors import CollapseLabError
 
 
 @click.command("bench", short_help="Time the fast path against the reference loop.")
-@click.option("--preset", default="cpu", show_default=True,
-              help="cpu (the paper's round scaled down: 640 images, 10 local epochs) or paper-cifar10 (50,000 images, 10 clients, alpha 0.5, "
+@click.option("--workload", "preset", default="cpu", show_default=True,
+              help="What to time (not a training preset): cpu (the paper's round scaled down: 640 images, 10 local epochs) or paper-cifar10 (50,000 images, 10 clients, alpha 0.5, "
                    "10 local epochs, batch 64: the paper's CIFAR-10 round).")
 @click.option("--model", default="cnn,mobilenetv2", show_default=True, help="Model(s), comma-separated.")
 @click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda, cuda:N")

@@ -181,7 +181,7 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
     """Render NAMEs (default: every figure of the catalogue) at --preset."""
     from ..analysis.catalogue import pick
     from ..analysis.context import Context
-    from ..io import write_bytes
+    from ..io import write_bytes, write_json
 
     check_training(workers, stack, backend, address, list_, no_train, **{"--check": check})
     store, out = Path(store), Path(out)
@@ -226,6 +226,7 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
         records.append(rec)
     if records:
         write_bytes(out / "CLAIMS.md", claims_markdown(records, preset).encode())
+        write_json(out / "claims.json", [{"entry": r["entry"], "claims": r.get("claims", [])} for r in records])
     if check and not as_json:
         for rec in records:
             for c in rec.get("claims", []):

@@ -3,7 +3,7 @@
 The page holds the runs table, every run's panel (accuracy, the logged global spectrum,
 its count above tau and dead units over rounds, CKA of the stored models at the last
 round) and its last-round numbers (dead units, RankMe, stable rank, alpha-ReQ, NC1-NC4,
-CKA(client, global)), the rendered figures of a figures folder and its CLAIMS.md table.
+CKA(client, global)), the rendered figures of a figures folder and the claims figures checked (its claims.json).
 Images are embedded as data URIs; no script, style sheet or font is fetched. A short
 inline script records, once the page has loaded, how many images decoded and whether any
 script error occurred (``data-images``, ``data-images-ok``, ``data-errors`` on <body>),
@@ -65,23 +65,28 @@ def _fmt(v) -> str:
 
 
 def claims_rows(path: Path) -> tuple[list[str], list[list[str]]] | None:
-    """The Markdown table of a CLAIMS.md (``figures --check``) as header and rows."""
+    """The claims ``figures`` checked, read from the ``claims.json`` it writes beside
+    CLAIMS.md (the JSON, not the Markdown made from it), as header and rows."""
     if not path.is_file():
         return None
-    lines = [ln for ln in path.read_text().splitlines() if ln.startswith("|")]
-    rows = [[c.strip().replace("**", "") for c in ln.strip("|").split("|")] for ln in lines]
-    rows = [r for r in rows if not all(set(c) <= {"-", " ", ":"} for c in r)]
-    return (rows[0], [r for r in rows[1:] if r != rows[0]]) if rows else None
+    try:
+        records = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    holds = {True: "holds", False: "does not hold", None: "not checked"}
+    rows = [[rec["entry"], c["text"], str(c["measured"]), holds[c["holds"]]]
+            for rec in records if isinstance(rec, dict) for c in rec.get("claims", [])]
+    return (["entry", "claim", "measured", "holds"], rows) if rows else None
 
 
 def run_numbers(run, fs, tau: float) -> tuple[dict, object, list[str] | None]:
     """Last-round numbers of the global model (and CKA of the stored clients)."""
     from ..io import load_tensors
     from ..spectra.cka import cka_matrix
-    from ..spectra.functional import effective_rank, n_significant, spectrum
+    from ..spectra.functional import spectrum
     from ..spectra.neural_collapse import neural_collapse
-    from ..spectra.rank import alpha_req, dead_units, rankme, stable_rank
     from .representations import stored_clients
+    from .spectrum import entry
 
     r = int(run.meta.get("rounds_complete", 0))
     z = fs.features(run, r, None)
@@ -89,9 +94,10 @@ def run_numbers(run, fs, tau: float) -> tuple[dict, object, list[str] | None]:
     ds, _ = fs.dataset(run.config)
     state = load_tensors(fs.checkpoint_path(run, r, None))
     nc = neural_collapse(z, getattr(ds, f"{fs.split}_y"), state["classifier.weight"], state.get("classifier.bias"))
-    out = {"round": r, "n_significant": n_significant(sv, tau), "effective_rank": effective_rank(sv, floor),
-           "dead_units": len(dead_units(z)), "dim": z.shape[1], "rankme": rankme(z), "stable_rank": stable_rank(sv),
-           "alpha_req": alpha_req(sv, floor, 100), "nc1": nc["nc1"], "nc3": nc["nc3"], "nc4": nc["nc4"]}
+    e = entry(run, r, "global", sv, floor, tau, z)  # the spectrum command's numbers, computed by its function
+    out = {"round": r, **{k: e[k] for k in ("n_significant", "effective_rank", "dead_units", "dim", "rankme",
+                                            "stable_rank", "alpha_req")},
+           "nc1": nc["nc1"], "nc3": nc["nc3"], "nc4": nc["nc4"]}
     clients = stored_clients(run, r)
     if not clients:
         return out, None, None
@@ -103,7 +109,7 @@ def run_numbers(run, fs, tau: float) -> tuple[dict, object, list[str] | None]:
 @click.command("report", short_help="One self-contained HTML page per run store.")
 @click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False), help="Run store.")
 @click.option("--figures", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False),
-              help="Rendered figures (PNG) and CLAIMS.md to include, when the folder exists.")
+              help="Rendered figures (PNG) and the claims (claims.json) to include, when the folder exists.")
 @click.option("--out", default=None, type=click.Path(dir_okay=False),
               help="The HTML file (default: report_<store name>.html beside the store).")
 @click.option("--tau", type=float, default=1e-2, show_default=True, help="Significance threshold.")
@@ -116,7 +122,7 @@ def report_cmd(store, fig_dir, out, tau, device, as_json):
     from ..analysis.plots import plt
     from ..analysis.plots.report import plot_run_panel
     from ..store import find_runs
-    from .runs import warn
+    from .selection import warn
     from .runs_table import COLUMNS, _cell, row
 
     if not (tau > 0):
@@ -152,7 +158,7 @@ def report_cmd(store, fig_dir, out, tau, device, as_json):
         parts.append("<h2>Figures</h2>" + "".join(
             f"<h3>{html.escape(p.stem)}</h3><img alt='{html.escape(p.stem)}' src='data:image/png;base64,"
             f"{base64.b64encode(p.read_bytes()).decode()}'>" for p in figs))
-    claims = claims_rows(Path(fig_dir) / "CLAIMS.md")
+    claims = claims_rows(Path(fig_dir) / "claims.json")
     if claims:
         parts.append("<h2>Claims</h2>" + table(*claims))
     page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>collapse-lab report: "

@@ -13,7 +13,7 @@ from ..analysis.features import FeatureSource
 from ..io import load_tensors
 from ..spectra.cka import cka_matrix
 from ..spectra.neural_collapse import neural_collapse
-from .runs import parse_rounds, pick_round, select_runs
+from .selection import parse_rounds, pick_round, select_runs
 from .spectrum import check_common, common_options, local_kept
 
 

@@ -43,7 +43,7 @@ def runs_cmd(store, filters, as_json):
     """The runs in a store as a table: name, data set, model, method, regularizer and beta,
     partition, seed, rounds complete/total, final test accuracy, status, size on disk."""
     from ..store import find_runs
-    from .runs import warn
+    from .selection import warn
 
     wanted = {}
     for f in filters:

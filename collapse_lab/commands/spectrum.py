@@ -13,7 +13,7 @@ from ..io import load_tensors
 from ..spectra.rank import live_units
 from ..spectra.functional import (DEFAULT_TAU, effective_rank, local_global_gap, log10_mean_std, n_significant,
                                   spectrum, variance_share)
-from .runs import describe, parse_rounds, pick_round, seed_groups, select_runs
+from .selection import describe, parse_rounds, pick_round, seed_groups, select_runs
 
 TOP = 100
 

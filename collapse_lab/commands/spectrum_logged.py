@@ -11,7 +11,7 @@ import torch
 
 from ..errors import CollapseLabError
 from ..spectra.functional import effective_rank, n_significant
-from .runs import describe, parse_rounds
+from .selection import describe, parse_rounds
 
 
 def probe_records(run) -> dict[int, dict]:

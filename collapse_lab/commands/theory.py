@@ -41,7 +41,7 @@ def prop1_cmd(ctx, seed, store, as_json):
         raise CollapseLabError(f"--seed must be >= 0 (got {seed})")
     rows = check_random(seed=seed)
     real = []
-    from .runs import warn
+    from .selection import warn
 
     runs = [r for r in find_runs(Path(store), warn)
             if r.meta.get("rounds_complete", 0) >= 1 and r.meta.get("status") != "diverged"]

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 import torch
 
-from .augment import Pipeline
 from ..errors import CollapseLabError
-from .local import FastPath
+from .augment import Pipeline
+from .fastpath import FastPath
+
 
 PRECISIONS = ("auto", "fp32", "bf16")
 COMPILE_MODES = ("off", "default", "reduce-overhead", "max-autotune")

@@ -14,6 +14,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..devices import to_device
+from .fastpath import PLAIN, FastPath  # noqa: F401 -- PLAIN re-exported
 
 
 def num_batches(n: int, batch_size: int) -> int:
@@ -64,20 +65,6 @@ class LocalHooks:
 NO_HOOKS = LocalHooks()
 
 
-class FastPath:
-    """How local training runs on its device (none of it changes the math, except bf16):
-    ``augment`` a batched pipeline applied to each epoch's data in chunks on the device,
-    with its own generator; ``autocast`` a dtype for the forward pass on CUDA (bf16; the
-    weights, optimizer state, losses and the regularizer stay fp32); ``channels_last``
-    for convolutional inputs; ``forward`` a compiled version of the model to call."""
-
-    def __init__(self, augment=None, autocast: torch.dtype | None = None, channels_last: bool = False,
-                 forward: Callable | None = None, chunk: int = 4096):
-        self.augment = augment
-        self.autocast, self.channels_last, self.forward, self.chunk = autocast, channels_last, forward, chunk
-
-
-PLAIN = FastPath()
 
 
 def epoch_raw(x: torch.Tensor, y: torch.Tensor, idx_batches: list[torch.Tensor], fast: FastPath,

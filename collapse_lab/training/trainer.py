@@ -32,7 +32,8 @@ from typing import Callable, Iterator
 import torch
 import torch.nn as nn
 
-from .local import NO_HOOKS, PLAIN, FastPath, LocalHooks, batches, cpu_state, epoch_raw, epoch_record, model_input, \
+from .fastpath import FastPath
+from .local import NO_HOOKS, PLAIN, LocalHooks, batches, cpu_state, epoch_raw, epoch_record, model_input, \
     step_loss
 
 # Eager steps before a capture: cudnn's algorithm search, lazily created handles and

@@ -108,7 +108,7 @@ def test_bench_cli_json(tmp_path):
 
 
 @pytest.mark.parametrize("args,msg", [
-    (["--preset", "huge"], "--preset 'huge': choose one of cpu, paper-cifar10"),
+    (["--workload", "huge"], "--workload 'huge': choose one of cpu, paper-cifar10"),
     (["--model", "vit"], "unknown model 'vit'"),
     (["--precision", "bf16", "--device", "cpu"], "--precision bf16 needs a CUDA device"),
     (["--augment", "crop+mixup"], "unknown step 'mixup'"),

@@ -12,7 +12,8 @@ from click.testing import CliRunner
 
 from collapse_lab.training.augment import Pipeline
 from collapse_lab.cli import cli
-from collapse_lab.training.local import PLAIN, FastPath, batches, epoch_raw
+from collapse_lab.training.fastpath import FastPath
+from collapse_lab.training.local import PLAIN, batches, epoch_raw
 from collapse_lab.training.trainer import train_client
 from collapse_lab.models import MODELS
 from tests.conftest import write_cifar

@@ -1,4 +1,4 @@
-"""Finding the runs an analysis command works on."""
+"""Choosing runs for the analysis commands: --store/--run and the filters, rounds, labels, one-line warnings."""
 from __future__ import annotations
 
 from pathlib import Path
