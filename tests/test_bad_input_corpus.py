@@ -117,7 +117,7 @@ TRAIN_MORE = [
     (T + ["--tag", "../x"], "--tag"), (T + ["--tag", "a/b"], "--tag"), (T + ["--tag", ".."], "--tag"),
     (T + ["--tag", ".hidden"], "must not start with"), (T + ["--tag", "-x"], "must not start with"),
     (T + ["--tag", "x" * 300], "characters long"), (T + ["--tag", "a b"], "' '"), (T + ["--tag", "tab\tx"], "--tag"),
-    (T + ["--out", ""], "--out is empty"), (T + ["--out", "AFILE/sub"], "is a file, not a folder"),
+    (T + ["--out", ""], "--store is empty"), (T + ["--out", "AFILE/sub"], "is a file, not a folder"),
     (T + ["--out", "AFILE"], "is a file"), (["train", "--rounds", "10000001"], "--rounds 10000001 is too large"),
     (T + ["--clients", "100000000"], "--clients 100000000 is too large"),
     (T + ["--seed", "99999999999999999999"], "--seed"), (T + ["--local-epochs", "1000000"], "too large"),
