@@ -42,7 +42,11 @@ def make_partition(cfg, ds) -> Partition:
     (``alpha``, ``min_size``, ...) are the run configuration's fields of those names,
     ``domains`` the data set's domain labels; the random stream is the run seed's
     partition stream. Training and the analysis (the partition figures) both draw it here."""
-    rng = np.random.default_rng(seed_for(cfg.seed, PURPOSE_PARTITION))
+    if cfg.partition_options.get("stream") == "released":
+        # the released codes' legacy global stream after np.random.seed(seed) (dirichlet.py)
+        rng = np.random.RandomState(cfg.seed % 2**32)
+    else:
+        rng = np.random.default_rng(seed_for(cfg.seed, PURPOSE_PARTITION))
     opts = {}
     for k in partition_options(cfg.partition):
         if k == "domains":
