@@ -19,7 +19,7 @@ from .data import DATASETS, dataset_of
 from .devices import resolve_device
 from .errors import CollapseLabError
 from .models import MODELS
-from .partition import PARTITIONS, SHARED, own_options, partition_options
+from .partition import PARTITIONS, RNGS, SHARED, own_options, partition_options
 from .registry import option_names
 from .store import parse_keep_local
 from .store.paths import check_name, check_tag
@@ -322,6 +322,9 @@ def check_config(cfg: RunConfig) -> RunConfig:
         if k not in own:
             raise CollapseLabError(f"--partition-option {k}: partition {cfg.partition} has no such option; its options: "
                                    f"{', '.join(own) or 'none'}")
+    if cfg.partition_options.get("rng", "default") not in RNGS:
+        raise CollapseLabError(f"--partition-option rng={cfg.partition_options['rng']!r}: use default (collapse-lab's "
+                               "own stream) or released (the released codes' np.random.seed stream)")
     parse_keep_local(cfg.keep_local)
     device = resolve_device(cfg.device)
     fastpath.check_compile(cfg.compile)

@@ -31,10 +31,16 @@ def partition_options(name: str) -> list[str]:
     return option_names(PARTITIONS.get(name), skip=4)
 
 
+RNGS = ("default", "released")
+
+
 def own_options(name: str) -> list[str]:
     """The options a partition declares beyond the shared fields and the data set's domains:
-    given as ``--partition-option KEY=VALUE`` (``partition_options`` of the run)."""
-    return [k for k in partition_options(name) if k not in SHARED and k != "domains"]
+    given as ``--partition-option KEY=VALUE`` (``partition_options`` of the run). ``rng``
+    (default | released) where the partition replays the released codes' random stream
+    (registered with ``released_rng=True``)."""
+    own = [k for k in partition_options(name) if k not in SHARED and k != "domains"]
+    return own + (["rng"] if PARTITIONS.info(name).get("released_rng") else [])
 
 
 def make_partition(cfg, ds) -> Partition:
@@ -42,7 +48,7 @@ def make_partition(cfg, ds) -> Partition:
     (``alpha``, ``min_size``, ...) are the run configuration's fields of those names,
     ``domains`` the data set's domain labels; the random stream is the run seed's
     partition stream. Training and the analysis (the partition figures) both draw it here."""
-    if cfg.partition_options.get("stream") == "released":
+    if cfg.partition_options.get("rng") == "released":
         # the released codes' legacy global stream after np.random.seed(seed) (dirichlet.py)
         rng = np.random.RandomState(cfg.seed % 2**32)
     else:
@@ -53,9 +59,9 @@ def make_partition(cfg, ds) -> Partition:
             opts[k] = None if ds.train_domain is None else ds.train_domain.numpy()
         elif k in SHARED:
             opts[k] = getattr(cfg, k)
-        elif k in cfg.partition_options:
+        elif k in cfg.partition_options and k != "rng":
             opts[k] = cfg.partition_options[k]  # else the partition's own default
     return PARTITIONS.call(cfg.partition, ds.train_y.numpy(), ds.num_classes, cfg.clients, rng, **opts)
 
 
-__all__ = ["PARTITIONS", "SHARED", "Partition", "label_entropy", "make_partition", "own_options", "partition_options"]
+__all__ = ["PARTITIONS", "RNGS", "SHARED", "Partition", "label_entropy", "make_partition", "own_options", "partition_options"]

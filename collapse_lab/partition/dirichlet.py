@@ -47,12 +47,9 @@ def _attempt(labels, num_classes, num_clients, alpha, rng, released: bool = Fals
     return [np.concatenate(h) if h else np.zeros(0, np.int64) for h in held]
 
 
-STREAMS = ("own", "released")
-
-
-@PARTITIONS.register("dirichlet")
+@PARTITIONS.register("dirichlet", released_rng=True)
 def dirichlet(labels: np.ndarray, num_classes: int, num_clients: int, rng: np.random.Generator,
-              alpha: float = 0.5, min_size: int = 10, stream: str = "own") -> Partition:
+              alpha: float = 0.5, min_size: int = 10) -> Partition:
     """Per class c: p_c ~ Dir_K(alpha); client k gets a p_{c,k} share of class c.
 
     Clients already holding >= N/K samples get a zero share (renormalised); the whole
@@ -60,15 +57,15 @@ def dirichlet(labels: np.ndarray, num_classes: int, num_clients: int, rng: np.ra
     ``MAX_ATTEMPTS`` times. ``alpha = inf`` is the IID split.
 
     The procedure of MOON's, NIID-Bench's and FedDecorr's ``partition_data`` (noniid /
-    noniid-labeldir; homo for IID). ``stream`` picks the random numbers: ``own`` (default)
-    the run seed's partition stream (``seeds.PURPOSE_PARTITION``); ``released`` the legacy
-    global stream the released codes draw from after ``np.random.seed(seed)``, that is
-    ``np.random.RandomState(seed)`` (``make_partition`` passes it), which gives the released
-    code's clients for the same seed, index set for index set. The released code's final
-    shuffle of each client's list is left out: a client's indices are stored sorted.
+    noniid-labeldir; homo for IID). The run option ``--partition-option rng=...`` picks the
+    random numbers (``make_partition``): ``default`` the run seed's partition stream
+    (``seeds.PURPOSE_PARTITION``, a ``Generator``); ``released`` the legacy global stream the
+    released codes draw from after ``np.random.seed(seed)``, a ``RandomState(seed)``, which
+    gives the released code's clients for the same seed, index set for index set. Handed a
+    ``RandomState``, the split also follows the released code where it divides by zero. The
+    released code's final shuffle of each client's list is left out: indices are stored sorted.
     """
-    if stream not in STREAMS:
-        raise CollapseLabError(f"--partition-option stream={stream!r}: use own or released")
+    released = isinstance(rng, np.random.RandomState)
     labels = np.asarray(labels)
     if not alpha > 0:
         raise CollapseLabError(f"--alpha must be > 0 (got {alpha}); use inf for IID")
@@ -80,7 +77,7 @@ def dirichlet(labels: np.ndarray, num_classes: int, num_clients: int, rng: np.ra
     if math.isinf(alpha):
         return Partition.from_indices(iid(labels, num_clients, rng), labels, num_classes)
     for _ in range(MAX_ATTEMPTS):
-        parts = _attempt(labels, num_classes, num_clients, alpha, rng, released=stream == "released")
+        parts = _attempt(labels, num_classes, num_clients, alpha, rng, released=released)
         if parts is not None and min(len(p) for p in parts) >= min_size:
             return Partition.from_indices(parts, labels, num_classes)
     raise CollapseLabError(

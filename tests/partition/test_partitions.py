@@ -149,12 +149,12 @@ def test_a_partition_is_handed_only_its_own_options_and_refuses_others():
     from collapse_lab.errors import CollapseLabError
     from collapse_lab.partition import PARTITIONS, partition_options
 
-    assert partition_options("dirichlet") == ["alpha", "min_size", "stream"]
+    assert partition_options("dirichlet") == ["alpha", "min_size"]
     assert partition_options("pathological") == ["classes_per_client"]
     assert partition_options("domain") == ["domains"]
     labels = np.arange(40) % 4
     with pytest.raises(CollapseLabError, match="partition dirichlet has no option classes_per_client; its options: "
-                                               "alpha, min_size, stream"):
+                                               "alpha, min_size"):
         PARTITIONS.call("dirichlet", labels, 4, 2, np.random.default_rng(0), classes_per_client=2)
     part = PARTITIONS.call("pathological", labels, 4, 2, np.random.default_rng(0), classes_per_client=2)
     assert (np.count_nonzero(part.counts, axis=1) == 2).all()

@@ -1,6 +1,6 @@
 """The Dirichlet and IID splits of the released FedDecorr code (MOON's and NIID-Bench's
 ``partition_data`` draw the same), kept as test vectors in ``tests/vectors/released_partitions``
-(README there: how they were produced). ``--partition-option stream=released`` must give
+(README there: how they were produced). ``--partition-option rng=released`` must give
 the released clients for the same seed, index set for index set; the toolkit's own stream
 (the default) gives other clients, as the issue measured."""
 from __future__ import annotations
@@ -34,7 +34,7 @@ class Labels:
 def config(info: dict, stream: str | None) -> RunConfig:
     alpha = math.inf if info["partition"] == "homo" else info["alpha"]
     return RunConfig(dataset="cifar10", alpha=alpha, clients=info["clients"], seed=info["seed"],
-                     partition_options={"stream": stream} if stream else {})
+                     partition_options={"rng": stream} if stream else {})
 
 
 def reference_sets(path: Path) -> list[list[int]]:
@@ -71,13 +71,13 @@ def test_the_own_stream_gives_other_clients_for_the_same_seed():
     assert (part.counts != counts).mean() > 0.25
 
 
-def test_stream_is_an_option_of_the_dirichlet_partition_only():
+def test_rng_is_an_option_of_the_dirichlet_partition_only():
     from collapse_lab.errors import CollapseLabError
     from collapse_lab.resolve import resolve_runs
 
-    (cfg,) = resolve_runs({"alpha": ["0.05"], "partition_option": ["stream=released"]})
-    assert cfg.partition_options == {"stream": "released"} and cfg.run_name() != resolve_runs({"alpha": ["0.05"]})[0].run_name()
+    (cfg,) = resolve_runs({"alpha": ["0.05"], "partition_option": ["rng=released"]})
+    assert cfg.partition_options == {"rng": "released"} and cfg.run_name() != resolve_runs({"alpha": ["0.05"]})[0].run_name()
     with pytest.raises(CollapseLabError, match="partition pathological has no such option"):
-        resolve_runs({"partition": "pathological", "partition_option": ["stream=released"]})
-    with pytest.raises(CollapseLabError, match="use own or released"):
-        make_partition(RunConfig(alpha=0.5, partition_options={"stream": "numpy"}), Labels())
+        resolve_runs({"partition": "pathological", "partition_option": ["rng=released"]})
+    with pytest.raises(CollapseLabError, match="use default .* or released"):
+        resolve_runs({"alpha": ["0.05"], "partition_option": ["rng=numpy"]})
