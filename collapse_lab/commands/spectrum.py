@@ -85,7 +85,7 @@ def entry(run, r, which, sv, floor, tau, z=None, classifier=None) -> dict:
 
         dead = dead_units(z)
         out.update(dead_units=len(dead), dead_unit_indices=dead.tolist(), dead_share=len(dead) / max(len(sv), 1),
-                   rankme=rankme(z), stable_rank=stable_rank(sv), alpha_req=alpha_req(sv, floor, TOP))
+                   rankme=rankme(z), stable_rank=stable_rank(sv), alpha_req=alpha_req(sv, floor))
     if classifier is not None:
         out["classifier_singular_values"] = torch.linalg.svdvals(classifier.to(torch.float64)).tolist()
     return out

@@ -18,7 +18,10 @@ import torch
 
 
 def _parts(x: torch.Tensor):
+    # centred first, as Kornblith et al.'s code does: the unbiased HSIC does not change
+    # (exactly), and a large mean no longer cancels catastrophically (1e4: nan before)
     x = x.detach().to("cpu", torch.float64)
+    x = x - x.mean(0, keepdim=True)
     sq = (x * x).sum(1)  # ||x_i||^2, the diagonal of K
     k1 = x @ x.sum(0) - sq  # K~ 1
     return x, sq, k1
@@ -50,7 +53,12 @@ def cka_matrix(reps: list[torch.Tensor]) -> torch.Tensor:
     self_h = [hsic_unbiased(r, r) for r in reps]
     out = torch.eye(m, dtype=torch.float64)
     for i in range(m):
+        if self_h[i] <= 0:
+            out[i, i] = float("nan")
         for j in range(i + 1, m):
+            if self_h[i] <= 0 or self_h[j] <= 0:  # a constant (e.g. all-zero) representation: undefined
+                out[i, j] = out[j, i] = float("nan")
+                continue
             v = hsic_unbiased(reps[i], reps[j]) / (self_h[i] * self_h[j]) ** 0.5
             out[i, j] = out[j, i] = v
     return out

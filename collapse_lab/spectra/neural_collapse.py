@@ -7,7 +7,7 @@ et al.'s balanced sets give) and the centred means M = [mu_c - mu_G]:
 - NC1, within-class variability collapse: tr(Sigma_W Sigma_B^+) / C, Sigma_W the mean over
   samples of (h - mu_y)(h - mu_y)^T, Sigma_B = (1/C) sum_c (mu_c - mu_G)(mu_c - mu_G)^T.
 - NC2, convergence to a simplex ETF, of the centred means and of the classifier rows:
-  ``equinorm`` std/mean of the norms, ``equiangular`` the std of the pairwise cosines
+  ``equinorm`` std/mean of the norms (the unbiased std, 1/(C-1), as Papyan et al.'s code), ``equiangular`` the std of the pairwise cosines
   (c != c'), ``max_angle`` the mean of |cos + 1/(C-1)| (0 for a simplex ETF).
 - NC3, self-duality: || W/||W||_F - M^T/||M||_F ||_F^2 (W's rows against the centred means).
 - NC4, the nearest-class-centre rule: the share of samples whose classifier prediction is
@@ -26,7 +26,8 @@ def _geometry(v: torch.Tensor) -> dict:
     c = len(v)
     cos = (v / norms[:, None]) @ (v / norms[:, None]).T
     off = cos[~torch.eye(c, dtype=torch.bool)]
-    return {"equinorm": float(norms.std(correction=0) / norms.mean()), "equiangular": float(off.std(correction=0)),
+    # equinorm with the unbiased std, as Papyan et al.'s code (sqrt(C/(C-1)) x the 1/C one)
+    return {"equinorm": float(norms.std(correction=1) / norms.mean()), "equiangular": float(off.std(correction=0)),
             "max_angle": float((off + 1.0 / (c - 1)).abs().mean())}
 
 

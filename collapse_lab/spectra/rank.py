@@ -55,10 +55,31 @@ def rankme(z: torch.Tensor, eps: float = RANKME_EPS) -> float:
     return float(torch.exp(-(p * p.log()).sum()))
 
 
-def alpha_req(sv: torch.Tensor, floor: float = 0.0, top: int | None = None) -> float:
-    """The power-law exponent alpha of lambda_k ~ k^-alpha: minus the slope of the
-    least-squares line through (log k, log lambda_k), k = 1.., over values above ``floor``
-    (the leading run of them) and at most the first ``top``. NaN with fewer than 2 values."""
+ALPHA_RANKS = (11, 100)  # the authors' default fit range (ranks, 1-based, inclusive)
+
+
+def alpha_req(sv: torch.Tensor, floor: float = 0.0, ranks: tuple[int, int] = ALPHA_RANKS) -> float:
+    """alpha-ReQ as its authors estimate it (Agrawal et al., NeurIPS 2022; the fit of
+    Stringer et al. 2019 their code uses): lambda_k ~ c k^-alpha fitted by weighted least
+    squares of log lambda_k on log k with weights 1/k, over the ranks ``ranks`` (11..100 by
+    default) among the leading values above ``floor``; alpha is minus the slope. NaN with
+    fewer than 2 values in the range. ``alpha_plain`` is the unweighted fit over ranks 1..top
+    that collapse-lab reported as alpha_req before (on an exact power law both agree)."""
+    s = sv.to(torch.float64)
+    s = s[(s > floor).long().cumprod(0).bool()]
+    lo, hi = ranks
+    k = torch.arange(1, len(s) + 1, dtype=torch.float64)[lo - 1 : hi]
+    if len(k) < 2:
+        return float("nan")
+    x, y, w = k.log(), s[lo - 1 : hi].log(), 1.0 / k
+    xm, ym = (w * x).sum() / w.sum(), (w * y).sum() / w.sum()
+    return float(-(w * (x - xm) * (y - ym)).sum() / (w * (x - xm) ** 2).sum())
+
+
+def alpha_plain(sv: torch.Tensor, floor: float = 0.0, top: int | None = None) -> float:
+    """The unweighted power-law slope: minus the slope of the least-squares line through
+    (log k, log lambda_k), k = 1.., over the leading values above ``floor``, at most the
+    first ``top`` (not the authors' alpha-ReQ: see ``alpha_req``). NaN with fewer than 2 values."""
     s = sv.to(torch.float64)
     ok = (s > floor).long().cumprod(0).bool()
     s = s[ok]
@@ -78,4 +99,4 @@ def stable_rank(sv: torch.Tensor) -> float:
     return float(s.sum() / s[0]) if len(s) and float(s[0]) > 0 else 0.0
 
 
-__all__ = ["alpha_req", "dead_units", "live_units", "rankme", "stable_rank", "unit_variances", "RANKME_EPS"]
+__all__ = ["ALPHA_RANKS", "alpha_plain", "alpha_req", "dead_units", "live_units", "rankme", "stable_rank", "unit_variances", "RANKME_EPS"]

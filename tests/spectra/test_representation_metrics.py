@@ -11,7 +11,7 @@ import torch
 from collapse_lab.spectra.cka import cka_matrix, hsic_unbiased, linear_cka
 from collapse_lab.spectra.functional import spectrum
 from collapse_lab.spectra.neural_collapse import neural_collapse
-from collapse_lab.spectra.rank import alpha_req, dead_units, live_units, rankme, stable_rank
+from collapse_lab.spectra.rank import alpha_plain, alpha_req, dead_units, live_units, rankme, stable_rank
 
 
 def _z(n=200, d=12, seed=0):
@@ -49,8 +49,25 @@ def test_alpha_req_of_an_exact_power_law_is_its_exponent():
     # values at or below the floor end the fit: the leading power law is still found
     sv = torch.cat([k[:40] ** -1.5, torch.zeros(10)])
     assert alpha_req(sv, floor=1e-30) == pytest.approx(1.5, rel=1e-12)
-    assert alpha_req(k ** -1.0, top=10) == pytest.approx(1.0)
+    assert alpha_plain(k ** -1.0, top=10) == pytest.approx(1.0)
     assert math.isnan(alpha_req(torch.tensor([1.0], dtype=torch.float64)))
+    assert math.isnan(alpha_req(k[:11] ** -1.0))  # one value in the authors' range 11..100
+
+
+def test_alpha_req_is_the_authors_weighted_fit_over_ranks_11_to_100():
+    """Written out: minimise sum_k (1/k) (log lambda_k - c + alpha log k)^2 over k = 11..100,
+    i.e. b = (X^T W X)^-1 X^T W y with X = [-log k, 1], W = diag(1/k), alpha = b[0]."""
+    rng = np.random.default_rng(3)
+    k = np.arange(1, 301, dtype=np.float64)
+    sv = 2.0 * k ** -1.3 * np.exp(0.3 * rng.standard_normal(300))
+    sv = np.sort(sv)[::-1]
+    kk = k[10:100]
+    x = np.stack([-np.log(kk), np.ones_like(kk)], 1)
+    w = np.diag(1.0 / kk)
+    b = np.linalg.solve(x.T @ w @ x, x.T @ w @ np.log(sv[10:100]))
+    assert alpha_req(torch.from_numpy(sv.copy())) == pytest.approx(b[0], rel=1e-10)
+    # the plain fit is another number on such a spectrum (the issue measured 1.678 vs 1.194 on real features)
+    assert abs(alpha_plain(torch.from_numpy(sv.copy()), top=100) - b[0]) > 1e-3
 
 
 def test_stable_rank_is_frobenius_over_spectral_norm_squared():
@@ -127,3 +144,44 @@ def test_nc1_by_hand_and_nc2_nc3_away_from_collapse():
     y = torch.arange(3).repeat(30)
     out = neural_collapse(h, y, torch.randn(3, 8, generator=g, dtype=torch.float64))
     assert out["nc1"] > 1 and out["nc3"] > 0.1 and out["nc2_means"]["equinorm"] > 0
+
+
+def test_cka_is_exact_for_large_means_and_nan_for_a_constant_representation():
+    """Kornblith et al. centre the features first; the unbiased HSIC of centred features,
+    written out (Song et al. 2012): K~ = XX^T with zero diagonal, HSIC_1 =
+    [tr(K~L~) + 1^T K~ 1 1^T L~ 1 / ((n-1)(n-2)) - 2/(n-2) 1^T K~ L~ 1] / (n(n-3))."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(60, 8, generator=g, dtype=torch.float64)
+    y = x @ torch.randn(8, 5, generator=g, dtype=torch.float64) + torch.randn(60, 5, generator=g, dtype=torch.float64)
+
+    def hsic(a, b):
+        a, b = a.numpy() - a.numpy().mean(0), b.numpy() - b.numpy().mean(0)
+        n = len(a)
+        kt, lt = a @ a.T, b @ b.T
+        np.fill_diagonal(kt, 0)
+        np.fill_diagonal(lt, 0)
+        one = np.ones(n)
+        return (np.trace(kt @ lt) + one @ kt @ one * (one @ lt @ one) / ((n - 1) * (n - 2))
+                - 2 / (n - 2) * one @ kt @ lt @ one) / (n * (n - 3))
+
+    ref = hsic(x, y) / np.sqrt(hsic(x, x) * hsic(y, y))
+    for o in (0.0, 1e2, 1e3, 1e4):
+        assert linear_cka(x + o, y + o) == pytest.approx(ref, abs=1e-9), o
+    zeros = torch.zeros_like(x)
+    assert math.isnan(linear_cka(x, zeros))
+    m = cka_matrix([x, zeros, y])
+    assert math.isnan(m[0, 1]) and math.isnan(m[1, 1]) and m[0, 2] == pytest.approx(ref, abs=1e-9)
+
+
+def test_equinorm_uses_the_unbiased_std_as_papyan_et_al():
+    from collapse_lab.spectra.neural_collapse import neural_collapse
+
+    g = torch.Generator().manual_seed(1)
+    c, d = 4, 6
+    means = torch.randn(c, d, generator=g, dtype=torch.float64) * torch.tensor([1.0, 2, 3, 4], dtype=torch.float64)[:, None]
+    y = torch.arange(c).repeat_interleave(5)
+    h = means[y] + 0.01 * torch.randn(len(y), d, generator=g, dtype=torch.float64)
+    out = neural_collapse(h, y, torch.randn(c, d, generator=g, dtype=torch.float64))
+    mu = np.stack([h.numpy()[y.numpy() == k].mean(0) for k in range(c)])
+    norms = np.linalg.norm(mu - mu.mean(0), axis=1)
+    assert out["nc2_means"]["equinorm"] == pytest.approx(norms.std(ddof=1) / norms.mean(), rel=1e-10)
