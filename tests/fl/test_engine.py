@@ -100,7 +100,7 @@ def test_runs_that_train_differently_get_folders_of_their_own(tmp_path):
     existed (legacy names) is still found: its complete runs are skipped."""
     args = ["train", *FAST, "--rounds", "1", "--clients", "3", "--alpha", "1", "--reg", "feddecorr",
             "--out", str(tmp_path)]
-    for extra in ([], ["--decorr-norm", "official"], ["--lr", "0.5"], ["--reg-option", "dummy=1"]):
+    for extra in ([], ["--decorr-norm", "paper"], ["--lr", "0.5"], ["--reg-option", "dummy=1"]):
         res = run_cli(*args, *extra)
         if extra and extra[0] == "--reg-option":
             assert res.exit_code == 2 and "has no option dummy" in res.stderr
@@ -112,7 +112,7 @@ def test_runs_that_train_differently_get_folders_of_their_own(tmp_path):
     plain = [p for p in tmp_path.iterdir() if not p.name.startswith('.') and json.loads((p / "run.json").read_text())["decorr_norm"] == "paper"
              and json.loads((p / "run.json").read_text())["lr"] != 0.5]
     plain[0].rename(legacy)
-    res = run_cli(*args)
+    res = run_cli(*args, "--decorr-norm", "paper")
     assert res.exit_code == 0 and f"{legacy}: already complete" in res.stderr
     assert len([p for p in tmp_path.iterdir() if not p.name.startswith('.')]) == 3
 

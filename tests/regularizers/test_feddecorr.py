@@ -103,3 +103,19 @@ def test_registry_builds_both_normalisations():
     assert build_regularizer("feddecorr", normalization="official")(z).item() == pytest.approx(
         feddecorr_loss_official(z).item())
     assert build_regularizer("none") is None
+
+
+def test_the_paper_preset_uses_the_scaling_that_produced_the_printed_numbers():
+    """The papers' beta = 0.1 results came from the released code's scaling: the paper
+    preset resolves FedDecorr to it; the quick preset keeps Eq. 8; a given --decorr-norm wins;
+    runs without FedDecorr keep their names."""
+    from collapse_lab.resolve import resolve_runs
+
+    def one(**flags):
+        (cfg,) = resolve_runs({"alpha": ["0.5"], **flags})
+        return cfg
+
+    assert one(reg="feddecorr").decorr_norm == "official"
+    assert one(reg="feddecorr", preset="quick").decorr_norm == "paper"
+    assert one(reg="feddecorr", decorr_norm="paper").decorr_norm == "paper"
+    assert one().decorr_norm == "paper" and one().run_name() == one(preset="paper").run_name()
