@@ -32,6 +32,12 @@ def cli_proc(*args, **kw) -> subprocess.Popen:
                             stderr=subprocess.PIPE, text=True, **kw)
 
 
+def sigterm(proc: subprocess.Popen, timeout: float) -> str:
+    """SIGTERM the process and wait for it; its stderr."""
+    proc.send_signal(signal.SIGTERM)
+    return proc.communicate(timeout=timeout)[1]
+
+
 def wait_for_round(store: Path, r: int = 1, timeout: float = 60, runs: int = 1) -> list[Path]:
     t0 = time.time()
     while time.time() - t0 < timeout:
@@ -76,8 +82,7 @@ def test_a_second_writer_is_refused_and_sigterm_stops_cleanly(tmp_path):
             res = CliRunner().invoke(cli, ["train", *LONG, "--out", str(store), *extra])
             one_error_line(res, 2, "is being written by another collapse-lab process", f"(pid {first.pid})")
         assert tree_digest(run / "round_0") == before  # the second process touched nothing
-        first.send_signal(signal.SIGTERM)
-        _, err = first.communicate(timeout=60)
+        err = sigterm(first, 60)
     finally:
         if first.poll() is None:
             first.kill()
@@ -128,8 +133,7 @@ def test_sigterm_to_a_sweep_stops_its_workers_and_the_rerun_completes(tmp_path):
     try:
         runs = wait_for_round(store, 1, runs=2, timeout=120)
         assert len(_workers_of(store)) == 2
-        sweep.send_signal(signal.SIGTERM)
-        _, err = sweep.communicate(timeout=120)
+        err = sigterm(sweep, 120)
     finally:
         if sweep.poll() is None:
             sweep.kill()
