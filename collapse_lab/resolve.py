@@ -16,6 +16,7 @@ import math
 
 from .config import DEFAULT_ALPHAS, RunConfig, clients_per_round, load_config_file, parse_alpha, preset_values
 from .data import DATASETS, dataset_of
+from .data_root import default_data_root
 from .devices import resolve_device
 from .errors import CollapseLabError
 from .models import MODELS
@@ -122,6 +123,8 @@ def resolve_runs(flags: dict, config_file: str | None = None, values: dict | Non
     values: dict = {"dataset": dataset, "model": info["model"], "partition": info.get("partition", "dirichlet")}
     values.update(preset_values(given.get("preset", "paper"), info.get("paper")))
     values.update(given)
+    if values.get("data_root") is None and "data_root" in option_names(DATASETS.get(dataset)):
+        values["data_root"] = default_data_root()[0]  # --data-root of the command, $COLLAPSE_LAB_DATA, user config
     if "clients" in info and "clients" not in given and values["partition"] == info.get("partition"):
         values["clients"] = info["clients"]  # e.g. one client per domain, counted when the data are read
     for flag, (field, example) in KEY_VALUE.items():

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
+from .common import data_root_option
 
 
 def plan(entries, preset: str, store: Path, warn) -> tuple[list, list, dict]:
@@ -42,14 +43,40 @@ def train_missing(configs, store: Path, backend: str, workers: int | None, stack
     return failed + _train(timed, store, backend, 1, 1, address, say)
 
 
+def missing_data(configs, say) -> tuple[list[dict], list]:
+    """Every data set the runs need, read before anything trains: one line per missing data
+    set naming the folder expected and where it looked; its runs are reported as failed and
+    the others go on. Returns (the failures, the runs whose data are here)."""
+    from ..data import dataset_of
+    from ..data_root import default_data_root
+
+    missing, here = {}, set()
+    for c in configs:
+        key = (c.dataset, c.data_root, c.image_size, repr(sorted(c.dataset_options.items())))
+        if key in here or key in missing:
+            continue
+        try:
+            dataset_of(c)
+            here.add(key)
+        except CollapseLabError as e:
+            missing[key] = str(e)
+    for (name, root, _, _), msg in missing.items():
+        where = default_data_root()[1] if root is None else f"{root}"
+        say(f"data set {name} is missing: {msg} (looked in: {where})")
+    keys = {c.run_name(): (c.dataset, c.data_root, c.image_size, repr(sorted(c.dataset_options.items()))) for c in configs}
+    failed = [{"run": c.run_name(), "status": "failed", "error": f"data set {c.dataset} is missing"}
+              for c in configs if keys[c.run_name()] in missing]
+    return failed, [c for c in configs if keys[c.run_name()] not in missing]
+
+
 def _train(configs, store: Path, backend: str, workers: int | None, stack: int, address, say) -> list[dict]:
     from .sweep import diverged
     from ..training.prepare import check_disk, prepare
     from ..training.stacked import prepared_reason
     from ..sweep import backends
 
+    refused, configs = missing_data(configs, say)
     gone = [c for c in configs if diverged(store, c)]
-    refused = []
     try:
         prepared = prepare([c for c in configs if c not in gone], store, resume=True)
     except CollapseLabError:  # one run's options are refused: the others still train
@@ -142,6 +169,7 @@ def catalogue_options(out_default: str, out_help: str, list_help: str, json_help
                      help="Runs trained together as one stacked model (see `sweep --stack`); 1: each on its own."),
         click.option("--address", default=None, help="ray: auto or HOST:PORT of a running cluster."),
         click.option("--json", "as_json", is_flag=True, help=json_help),
+        data_root_option,
     ]
 
     def deco(f):

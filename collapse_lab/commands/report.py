@@ -21,6 +21,7 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
+from .common import data_root_option
 from ..io import make_dirs, write_bytes
 
 SELF_CHECK = """<script>
@@ -115,6 +116,7 @@ def run_numbers(run, fs, tau: float) -> tuple[dict, object, list[str] | None]:
 @click.option("--tau", type=float, default=1e-2, show_default=True, help="Significance threshold.")
 @click.option("--device", default="auto", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout.")
+@data_root_option
 def report_cmd(store, fig_dir, out, tau, device, as_json):
     """Write one self-contained HTML page for a run store: runs table, each run's metrics over
     rounds and last-round representation measures, the figures and the claims table."""

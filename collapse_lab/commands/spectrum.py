@@ -8,6 +8,7 @@ import click
 import torch
 
 from ..errors import CollapseLabError
+from .common import data_root_option
 from ..analysis.features import FeatureSource
 from ..io import load_tensors
 from ..spectra.rank import live_units
@@ -37,6 +38,7 @@ def common_options(f):
         click.option("--device", default="auto", show_default=True),
         click.option("--out", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False), help="Figure folder."),
         click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout."),
+        data_root_option,
     ]
     for o in reversed(opts):
         f = o(f)

@@ -11,6 +11,7 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
+from .common import data_root_option
 
 
 def diverged(store: Path, cfg) -> bool:
@@ -70,6 +71,7 @@ def _fmt(seconds: float | None) -> str:
 @click.option("--max-runs", type=int, default=10_000, show_default=True,
               help="Refuse a grid with more points than this (counted before it is expanded).")
 @click.option("--json", "as_json", is_flag=True, help="Print the runs and outcomes as JSON on stdout.")
+@data_root_option
 def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, as_json):
     """Expand SPEC (base options x grid axes x seeds, YAML/TOML/JSON) through the same
     resolver as train, skip complete runs, continue unfinished ones, train the rest.

@@ -115,14 +115,14 @@ def test_seeds_aggregate_and_other_configurations_are_drawn_apart(tmp_path):
     base = ["train", "--dataset", "gaussian", "--dataset-option", "dim=8", "--dataset-option", "train_per_class=20",
             "--dataset-option", "test_per_class=5", "--clients", "3", "--rounds", "1", "--local-epochs", "1",
             "--alpha", "0.5", "--reg", "feddecorr", "--out", str(tmp_path / "ck")]
-    for extra in (["--seed", "0", "--seed", "1"], ["--decorr-norm", "official"]):
+    for extra in (["--seed", "0", "--seed", "1"], ["--decorr-norm", "paper"]):
         assert invoke(*base, *extra).exit_code == 0
     res = invoke("spectrum", "--store", str(tmp_path / "ck"), "--out", str(tmp_path / "fig"), "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert len({e["run"] for e in out["spectra"]}) == 3  # every run is there
     (agg,) = [a for a in out["seed_groups"] if a["model"] == "global"]
-    assert agg["n"] == 2 and agg["label"] == "decorr_norm=paper (n=2 seeds)"
+    assert agg["n"] == 2 and agg["label"] == "decorr_norm=official (n=2 seeds)"
     ys = []
     for name in agg["runs"]:
         e = next(e for e in out["spectra"] if e["run"] == name and e["model"] == "global")

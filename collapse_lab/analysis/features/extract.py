@@ -14,6 +14,7 @@ import torch
 
 from ...config import RunConfig
 from ...data import Dataset, load_dataset
+from ...data_root import default_data_root
 from ...devices import resolve_device
 from ...errors import CollapseLabError
 from ...io import load_state, load_tensors, save_tensors
@@ -77,9 +78,19 @@ class FeatureSource:
             try:
                 ds = load_dataset(cfg.dataset, data_root=cfg.data_root, image_size=cfg.image_size,
                                   **cfg.dataset_options)
-            except CollapseLabError as e:  # the analyses have no --data-root: the run's own is used
-                raise CollapseLabError(f"the run's data set {cfg.dataset} cannot be read from the data root its "
-                                       f"run.json records ({cfg.data_root}): {e}; put the files back there") from None
+            except CollapseLabError as e:
+                # the run's files moved (another machine, a store trained elsewhere): the data root
+                # of the command (--data-root, $COLLAPSE_LAB_DATA, the user config file) is tried next
+                root, where = default_data_root()
+                if root is None or cfg.data_root is None or root == cfg.data_root:
+                    raise CollapseLabError(f"the run's data set {cfg.dataset} cannot be read from the data root its "
+                                           f"run.json records ({cfg.data_root}): {e}; give --data-root DIR or set "
+                                           "COLLAPSE_LAB_DATA") from None
+                try:
+                    ds = load_dataset(cfg.dataset, data_root=root, image_size=cfg.image_size, **cfg.dataset_options)
+                except CollapseLabError as e2:
+                    raise CollapseLabError(f"the run's data set {cfg.dataset} is neither in {cfg.data_root} (its "
+                                           f"run.json) nor in {root} ({where}): {e2}") from None
             self._datasets[key] = (ds, dataset_fingerprint(ds, self.split))
         return self._datasets[key]
 

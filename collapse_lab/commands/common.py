@@ -1,0 +1,19 @@
+"""Options several commands share and that only set where things are read from."""
+from __future__ import annotations
+
+import click
+
+from ..data_root import set_data_root
+
+
+def _set(ctx, param, value):
+    set_data_root(value)  # a bad folder is one CollapseLabError line (the group turns it into exit 2)
+    return value
+
+
+# not part of a run's identity: the same run reads its files wherever they are
+data_root_option = click.option(
+    "--data-root", type=click.Path(file_okay=False), expose_value=False, callback=_set,
+    help="Folder holding the data sets' standard layouts (cifar-10-batches-py/, cifar-100-python/, "
+         "tiny-imagenet-200/, ...) for runs that name none; default $COLLAPSE_LAB_DATA, then data_root in "
+         "~/.config/collapse-lab/config.toml.")

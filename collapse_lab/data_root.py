@@ -1,0 +1,54 @@
+"""Where the data sets live when a command is not told per run: one folder holding the
+standard layouts of every data set (``cifar-10-batches-py/``, ``cifar-100-python/``,
+``tiny-imagenet-200/``, ...).
+
+Precedence: the command's ``--data-root`` first, then
+the environment variable ``COLLAPSE_LAB_DATA``, then ``data_root`` in the user config file
+(``$XDG_CONFIG_HOME/collapse-lab/config.toml``, else ``~/.config/collapse-lab/config.toml``).
+The data root is never part of a run's identity (``config.SPEED_ONLY``): the same run reads
+its files wherever they are.
+"""
+from __future__ import annotations
+
+import os
+import tomllib
+from pathlib import Path
+
+from .errors import CollapseLabError
+
+ENV = "COLLAPSE_LAB_DATA"
+_given: list[str] = []  # the running command's --data-root
+
+
+def user_config_file() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "collapse-lab" / "config.toml"
+
+
+def set_data_root(path: str | None) -> None:
+    """The running command's ``--data-root`` (None: not given)."""
+    _given.clear()
+    if path is not None:
+        if not Path(path).is_dir():
+            raise CollapseLabError(f"--data-root {path} is not a folder; give the folder that holds the data sets' "
+                                   "standard layouts (cifar-10-batches-py/, cifar-100-python/, ...)")
+        _given.append(str(path))
+
+
+def default_data_root() -> tuple[str | None, str]:
+    """The data root a run gets when it names none, and where it came from."""
+    if _given:
+        return _given[0], "--data-root"
+    if os.environ.get(ENV):
+        return os.environ[ENV], f"${ENV}"
+    f = user_config_file()
+    if f.is_file():
+        try:
+            v = tomllib.loads(f.read_text()).get("data_root")
+        except (OSError, ValueError) as e:
+            raise CollapseLabError(f"{f} does not parse ({e}); fix or remove it") from None
+        if v is not None:
+            if not isinstance(v, str):
+                raise CollapseLabError(f"{f}: data_root must be a folder name (text)")
+            return os.path.expanduser(v), str(f)
+    return None, "nowhere (no --data-root, no $COLLAPSE_LAB_DATA, no data_root in " + str(f) + ")"
