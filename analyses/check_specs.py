@@ -1,0 +1,84 @@
+"""Check (and, with --rewrite, write) the catalogue's specs.
+
+    python -m collapse_lab.analyses.check_specs            # check every spec
+    python -m collapse_lab.analyses.check_specs --rewrite  # write each back without YAML anchors
+
+Check: every spec loads through the catalogue's loader (keys, renderer, claims), its runs
+expand through the resolver at both presets, and every table cell names a printed value of
+``reference/all_tables_long.csv`` (the papers' numbers, stored once). ``--rewrite`` writes a
+spec back as plain YAML, without the anchors and aliases an earlier generator left, only
+where the loaded content stays exactly the same; ``--json`` prints the findings.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+import yaml
+
+from . import SPECS
+
+
+class _Plain(yaml.SafeDumper):
+    def ignore_aliases(self, data):  # every repeated mapping written out in full
+        return True
+
+
+def check() -> list[str]:
+    from collapse_lab.analysis.catalogue import load_entry
+    from collapse_lab.analysis.renderers.table import reference
+    from collapse_lab.errors import CollapseLabError
+
+    problems = []
+    for path in sorted(SPECS.glob("*.yaml")):
+        try:
+            entry = load_entry(path)
+            for preset in entry.runs:
+                entry.configs(preset)
+        except CollapseLabError as e:
+            problems.append(f"{path.name}: {e}")
+            continue
+        if entry.kind == "table" and "reference" in entry.params:  # cells pair with the printed cells in order (the table renderer's contract)
+            ref = list(reference(entry.params["reference"]).itertuples())
+            cells = entry.params.get("cells", [])
+            if len(ref) != len(cells):
+                problems.append(f"{path.name}: {len(cells)} cells, {len(ref)} printed in {entry.params['reference']}")
+            for i, (c, r) in enumerate(zip(cells, ref)):
+                if str(r.column) != c["column"]:
+                    problems.append(f"{path.name}: cell {i} is column {c['column']!r}, the printed one {r.column!r}")
+                    break
+    return problems
+
+
+def rewrite() -> list[str]:
+    changed = []
+    for path in sorted(SPECS.glob("*.yaml")):
+        text = path.read_text()
+        data = yaml.safe_load(text)
+        out = yaml.dump(data, Dumper=_Plain, sort_keys=False, allow_unicode=True, width=120)
+        if out != text and yaml.safe_load(out) == data:
+            path.write_text(out)
+            changed.append(path.name)
+    return changed
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rewrite", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args(argv)
+    changed = rewrite() if a.rewrite else []
+    problems = check()
+    n = len(list(SPECS.glob("*.yaml")))
+    if a.json:
+        print(json.dumps({"specs": n, "rewritten": changed, "problems": problems}, indent=1))
+    else:
+        for p in problems:
+            print(p, file=sys.stderr)
+        print(f"{n} specs checked, {len(problems)} problem(s)" + (f", {len(changed)} rewritten" if a.rewrite else ""))
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
