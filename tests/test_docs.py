@@ -14,7 +14,8 @@ from collapse_lab.cli import cli
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # options of other programs that the docs show next to ours (pip, pytest, Chromium, git, torchrun, ...)
-OTHERS = {"--no-deps", "--durations", "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir", "--index-url",
+OTHERS = {"--rewrite",  # analyses/check_specs.py, a script
+          "--no-deps", "--durations", "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir", "--index-url",
           "--extra-index-url", "--upgrade", "--version", "--help", "--nproc-per-node", "--sample"}
 
 
