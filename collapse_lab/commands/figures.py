@@ -1,7 +1,7 @@
 """``collapse-lab figures``: every figure of the papers from one command. Trains the runs
 that are missing (through the sweep engine), renders each entry of the catalogue
 (``collapse_lab/analyses/specs``) to ``<out>/<name>.pdf/.png`` with its plotted numbers in
-``<name>.json``, and checks each figure's claim (``--check``; ``<out>/CLAIMS.md``)."""
+``<name>.json``, and checks each figure's claim (``--check``; ``<out>/CLAIMS-<preset>.md``)."""
 from __future__ import annotations
 
 import json
@@ -141,14 +141,46 @@ def render(entry, ctx, out: Path) -> dict:
             "seconds": round(time.time() - t0, 2)}
 
 
+def _md(text) -> str:
+    """A Markdown table cell: pipes escaped, one line, emphasis and code marks taken literally."""
+    s = " ".join(str(text).split())
+    for ch in "\\|*_`<>":
+        s = s.replace(ch, "\\" + ch)
+    return s
+
+
 def claims_markdown(records: list[dict], preset: str) -> str:
     lines = [f"# Claims of the papers' figures, checked on the `{preset}` runs", "",
              "| entry | claim | measured | holds |", "|---|---|---|---|"]
     for rec in records:
         for c in rec.get("claims", []):
             holds = {True: "holds", False: "**does not hold**", None: "not checked"}[c["holds"]]
-            lines.append(f"| {rec['entry']} | {c['text']} | {c['measured']} | {holds} |")
+            lines.append(f"| {_md(rec['entry'])} | {_md(c['text'])} | {_md(c['measured'])} | {holds} |")
     return "\n".join(lines) + "\n"
+
+
+def merge_claims(out: Path, preset: str, records: list[dict]) -> Path:
+    """One claims record per preset, ``<out>/claims-<preset>.json`` (the source the report
+    reads) with ``CLAIMS-<preset>.md`` made from it. Merged by entry: an entry rendered now
+    replaces its own rows; an entry not rendered now, or whose render failed, keeps what an
+    earlier call wrote; entries stay in catalogue order."""
+    import json
+
+    from ..analysis.catalogue import catalogue
+    from ..io import write_bytes, write_json
+
+    path = out / f"claims-{preset}.json"
+    try:
+        old = {r["entry"]: r for r in json.loads(path.read_text()) if isinstance(r, dict) and "entry" in r}
+    except (OSError, ValueError):
+        old = {}
+    new = {r["entry"]: {"entry": r["entry"], "claims": r.get("claims", [])} for r in records if "claims" in r}
+    merged = {**old, **new}
+    order = {e.name: i for i, e in enumerate(catalogue())}
+    rows = sorted(merged.values(), key=lambda r: (order.get(r["entry"], len(order)), r["entry"]))
+    write_json(path, rows)
+    write_bytes(out / f"CLAIMS-{preset}.md", claims_markdown(rows, preset).encode())
+    return path
 
 
 def catalogue_options(out_default: str, out_help: str, list_help: str, json_help: str):
@@ -204,7 +236,8 @@ def check_training(workers: int | None, stack: int, backend: str = "local", addr
 @click.command("figures", short_help="Render the papers' figures (training missing runs) and check their claims.")
 @catalogue_options("figures", "Figure folder.", "List the catalogue's figures: runs present/missing, last rendered.",
                    "Print every entry's record (files, claims) as JSON on stdout.")
-@click.option("--check", is_flag=True, help="Print each claim with its numbers (always written to <out>/CLAIMS.md).")
+@click.option("--check", is_flag=True, help="Print each claim with its numbers (always written to "
+                                            "<out>/CLAIMS-<preset>.md and claims-<preset>.json, merged by entry).")
 def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, stack, address, as_json, check):
     """Render NAMEs (default: every figure of the catalogue) at --preset."""
     from ..analysis.catalogue import pick
@@ -253,8 +286,7 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
                 + (f", {sum(h is None for h in held)} not checked" if None in held else ""))
         records.append(rec)
     if records:
-        write_bytes(out / "CLAIMS.md", claims_markdown(records, preset).encode())
-        write_json(out / "claims.json", [{"entry": r["entry"], "claims": r.get("claims", [])} for r in records])
+        merge_claims(out, preset, records)
     if check and not as_json:
         for rec in records:
             for c in rec.get("claims", []):
@@ -266,7 +298,7 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
                                "entries": records}, indent=1))
     errors = [r for r in records if "error" in r]
     say(f"figures: {len(records) - len(errors)} of {len(records)} rendered in {time.time() - t0:.1f} s "
-        f"(training {t_train:.1f} s); claims in {out / 'CLAIMS.md'}")
+        f"(training {t_train:.1f} s); claims in {out / f'CLAIMS-{preset}.md'}")
     if errors or failed_runs:
         raise SystemExit(1)
 

@@ -3,7 +3,7 @@
 The page holds the runs table, every run's panel (accuracy, the logged global spectrum,
 its count above tau and dead units over rounds, CKA of the stored models at the last
 round) and its last-round numbers (dead units, RankMe, stable rank, alpha-ReQ, NC1-NC4,
-CKA(client, global)), the rendered figures of a figures folder and the claims figures checked (its claims.json).
+CKA(client, global)), the rendered figures of a figures folder and the claims figures checked (its claims-<preset>.json).
 Images are embedded as data URIs; no script, style sheet or font is fetched. A short
 inline script records, once the page has loaded, how many images decoded and whether any
 script error occurred (``data-images``, ``data-images-ok``, ``data-errors`` on <body>),
@@ -66,8 +66,8 @@ def _fmt(v) -> str:
 
 
 def claims_rows(path: Path) -> tuple[list[str], list[list[str]]] | None:
-    """The claims ``figures`` checked, read from the ``claims.json`` it writes beside
-    CLAIMS.md (the JSON, not the Markdown made from it), as header and rows."""
+    """The claims ``figures`` checked, read from the ``claims-<preset>.json`` it writes beside
+    CLAIMS-<preset>.md (the JSON, not the Markdown made from it), as header and rows."""
     if not path.is_file():
         return None
     try:
@@ -110,7 +110,7 @@ def run_numbers(run, fs, tau: float) -> tuple[dict, object, list[str] | None]:
 @click.command("report", short_help="One self-contained HTML page per run store.")
 @click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False), help="Run store.")
 @click.option("--figures", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False),
-              help="Rendered figures (PNG) and the claims (claims.json) to include, when the folder exists.")
+              help="Rendered figures (PNG) and the claims (claims-<preset>.json) to include, when the folder exists.")
 @click.option("--out", default=None, type=click.Path(dir_okay=False),
               help="The HTML file (default: report_<store name>.html beside the store).")
 @click.option("--tau", type=float, default=1e-2, show_default=True, help="Significance threshold.")
@@ -160,7 +160,13 @@ def report_cmd(store, fig_dir, out, tau, device, as_json):
         parts.append("<h2>Figures</h2>" + "".join(
             f"<h3>{html.escape(p.stem)}</h3><img alt='{html.escape(p.stem)}' src='data:image/png;base64,"
             f"{base64.b64encode(p.read_bytes()).decode()}'>" for p in figs))
-    claims = claims_rows(Path(fig_dir) / "claims.json")
+    claims = None
+    for preset in ("quick", "paper"):  # the claims figures checked, per preset
+        got = claims_rows(Path(fig_dir) / f"claims-{preset}.json")
+        if got:
+            claims = (got[0], [r + [preset] for r in got[1]]) if claims is None else (claims[0], claims[1] + [r + [preset] for r in got[1]])
+    if claims:
+        claims = (claims[0] + ["preset"], claims[1])
     if claims:
         parts.append("<h2>Claims</h2>" + table(*claims))
     page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>collapse-lab report: "

@@ -3,6 +3,8 @@ plotted values equal an independent computation from the stored checkpoints (a s
 R, an accuracy curve); claim checks flip on constructed inputs that violate them."""
 from __future__ import annotations
 
+import json
+
 import copy
 from pathlib import Path
 
@@ -169,7 +171,7 @@ def test_figures_command_renders_and_checks(store, tmp_path):
                                    str(store), "--check"])
     assert res.exit_code == 0, res.output
     assert (tmp_path / "f" / "fednc-fig3.png").stat().st_size > 1000 and (tmp_path / "f" / "fednc-fig3.pdf").is_file()
-    assert "holds" in (tmp_path / "f" / "CLAIMS.md").read_text()
+    assert "holds" in (tmp_path / "f" / "CLAIMS-quick.md").read_text()
 
 
 @pytest.mark.slow  # renders through the CLI (5 s)
@@ -178,3 +180,21 @@ def test_figures_command_lists_and_refuses_unknown_names(store, tmp_path):
     assert res.exit_code == 0 and "fednc-fig1" in res.output and "not rendered: a schematic" in res.output
     res = CliRunner().invoke(cli, ["figures", "nope", "--store", str(store)])
     assert res.exit_code == 2 and "unknown figure 'nope'" in res.output
+
+
+def test_claims_are_merged_by_entry_per_preset_and_escaped(tmp_path):
+    from collapse_lab.commands.figures import merge_claims
+
+    a = {"entry": "feddecorr-fig2", "claims": [{"text": "x | y", "check": "c", "measured": "1 > 2", "holds": False}]}
+    b = {"entry": "feddecorr-fig1", "claims": [{"text": "*bold*", "check": "c", "measured": "3", "holds": True}]}
+    merge_claims(tmp_path, "quick", [a])
+    merge_claims(tmp_path, "quick", [b])  # a one-entry call keeps the other entry's rows
+    a2 = {**a, "claims": [{**a["claims"][0], "holds": True}]}
+    merge_claims(tmp_path, "quick", [a2, {"entry": "feddecorr-fig1", "error": "not rendered"}])  # a failed render keeps its rows
+    rows = json.loads((tmp_path / "claims-quick.json").read_text())
+    assert [r["entry"] for r in rows] == ["feddecorr-fig1", "feddecorr-fig2"]  # catalogue order
+    assert rows[1]["claims"][0]["holds"] is True and rows[0]["claims"] == b["claims"]
+    md = (tmp_path / "CLAIMS-quick.md").read_text()
+    assert "x \\| y" in md and "\\*bold\\*" in md and md.count("\n| feddecorr") == 2
+    merge_claims(tmp_path, "paper", [a])
+    assert len(json.loads((tmp_path / "claims-paper.json").read_text())) == 1  # one file per preset

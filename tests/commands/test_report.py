@@ -28,7 +28,7 @@ def _report(store, tmp_path, figures=None):
 def test_the_report_is_self_contained_and_carries_the_analysis_numbers(store, tmp_path):
     figs = tmp_path / "figs"
     assert invoke("spectrum", "--store", str(store), "--alpha", "inf", "--out", str(figs)).exit_code == 0
-    (figs / "claims.json").write_text(json.dumps([{"entry": "x-fig1", "claims": [
+    (figs / "claims-quick.json").write_text(json.dumps([{"entry": "x-fig1", "claims": [
         {"text": "a > b", "check": "x", "measured": "2 > 1", "holds": True}]}]))
     out, rep = _report(store, tmp_path, figs)
     page = out.read_text()
