@@ -250,8 +250,10 @@ def test_ctrl_c_at_any_moment_of_start_up_is_one_line(tmp_path, delay):
     time.sleep(delay)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
-    assert p.returncode == 130 and "Traceback" not in err and err.strip().splitlines()[-1].startswith(
-        ("interrupted", "SIGINT: stopped")), err
+    # 130, or death by SIGINT (-2), which a shell reports as 130 too: CPython re-raises SIGINT at
+    # exit when a KeyboardInterrupt passed through C code that ran Python (seen at ~1.1 s)
+    assert p.returncode in (130, -signal.SIGINT) and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith(("interrupted", "SIGINT: stopped")), err
 
 
 def test_a_closed_pipe_is_quiet(tmp_path):
