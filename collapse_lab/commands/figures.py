@@ -166,7 +166,7 @@ def merge_claims(out: Path, preset: str, records: list[dict]) -> Path:
     earlier call wrote; entries stay in catalogue order."""
     import json
 
-    from ..analysis.catalogue import catalogue
+    from ..analysis.catalogue import SPECS, _order
     from ..io import write_bytes, write_json
 
     path = out / f"claims-{preset}.json"
@@ -176,7 +176,7 @@ def merge_claims(out: Path, preset: str, records: list[dict]) -> Path:
         old = {}
     new = {r["entry"]: {"entry": r["entry"], "claims": r.get("claims", [])} for r in records if "claims" in r}
     merged = {**old, **new}
-    order = {e.name: i for i, e in enumerate(catalogue())}
+    order = {p.stem: i for i, p in enumerate(sorted(SPECS.glob("*.yaml"), key=_order))}  # catalogue order
     rows = sorted(merged.values(), key=lambda r: (order.get(r["entry"], len(order)), r["entry"]))
     write_json(path, rows)
     write_bytes(out / f"CLAIMS-{preset}.md", claims_markdown(rows, preset).encode())

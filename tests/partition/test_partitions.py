@@ -73,7 +73,10 @@ def test_cap_at_n_over_k():
     assert p.sizes.max() < n / k + 50
 
 
-def test_dirichlet_impossible_is_an_error_not_a_hang():
+def test_dirichlet_impossible_is_an_error_not_a_hang(monkeypatch):
+    import collapse_lab.partition.dirichlet as D
+
+    monkeypatch.setattr(D, "MAX_ATTEMPTS", 1000)  # the limit, not its size, is what this checks
     y = labels_fixture(n_per_class=10, classes=2)
     with pytest.raises(CollapseLabError, match="min-size"):
         dirichlet(y, 2, 10, np.random.default_rng(0), alpha=0.01, min_size=2)
