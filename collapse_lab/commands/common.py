@@ -1,6 +1,9 @@
 """Options several commands share and that only set where things are read from."""
 from __future__ import annotations
 
+import sys
+import time
+
 import click
 
 from ..data_root import set_data_root
@@ -17,3 +20,16 @@ data_root_option = click.option(
     help="Folder holding the data sets' standard layouts (cifar-10-batches-py/, cifar-100-python/, "
          "tiny-imagenet-200/, ...) for runs that name none; default $COLLAPSE_LAB_DATA, then data_root in "
          "~/.config/collapse-lab/config.toml.")
+
+
+class Progress:
+    """One line per unit of work on stderr ("cka: run 2/4 NAME (3.1 s)"): long commands say
+    where they are on a terminal and in logs alike; stdout stays for the JSON."""
+
+    def __init__(self, what: str, total: int):
+        self.what, self.total, self.done, self.t0 = what, total, 0, time.time()
+
+    def step(self, label: str) -> None:
+        self.done += 1
+        click.echo(f"{self.what}: {self.done}/{self.total} {label} ({time.time() - self.t0:.1f} s)", err=True)
+        sys.stderr.flush()

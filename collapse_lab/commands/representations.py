@@ -13,6 +13,7 @@ from ..analysis.features import FeatureSource
 from ..io import load_tensors
 from ..spectra.cka import cka_matrix
 from ..spectra.neural_collapse import neural_collapse
+from .common import Progress
 from .selection import parse_rounds, pick_round, select_runs
 from .spectrum import check_common, common_options, local_kept
 
@@ -43,7 +44,9 @@ def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, t
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
     fs = FeatureSource(split=split, dtype=feature_dtype, device=device)
     out = []
+    progress = Progress("cka", len(selected))
     for run in selected:
+        progress.step(run.path.name)
         rounds = _rounds(run, rounds_spec, round_)
         last = rounds[-1]
         clients = stored_clients(run, last)
@@ -112,7 +115,9 @@ def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, ta
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
     fs = FeatureSource(split=split, dtype=feature_dtype, device=device)
     rows, warned = [], set()
+    progress = Progress("nc", len(selected))
     for run in selected:
+        progress.step(run.path.name)
         for r in _rounds(run, rounds_spec, round_):
             rows.append(nc_record(fs, run, r, None))
             if local_kept(run, r, client, warned):

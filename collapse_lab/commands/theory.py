@@ -11,6 +11,7 @@ import torch
 
 from ..config import DEFAULT_ALPHAS, alpha_str, parse_alpha
 from ..errors import CollapseLabError
+from .common import Progress
 
 
 @click.group("theory", short_help="Numerical checks of Proposition 1 and Theorem 1.")
@@ -166,8 +167,10 @@ def thm1_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, et
     # (a) the Eq. 40 identity as the step shrinks, on the first alpha's client
     x, y, classes = client_data(dataset, data_root, alphas[0], client, clients, seed, width)
     studies = []
+    progress = Progress("theory thm1", 3 + len(alphas))
     for div in (1, 2, 4):
         res = simulate(x, y, classes, depth, width, scale, eta / div, steps * div, records=10, seed=seed)
+        progress.step(f"Eq. 40 at eta {eta / div:g}")
         studies.append({"eta": eta / div, "times": res.times, "eq40_rel": res.eq40_rel, "max_eq40_rel": max(res.eq40_rel)})
     # (b) per alpha: Eq. 46, growth, rank of G, alignment
     per_alpha, results = [], {}
@@ -176,6 +179,7 @@ def thm1_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, et
         x, y, classes = client_data(dataset, data_root, a, client, clients, seed, width)
         res = simulate(x, y, classes, depth, width, scale, eta, steps, records=20, align_at=(0.0, 0.5, 1.0), seed=seed)
         results[alpha_str(a)] = res
+        progress.step(f"alpha {alpha_str(a)}")
         ng = growing(res.sigma_all, kmax, grow_factor)
         per_alpha.append({
             "eq46_max_rel_error_growing_k_last": max(res.eq46_per_k[-1][:ng]) if ng else None,
@@ -233,10 +237,12 @@ def align_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, e
     dataset = _dataset(dataset, data_root)
     steps = max(int(round(horizon / eta)), 4)
     results = {}
+    progress = Progress("theory align", len(alphas))
     for a in alphas:
         x, y, classes = client_data(dataset, data_root, a, client, clients, seed, width)
         results[alpha_str(a)] = simulate(x, y, classes, depth, width, scale, eta, steps, records=2,
                                          align_at=(0.0, 0.25, 0.5, 1.0), seed=seed)
+        progress.step(f"alpha {alpha_str(a)}")
     paths = save_figure(alignment_figure(results, depth), Path(fig_dir), f"align_{dataset}_L{depth}")
     if as_json:
         click.echo(json.dumps({"alignment": {a: {str(t): m.tolist() for t, m in r.alignment.items()} for a, r in results.items()},
