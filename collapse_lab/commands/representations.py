@@ -44,10 +44,10 @@ def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, t
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
     fs = FeatureSource(split=split, dtype=feature_dtype, device=device)
     out = []
+    plans = [_rounds(run, rounds_spec, round_) for run in selected]  # bad --rounds: one line before any work
     progress = Progress("cka", len(selected))
-    for run in selected:
+    for run, rounds in zip(selected, plans):
         progress.step(run.path.name)
-        rounds = _rounds(run, rounds_spec, round_)
         last = rounds[-1]
         clients = stored_clients(run, last)
         if not clients:
@@ -115,10 +115,11 @@ def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, ta
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
     fs = FeatureSource(split=split, dtype=feature_dtype, device=device)
     rows, warned = [], set()
+    plans = [_rounds(run, rounds_spec, round_) for run in selected]  # bad --rounds: one line before any work
     progress = Progress("nc", len(selected))
-    for run in selected:
+    for run, rounds in zip(selected, plans):
         progress.step(run.path.name)
-        for r in _rounds(run, rounds_spec, round_):
+        for r in rounds:
             rows.append(nc_record(fs, run, r, None))
             if local_kept(run, r, client, warned):
                 rows.append(nc_record(fs, run, r, client))
