@@ -50,23 +50,24 @@ def missing_data(configs, say) -> tuple[list[dict], list]:
     from ..data import dataset_of
     from ..data_root import default_data_root
 
+    def key(c):
+        return c.dataset, c.data_root, c.image_size, repr(sorted(c.dataset_options.items()))
+
     missing, here = {}, set()
     for c in configs:
-        key = (c.dataset, c.data_root, c.image_size, repr(sorted(c.dataset_options.items())))
-        if key in here or key in missing:
+        if key(c) in here or key(c) in missing:
             continue
         try:
             dataset_of(c)
-            here.add(key)
+            here.add(key(c))
         except CollapseLabError as e:
-            missing[key] = str(e)
+            missing[key(c)] = str(e)
     for (name, root, _, _), msg in missing.items():
         where = default_data_root()[1] if root is None else f"{root}"
         say(f"data set {name} is missing: {msg} (looked in: {where})")
-    keys = {c.run_name(): (c.dataset, c.data_root, c.image_size, repr(sorted(c.dataset_options.items()))) for c in configs}
     failed = [{"run": c.run_name(), "status": "failed", "error": f"data set {c.dataset} is missing"}
-              for c in configs if keys[c.run_name()] in missing]
-    return failed, [c for c in configs if keys[c.run_name()] not in missing]
+              for c in configs if key(c) in missing]
+    return failed, [c for c in configs if key(c) not in missing]
 
 
 def _train(configs, store: Path, backend: str, workers: int | None, stack: int, address, say) -> list[dict]:

@@ -160,13 +160,11 @@ def report_cmd(store, fig_dir, out, tau, device, as_json):
         parts.append("<h2>Figures</h2>" + "".join(
             f"<h3>{html.escape(p.stem)}</h3><img alt='{html.escape(p.stem)}' src='data:image/png;base64,"
             f"{base64.b64encode(p.read_bytes()).decode()}'>" for p in figs))
-    claims = None
+    rows = []
     for preset in ("quick", "paper"):  # the claims figures checked, per preset
         got = claims_rows(Path(fig_dir) / f"claims-{preset}.json")
-        if got:
-            claims = (got[0], [r + [preset] for r in got[1]]) if claims is None else (claims[0], claims[1] + [r + [preset] for r in got[1]])
-    if claims:
-        claims = (claims[0] + ["preset"], claims[1])
+        rows += [r + [preset] for r in got[1]] if got else []
+    claims = (["entry", "claim", "measured", "holds", "preset"], rows) if rows else None
     if claims:
         parts.append("<h2>Claims</h2>" + table(*claims))
     page = (f"<!DOCTYPE html><html><head><meta charset='utf-8'><title>collapse-lab report: "
