@@ -6,7 +6,6 @@ import shlex
 import signal
 import sys
 import time
-from pathlib import Path
 
 import click
 from click.core import ParameterSource
@@ -108,8 +107,8 @@ def _explicit(ctx: click.Context, params: dict) -> dict:
 @click.option("--local-eval", is_flag=True, help="Also evaluate every client's model on the test set after local training.")
 @click.option("--probe", type=int, help="Test samples on which each round's global-model spectrum is logged to "
                                         "metrics.jsonl (1000; 0: none; no effect on what trains).")
-@click.option("--store", "--out", "out", type=click.Path(file_okay=False), default="checkpoints", show_default=True,
-              help="Run store folder (--store: the name the analyses use).")
+@click.option("--store", "out", type=click.Path(file_okay=False), default="checkpoints", show_default=True,
+              help="Run store folder (the analyses read it with the same option).")
 @click.option("--keep-local", help="Client checkpoints to keep: all (default), last, none, every:N")
 @click.option("--preset", help="paper (Sec. 5.1 settings; default) or quick (2 short rounds).")
 @click.option("--config", type=click.Path(dir_okay=False), help="YAML/TOML/JSON file of options; flags override it.")
@@ -135,7 +134,7 @@ def train(ctx, **params):
     if params["resume"] and params["overwrite"]:
         raise CollapseLabError("--resume and --overwrite contradict each other; choose one")
     configs = resolve_runs(_explicit(ctx, params), params["config"])
-    out = check_store_for_writing(params["out"], "--out")
+    out = check_store_for_writing(params["out"], "--store")
     prepared = prepare(configs, out, overwrite=params["overwrite"], resume=params["resume"])
     todo = [p for p in prepared if p.action in ("train", "resume")]
     check_disk(prepared, out)

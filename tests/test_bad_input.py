@@ -100,7 +100,7 @@ def store(tmp_path_factory):
     res = CliRunner().invoke(cli, ["train", "--dataset", "gaussian", "--dataset-option", "dim=8",
                                    "--dataset-option", "train_per_class=20", "--dataset-option", "test_per_class=5",
                                    "--clients", "3", "--rounds", "2", "--local-epochs", "1", "--alpha", "0.5",
-                                   "--out", str(root / "ck")])
+                                   "--store", str(root / "ck")])
     assert res.exit_code == 0, res.output
     return root
 
@@ -110,7 +110,7 @@ def invoke(args: list[str], root: Path):
     subs = {"EMPTY": str(root / "empty"), "NOTARUN": str(root), "RUN": str(run)}
     args = [subs.get(a, a) for a in args]
     if args[0] == "train":
-        args += ["--out", str(root / "new")]
+        args += ["--store", str(root / "new")]
     elif args[0] in ("spectrum", "compare"):
         args += ["--out", str(root / "fig")] + ([] if "--store" in args else ["--store", str(root / "ck")])
     elif args[:2] == ["theory", "prop1"]:
@@ -138,7 +138,7 @@ def main() -> None:  # the table for notes: command, exit status, message
         CliRunner().invoke(cli, ["train", "--dataset", "gaussian", "--dataset-option", "dim=8",
                                  "--dataset-option", "train_per_class=20", "--dataset-option", "test_per_class=5",
                                  "--clients", "3", "--rounds", "2", "--local-epochs", "1", "--alpha", "0.5",
-                                 "--out", str(root / "ck")])
+                                 "--store", str(root / "ck")])
         print("| command | exit | message |\n|---|---|---|")
         for args, _ in CASES:
             res = invoke(args, root)

@@ -25,7 +25,7 @@ def _train_numbers() -> list:
     for flag in ("--lr", "--momentum", "--weight-decay", "--sample-fraction"):
         cases += [(T + [flag, "abc"], f"'{flag}'"), (T + [flag, "nan"], flag)]
     for flag, v in (("--rounds", "2"), ("--lr", "0.1"), ("--dataset", "digits"), ("--method", "fedavg"),
-                    ("--tag", "a"), ("--out", "x"), ("--preset", "quick"), ("--keep-local", "all")):
+                    ("--tag", "a"), ("--store", "x"), ("--preset", "quick"), ("--keep-local", "all")):
         cases.append((["train", flag, v, flag, v], f"{flag} given twice"))
     return cases
 
@@ -117,8 +117,8 @@ TRAIN_MORE = [
     (T + ["--tag", "../x"], "--tag"), (T + ["--tag", "a/b"], "--tag"), (T + ["--tag", ".."], "--tag"),
     (T + ["--tag", ".hidden"], "must not start with"), (T + ["--tag", "-x"], "must not start with"),
     (T + ["--tag", "x" * 300], "characters long"), (T + ["--tag", "a b"], "' '"), (T + ["--tag", "tab\tx"], "--tag"),
-    (T + ["--out", ""], "--store is empty"), (T + ["--out", "AFILE/sub"], "is a file, not a folder"),
-    (T + ["--out", "AFILE"], "is a file"), (["train", "--rounds", "10000001"], "--rounds 10000001 is too large"),
+    (T + ["--store", ""], "--store is empty"), (T + ["--store", "AFILE/sub"], "is a file, not a folder"),
+    (T + ["--store", "AFILE"], "is a file"), (["train", "--rounds", "10000001"], "--rounds 10000001 is too large"),
     (T + ["--clients", "100000000"], "--clients 100000000 is too large"),
     (T + ["--seed", "99999999999999999999"], "--seed"), (T + ["--local-epochs", "1000000"], "too large"),
     (T + ["--alpha", "-inf"], "--alpha must be > 0"), (T + ["--alpha", "nan"], "--alpha must be > 0"),
@@ -169,7 +169,7 @@ def root(tmp_path_factory):
     res = CliRunner().invoke(cli, ["train", "--dataset", "gaussian", "--dataset-option", "dim=8", "--dataset-option",
                                    "train_per_class=20", "--dataset-option", "test_per_class=5", "--clients", "3",
                                    "--rounds", "2", "--local-epochs", "1", "--alpha", "0.5", "--probe", "0",
-                                   "--out", str(root / "ck")])
+                                   "--store", str(root / "ck")])
     assert res.exit_code == 0, res.output
     (root / "afile").write_text("not a folder")
     (root / "adir").mkdir()
@@ -201,9 +201,9 @@ def substitute(a: str, root: Path) -> str:
 def invoke(args: list[str], root: Path):
     args = [substitute(a, root) for a in args]
     given = set(args)
-    if args[0] == "train" and "--out" not in given:
-        args += ["--out", str(root / "new")]
-    if args[0] in (*A, "report", "runs", "sweep", "figures", "tables") and not given & {"--store", "--out-runs"}:
+    if args[0] == "train" and "--store" not in given:
+        args += ["--store", str(root / "new")]
+    if args[0] in (*A, "report", "runs", "sweep", "figures", "tables") and "--store" not in given:
         args += ["--store", str(root / "ck")]
     if args[0] in (*A, "figures", "tables") and "--out" not in given:
         args += ["--out", str(root / "fig")]

@@ -74,12 +74,12 @@ def one_error_line(res, code: int, *parts: str) -> None:
 
 def test_a_second_writer_is_refused_and_sigterm_stops_cleanly(tmp_path):
     store = tmp_path / "ck"
-    first = cli_proc("train", *LONG, "--out", store)
+    first = cli_proc("train", *LONG, "--store", store)
     try:
         (run,) = wait_for_round(store)
         before = tree_digest(run / "round_0")
         for extra in ([], ["--resume"], ["--overwrite"]):
-            res = CliRunner().invoke(cli, ["train", *LONG, "--out", str(store), *extra])
+            res = CliRunner().invoke(cli, ["train", *LONG, "--store", str(store), *extra])
             one_error_line(res, 2, "is being written by another collapse-lab process", f"(pid {first.pid})")
         assert tree_digest(run / "round_0") == before  # the second process touched nothing
         err = sigterm(first, 60)
@@ -94,19 +94,19 @@ def test_a_second_writer_is_refused_and_sigterm_stops_cleanly(tmp_path):
     rounds = round_events(run)
     assert rounds == list(range(done + 1))  # every event once: no second writer appended
     # the lock died with the process: a resume to a shorter length is allowed at once
-    res = CliRunner().invoke(cli, ["train", *LONG[:-1], str(done + 2), "--out", str(store), "--resume"])
+    res = CliRunner().invoke(cli, ["train", *LONG[:-1], str(done + 2), "--store", str(store), "--resume"])
     assert res.exit_code == 0, res.output
     assert round_events(run) == list(range(done + 3))
 
 
 def test_a_lock_of_a_killed_process_never_blocks(tmp_path):
     store = tmp_path / "ck"
-    first = cli_proc("train", *LONG, "--out", store)
+    first = cli_proc("train", *LONG, "--store", store)
     (run,) = wait_for_round(store)
     first.kill()
     first.wait()
     assert (store / ".locks" / f"{run.name}.lock").is_file()
-    res = CliRunner().invoke(cli, ["train", *LONG[:-1], "3", "--out", str(store), "--resume"])
+    res = CliRunner().invoke(cli, ["train", *LONG[:-1], "3", "--store", str(store), "--resume"])
     assert res.exit_code == 0, res.output
     assert json.loads((run / "run.json").read_text())["status"] == "complete"
 
@@ -159,7 +159,7 @@ def test_a_tag_pointing_outside_the_store_touches_nothing(tmp_path):
     before = tree_digest(tmp_path)
     store = tmp_path / "n" / "store"
     for tag in ("../../victim", "../escape", "..", ".hidden", "a/b", "x" * 65, "nul\0"):
-        res = CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--out", str(store), "--tag", tag])
+        res = CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--store", str(store), "--tag", tag])
         one_error_line(res, 2, "--tag")
     assert tree_digest(tmp_path) == before and not store.exists()
 
@@ -168,19 +168,19 @@ def test_overwrite_replaces_only_a_run_folder(tmp_path):
     """A folder under a run's name that is not a run (no run.json), or a symlink to one, is
     never removed."""
     store = tmp_path / "ck"
-    res = CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--out", str(store)])
+    res = CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--store", str(store)])
     assert res.exit_code == 0
     (run,) = [p for p in store.iterdir() if not p.name.startswith(".")]
     elsewhere = tmp_path / "elsewhere"
     run.rename(elsewhere)
     run.symlink_to(elsewhere)
     before = tree_digest(elsewhere)
-    res = CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--out", str(store), "--overwrite"])
+    res = CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--store", str(store), "--overwrite"])
     one_error_line(res, 2, "is a symbolic link")
     run.unlink()
     run.mkdir()
     (run / "notes.txt").write_text("mine")
-    res = CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--out", str(store), "--overwrite"])
+    res = CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--store", str(store), "--overwrite"])
     one_error_line(res, 2, "is not a collapse-lab run")
     assert (run / "notes.txt").read_text() == "mine" and tree_digest(elsewhere) == before
 
@@ -208,7 +208,7 @@ def test_a_full_disk_is_one_line_and_the_run_resumes(tmpfs, monkeypatch):
     Usage = namedtuple("Usage", "total used free")
     monkeypatch.setattr(shutil, "disk_usage", lambda p: Usage(10**12, 0, 10**12))
     res = CliRunner().invoke(cli, ["train", "--alpha", "0.5", "--local-epochs", "1", "--probe", "0", "--rounds", "6",
-                                   "--out", str(store)])
+                                   "--store", str(store)])
     assert res.exit_code == 1 and "Traceback" not in res.output
     errors = [ln for ln in res.stderr.splitlines() if ln.startswith(("error", "internal"))]
     assert len(errors) == 1 and errors == res.stderr.strip().splitlines()[-1:], res.stderr  # after the round log
@@ -218,7 +218,7 @@ def test_a_full_disk_is_one_line_and_the_run_resumes(tmpfs, monkeypatch):
     assert meta["status"] == "running"
     subprocess.run(["mount", "-o", "remount,size=40m", str(tmpfs)], check=True)
     res = CliRunner().invoke(cli, ["train", "--alpha", "0.5", "--local-epochs", "1", "--probe", "0", "--rounds", "6",
-                                   "--out", str(store), "--resume"])
+                                   "--store", str(store), "--resume"])
     assert res.exit_code == 0, res.output
     assert json.loads((run / "run.json").read_text())["status"] == "complete"
     assert round_events(run) == list(range(7))
@@ -227,7 +227,7 @@ def test_a_full_disk_is_one_line_and_the_run_resumes(tmpfs, monkeypatch):
 def test_a_read_only_store_is_analysed_and_refused_for_training(tmpfs, tmp_path):
     subprocess.run(["mount", "-o", "remount,size=40m", str(tmpfs)], check=True)
     store = tmpfs / "ck"
-    args = [*GAUSS, "--rounds", "2", "--out", str(store)]
+    args = [*GAUSS, "--rounds", "2", "--store", str(store)]
     assert CliRunner().invoke(cli, ["train", *args]).exit_code == 0
     subprocess.run(["mount", "-o", "remount,ro", str(tmpfs)], check=True)
     try:
@@ -237,7 +237,7 @@ def test_a_read_only_store_is_analysed_and_refused_for_training(tmpfs, tmp_path)
         assert res.stderr.count("without the feature cache") == 1  # said once
         res = CliRunner().invoke(cli, ["report", "--store", str(store), "--out", str(tmp_path / "r.html")])
         assert res.exit_code == 0, res.output
-        res = CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "3", "--out", str(store), "--resume"])
+        res = CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "3", "--store", str(store), "--resume"])
         one_error_line(res, 2, "is not writable")
         assert tree_digest(store) == before
     finally:
@@ -246,7 +246,7 @@ def test_a_read_only_store_is_analysed_and_refused_for_training(tmpfs, tmp_path)
 
 @pytest.mark.parametrize("delay", [0.05, 0.4, 1.2])
 def test_ctrl_c_at_any_moment_of_start_up_is_one_line(tmp_path, delay):
-    p = cli_proc("train", "--rounds", "1", "--out", tmp_path / "ck")
+    p = cli_proc("train", "--rounds", "1", "--store", tmp_path / "ck")
     time.sleep(delay)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
@@ -258,7 +258,7 @@ def test_ctrl_c_at_any_moment_of_start_up_is_one_line(tmp_path, delay):
 
 def test_a_closed_pipe_is_quiet(tmp_path):
     store = tmp_path / "ck"
-    assert CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--out", str(store)]).exit_code == 0
+    assert CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--store", str(store)]).exit_code == 0
     p = subprocess.Popen(f"{sys.executable} -m collapse_lab.entry runs --store {store} | head -c 0", shell=True,
                          stderr=subprocess.PIPE, text=True, executable="/bin/bash")
     _, err = p.communicate(timeout=60)
@@ -267,7 +267,7 @@ def test_a_closed_pipe_is_quiet(tmp_path):
 
 def test_runs_where_compares_values_not_spellings(tmp_path):
     store = tmp_path / "ck"
-    assert CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--out", str(store)]).exit_code == 0
+    assert CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--store", str(store)]).exit_code == 0
     for where, n in (("alpha=0.50", 1), ("alpha=5e-1", 1), ("alpha=0.05", 0), ("lr=1e-2", 1), ("lr=0.010", 1),
                      ("lr=0.02", 0), ("local_eval=False", 1), ("clients=3.0", 1), ("method=fedavg", 1)):
         res = CliRunner().invoke(cli, ["runs", "--store", str(store), "--where", where, "--json"])

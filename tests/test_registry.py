@@ -123,7 +123,7 @@ def test_one_file_per_plugin_is_found_and_trains(package_with_plugins, tmp_path)
     assert set(got["inverted"]) <= {10, 245} and len(got["inverted"]) == 2  # the new step ran
     cmd = [sys.executable, "-m", "collapse_lab.cli", "train", "--dataset", "toyset", "--partition", "halves",
            "--method", "fedtoy", "--method-option", "gain=2", "--reg", "zsquare", "--clients", "2", "--rounds", "1",
-           "--local-epochs", "1", "--batch-size", "8", "--device", "cpu", "--out", str(tmp_path / "ck"), "--json"]
+           "--local-epochs", "1", "--batch-size", "8", "--device", "cpu", "--store", str(tmp_path / "ck"), "--json"]
     res = subprocess.run(cmd, env=env, cwd=root, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-800:]
     (run,) = [p for p in (tmp_path / "ck").iterdir() if (p / "run.json").is_file()]
@@ -140,7 +140,7 @@ def test_one_file_per_plugin_is_found_and_trains(package_with_plugins, tmp_path)
         out = tmp_path / how
         base = [sys.executable, "-m", "collapse_lab.cli", "train", "--dataset", "toyset", "--partition", "halves",
                 "--reg", "zsquare", "--clients", "2", "--rounds", "1", "--local-epochs", "1", "--batch-size", "8",
-                "--device", "cpu", "--out", str(out)]
+                "--device", "cpu", "--store", str(out)]
         if how == "flags":
             extra = ["--partition-option", f"first={first}", "--reg-option", f"scale={scale}"]
         else:

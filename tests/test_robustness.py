@@ -36,7 +36,7 @@ def run_dir(out: Path) -> Path:
 
 def test_a_diverging_run_is_never_complete(tmp_path):
     out = tmp_path / "ck"
-    res = run("train", "--lr", "50", "--alpha", "0.5", "--rounds", "3", "--out", out)
+    res = run("train", "--lr", "50", "--alpha", "0.5", "--rounds", "3", "--store", out)
     assert res.exit_code == 1, res.output
     line = [ln for ln in res.stderr.splitlines() if ln.startswith("diverged:")]
     assert len(line) == 1 and "non-finite" in line[0] and "lower --lr (now 50)" in line[0]
@@ -45,7 +45,7 @@ def test_a_diverging_run_is_never_complete(tmp_path):
     assert (run_dir(out) / "round_0" / "global.safetensors").is_file()  # what came before stays readable
     # resuming would diverge again; the analyses leave it out by name or refuse it
     assert "resuming would diverge again" in one_line(run("train", "--lr", "50", "--alpha", "0.5", "--rounds", "3",
-                                                          "--out", out, "--resume"))
+                                                          "--store", out, "--resume"))
     assert "diverged" in one_line(run("spectrum", "--run", run_dir(out), "--out", tmp_path / "fig"))
     res = run("spectrum", "--store", out, "--out", tmp_path / "fig")
     assert res.exit_code == 2 and "left out" in res.stderr and "the trained ones diverged" in res.stderr
@@ -67,7 +67,7 @@ def test_a_diverging_run_is_never_complete(tmp_path):
 def test_config_file_values_are_typed_and_checked(tmp_path, text, msg):
     f = tmp_path / "c.yaml"
     f.write_text(text)
-    line = one_line(run("train", "--config", f, "--out", tmp_path / "ck"))
+    line = one_line(run("train", "--config", f, "--store", tmp_path / "ck"))
     assert msg in line
     if " is not " in msg:  # a type error names the file it came from
         assert str(f) in line
@@ -76,7 +76,7 @@ def test_config_file_values_are_typed_and_checked(tmp_path, text, msg):
 
 def test_a_corrupt_run_json_among_good_runs(tmp_path):
     out = tmp_path / "ck"
-    assert run("train", *FAST, "--alpha", "0.5", "--alpha", "inf", "--rounds", "1", "--out", out).exit_code == 0
+    assert run("train", *FAST, "--alpha", "0.5", "--alpha", "inf", "--rounds", "1", "--store", out).exit_code == 0
     bad = sorted(p for p in out.iterdir() if not p.name.startswith("."))[0]
     (bad / "run.json").write_text("{ not json")
     res = run("spectrum", "--store", out, "--out", tmp_path / "fig", "--json")
@@ -86,7 +86,7 @@ def test_a_corrupt_run_json_among_good_runs(tmp_path):
     res = run("theory", "prop1", "--store", out, "--json")
     assert res.exit_code == 0 and "skipped:" in res.stderr
     # train names it; --overwrite replaces it after saying so
-    args = ["train", *FAST, "--alpha", "0.5", "--alpha", "inf", "--rounds", "1", "--out", out]
+    args = ["train", *FAST, "--alpha", "0.5", "--alpha", "inf", "--rounds", "1", "--store", out]
     assert "run.json is unreadable" in one_line(run(*args))
     res = run(*args, "--overwrite")
     assert res.exit_code == 0 and f"note: --overwrite replaces {bad} (its run.json is unreadable)" in res.stderr
@@ -96,7 +96,7 @@ def test_files_and_folders_follow_the_umask(tmp_path):
     old = os.umask(0o027)
     try:
         out = tmp_path / "ck"
-        assert run("train", *FAST, "--alpha", "0.5", "--rounds", "1", "--out", out).exit_code == 0
+        assert run("train", *FAST, "--alpha", "0.5", "--rounds", "1", "--store", out).exit_code == 0
         assert run("spectrum", "--store", out, "--out", tmp_path / "fig").exit_code == 0
     finally:
         os.umask(old)
@@ -115,32 +115,32 @@ def _files(out: Path) -> dict:
 @pytest.mark.parametrize("extra", [["--method", "scaffold", "--keep-local", "every:2"], ["--method", "moon"]])
 def test_extending_a_run_equals_training_it_that_long(tmp_path, extra):
     args = ["train", *FAST, "--alpha", "0.5", *extra]
-    assert run(*args, "--rounds", "3", "--out", tmp_path / "a").exit_code == 0
-    refused = one_line(run(*args, "--rounds", "5", "--out", tmp_path / "a"))
+    assert run(*args, "--rounds", "3", "--store", tmp_path / "a").exit_code == 0
+    refused = one_line(run(*args, "--rounds", "5", "--store", tmp_path / "a"))
     assert "is complete with 3 rounds; add --resume to extend it to 5" in refused
-    res = run(*args, "--rounds", "5", "--out", tmp_path / "a", "--resume")
+    res = run(*args, "--rounds", "5", "--store", tmp_path / "a", "--resume")
     assert res.exit_code == 0 and "extended from 3 to 5 rounds" in res.stderr
-    assert run(*args, "--rounds", "5", "--out", tmp_path / "b").exit_code == 0
+    assert run(*args, "--rounds", "5", "--store", tmp_path / "b").exit_code == 0
     assert _files(tmp_path / "a") == _files(tmp_path / "b")
     meta = json.loads((run_dir(tmp_path / "a") / "run.json").read_text())
     assert (meta["rounds"], meta["rounds_complete"], meta["status"]) == (5, 5, "complete")
-    res = run(*args, "--rounds", "4", "--out", tmp_path / "a")  # a shorter run is part of it
+    res = run(*args, "--rounds", "4", "--store", tmp_path / "a")  # a shorter run is part of it
     assert res.exit_code == 0 and "already complete" in res.stderr
 
 
 def test_overwrite_replaces_a_run_of_another_configuration_and_says_so(tmp_path):
     out = tmp_path / "ck"
-    assert run("train", *FAST, "--alpha", "0.5", "--rounds", "1", "--out", out).exit_code == 0
+    assert run("train", *FAST, "--alpha", "0.5", "--rounds", "1", "--store", out).exit_code == 0
     d = run_dir(out)
     meta = json.loads((d / "run.json").read_text())
     (d / "run.json").write_text(json.dumps({**meta, "momentum": 0.5}))  # another configuration under this name
-    res = run("train", *FAST, "--alpha", "0.5", "--rounds", "1", "--out", out, "--overwrite")
+    res = run("train", *FAST, "--alpha", "0.5", "--rounds", "1", "--store", out, "--overwrite")
     assert res.exit_code == 0 and f"--overwrite replaces {d} (a run that differs in momentum)" in res.stderr
     assert json.loads((d / "run.json").read_text())["momentum"] == 0.9
 
 
 def test_training_writes_one_line_per_round_to_a_log(tmp_path):
-    res = run("train", *FAST, "--alpha", "0.5", "--rounds", "2", "--out", tmp_path / "ck")  # stderr is not a terminal
+    res = run("train", *FAST, "--alpha", "0.5", "--rounds", "2", "--store", tmp_path / "ck")  # stderr is not a terminal
     lines = [ln for ln in res.stderr.splitlines() if " round " in ln and "test acc" in ln]
     assert [ln.split(" round ")[1].split(":")[0] for ln in lines] == ["1/2", "2/2"]
     assert all(ln.rstrip().endswith(" s)") for ln in lines)
@@ -148,7 +148,7 @@ def test_training_writes_one_line_per_round_to_a_log(tmp_path):
 
 def test_an_unfinished_run_is_analysed_with_a_warning(tmp_path):
     out = tmp_path / "ck"
-    assert run("train", *FAST, "--alpha", "0.5", "--rounds", "2", "--out", out).exit_code == 0
+    assert run("train", *FAST, "--alpha", "0.5", "--rounds", "2", "--store", out).exit_code == 0
     d = run_dir(out)
     meta = json.loads((d / "run.json").read_text())
     (d / "run.json").write_text(json.dumps({**meta, "status": "running", "rounds_complete": 1}))

@@ -51,7 +51,7 @@ def trained(tmp_path_factory):
     store = tmp_path_factory.mktemp("train") / "ck"
     for reg in ("none", "feddecorr"):
         res = CliRunner().invoke(cli, ["train", *TRAIN, "--alpha", "0.3", "--alpha", "inf", "--seed", "0", "--seed", "1",
-                                       "--reg", reg, "--out", str(store)]
+                                       "--reg", reg, "--store", str(store)]
                                  + (["--decorr-norm", "paper"] if reg == "feddecorr" else []))
         assert res.exit_code == 0, res.output
     return finals(store)
@@ -157,7 +157,7 @@ def test_dry_run_lists_status_and_estimates(tmp_path):
     assert len(out["runs"]) == 8 and {r["status"] for r in out["runs"]} == {"missing"} and out["estimate_bytes"] > 0
     # one of them trained (by train), one unfinished: the dry run says so
     t = CliRunner().invoke(cli, ["train", *TRAIN[:-6], "--rounds", "2", "--local-epochs", "2", "--batch-size", "8",
-                                 "--alpha", "0.3", "--out", str(tmp_path / "st")])
+                                 "--alpha", "0.3", "--store", str(tmp_path / "st")])
     assert t.exit_code == 0, t.output
     out = json.loads(CliRunner().invoke(cli, args).stdout)
     assert sorted(r["status"] for r in out["runs"]).count("complete") == 1 and out["to_train"] == 7
@@ -180,7 +180,7 @@ def test_a_grid_may_cross_an_option_with_a_combination_where_it_has_no_effect(tm
     assert any("--beta has no effect" in n for n in notes)
     # the pathological run is train's run of the same options, folder and all
     t = CliRunner().invoke(cli, ["train", "--partition", "pathological", "--classes-per-client", "2", "--rounds", "1",
-                                 "--out", str(tmp_path / "t"), "--json"])
+                                 "--store", str(tmp_path / "t"), "--json"])
     assert t.exit_code == 0, t.output
     tn = Path(json.loads(t.stdout)["runs"][0]["run"]).name
     assert tn in names  # same folder name (the number of rounds is not part of it)

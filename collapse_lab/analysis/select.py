@@ -1,24 +1,29 @@
-"""An entry's runs in the store, grouped: the seeds of one configuration form a group,
-groups are told apart by the fields that differ between them (their legend label)."""
+"""The one run selector: which runs of a store an analysis reads, and how they group.
+
+Two ways in, one grouping: ``select_runs`` takes what a user names (``--run`` folders, or
+a store and filters) and ``groups`` takes a catalogue entry's planned configurations; both
+end in ``group`` (the seeds of one configuration form a ``Group``; groups are told apart by
+the identity fields that differ between them, which also make their legend label)."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
-from ..config import RunConfig, alpha_str
+from ..config import RunConfig, alpha_str, parse_alpha
 from ..errors import CollapseLabError
-from ..store import RunDir, run_path
+from ..store import RunDir, find_runs, run_path
 from .catalogue import Entry, matches
+from .labels import describe, label
 
-PRETTY_METHOD = {"fedavg+etf": "FedAvg + ETF", "fedavg+etf+gmv": "FedAvg + ETF + GMV", "fedavg": "FedAvg", "fedavgm": "FedAvgM", "fedprox": "FedProx", "moon": "MOON", "scaffold": "SCAFFOLD",
-                 "fednova": "FedNova", "fedbn": "FedBN", "fedetf": "FedETF"}
-PRETTY_REG = {"none": "", "feddecorr": "FedDecorr", "decov": "DeCov", "structured-decov": "Structured DeCov",
-              "feduv": "FedUV"}
+# Runs whose identities differ only in these are seeds (or lengths) of one configuration.
+SEED_KEYS = ("seed", "rounds", "tag")
 
 
 @dataclass
 class Group:
-    key: dict  # field -> value, for the fields that differ between the entry's groups
+    key: dict  # field -> value, for the fields that differ between the groups
     configs: list[RunConfig]
     runs: list[RunDir]
 
@@ -34,34 +39,22 @@ def field_value(cfg: RunConfig, field: str):
     return alpha_str(cfg.alpha) if field == "alpha" else getattr(cfg, field)
 
 
-def label(key: dict) -> str:
-    """A legend label in the papers' words: FedAvg / +FedDecorr, alpha = 0.05, M = 2, ..."""
-    parts = []
-    method, reg = key.get("method"), key.get("reg")
-    opts = key.get("method_options")
-    if method == "fedetf" and isinstance(opts, dict):  # FedETF Fig. 5's names for its parts
-        method = "fedavg+etf" if float(opts.get("gmv_weight", 0.5)) == 0 else "fedavg+etf+gmv"
-    if method is not None or reg is not None:
-        name = PRETTY_METHOD.get(method, method) if method is not None else ""
-        if reg not in (None, "none"):
-            name = f"{name} + {PRETTY_REG.get(reg, reg)}" if name else f"+{PRETTY_REG.get(reg, reg)}"
-        elif not name:
-            name = "FedAvg" if reg == "none" else ""
-        parts.append(name)
-    for k, v in key.items():
-        if k in ("method", "reg", "method_options") or isinstance(v, dict):
-            continue
-        if k == "alpha":
-            parts.append("α = ∞" if v == "inf" else f"α = {v}")
-        elif k == "classes_per_client":
-            parts.append(f"M = {v}")
-        elif k == "beta":
-            parts.append(f"β = {v:g}")
-        elif k == "decorr_norm":
-            parts.append(f"{v} scaling")
-        else:
-            parts.append(f"{k} = {v}")
-    return ", ".join(p for p in parts if p) or "run"
+def varying(configs: list[RunConfig], skip: tuple[str, ...] = SEED_KEYS) -> list[str]:
+    """Identity fields (not ``skip``: seed, rounds, tag) with more than one value among the configs."""
+    ids = [c.identity() for c in configs]
+    fields = [k for k in ids[0] if k not in skip] if ids else []
+    return [k for k in fields if len({repr(i.get(k)) for i in ids}) > 1]
+
+
+def group(configs: list[RunConfig], runs: list[RunDir], fields: list[str]) -> list[Group]:
+    """Runs (with their configurations) in groups of equal ``fields``, in first-seen order."""
+    out: dict[str, Group] = {}
+    for cfg, run in zip(configs, runs):
+        key = {f: field_value(cfg, f) for f in fields}
+        g = out.setdefault(repr(sorted(key.items())), Group(key, [], []))
+        g.configs.append(cfg)
+        g.runs.append(run)
+    return list(out.values())
 
 
 def panel_labels(gs: list[Group]) -> list[str]:
@@ -75,17 +68,18 @@ def panel_labels(gs: list[Group]) -> list[str]:
     return [label({k: v for k, v in g.key.items() if k in fields}) for g in gs]
 
 
+# -- a catalogue entry's runs -------------------------------------------------------------
+
 def groups(entry: Entry, preset: str, store: Path, where: dict | None = None,
            configs: list[RunConfig] | None = None) -> list[Group]:
     """The entry's runs (those matching ``where``), complete in the store, in groups of seeds.
     A missing or unfinished run is an error naming it (``figures`` trains them first)."""
     configs = configs if configs is not None else entry.configs(preset)
-    everyone = configs
+    fields = varying(configs)
     configs = [c for c in configs if matches(c, where or {})]
     if not configs:
         raise CollapseLabError(f"{entry.name}: no run of the {preset} preset matches {where}")
-    varying = _varying(everyone)
-    out: dict[str, Group] = {}
+    runs = []
     for cfg in configs:
         path = run_path(store, cfg)
         run = RunDir(path)
@@ -93,16 +87,115 @@ def groups(entry: Entry, preset: str, store: Path, where: dict | None = None,
             status = run.meta.get("status") if (path / "run.json").is_file() else "missing"
             raise CollapseLabError(f"{entry.name}: run {path.name} is {status} in {store}; "
                                    f"`collapse-lab figures {entry.name} --preset {preset}` trains it")
-        key = {f: field_value(cfg, f) for f in varying}
-        name = repr(sorted(key.items()))
-        out.setdefault(name, Group(key, [], []))
-        out[name].configs.append(cfg)
-        out[name].runs.append(run)
-    return list(out.values())
+        runs.append(run)
+    return group(configs, runs, fields)
 
 
-def _varying(configs: list[RunConfig]) -> list[str]:
-    """Identity fields (not seed, rounds, tag) with more than one value among the configs."""
-    ids = [c.identity() for c in configs]
-    fields = [k for k in ids[0] if k not in ("seed", "rounds", "tag")]
-    return [k for k in fields if len({repr(i.get(k)) for i in ids}) > 1]
+# -- runs a user names ---------------------------------------------------------------------
+
+def load_run(path: str | Path) -> RunDir:
+    """One run folder named by the user (``--run``); a diverged run is refused."""
+    run = RunDir(Path(path))
+    if not (run.path / "run.json").is_file():
+        raise CollapseLabError(f"--run {path}: not a run folder (no run.json); point it at <store>/<run>")
+    run.config  # an unreadable run.json is named here
+    if run.meta.get("status") == "diverged":
+        d = run.meta.get("diverged", {})
+        raise CollapseLabError(f"--run {path}: the run diverged in round {d.get('round')} ({d.get('what')}); "
+                               "its spectra would be of a broken model: choose another run")
+    return run
+
+
+def _quiet(msg: str) -> None:
+    pass
+
+
+def select_runs(store: Path, alphas: tuple[str, ...] = (), run_paths: tuple[str, ...] = (), dataset: str | None = None,
+                model: str | None = None, regs: tuple[str, ...] = (), methods: tuple[str, ...] = (),
+                warn: Callable[[str], None] = _quiet) -> list[RunDir]:
+    """The runs to analyse: the ones named by ``run_paths``, else every run in ``store``
+    matching the filters (nothing else is dropped: seeds of one configuration are
+    aggregated by ``seed_groups``, other configurations drawn apart). All must share one
+    data set and model. Diverged runs are left out by name; unfinished ones are used with a
+    warning; two folders holding the very same run (a copy) count once, said in a line."""
+    if run_paths:
+        filters = [n for n, v in (("--alpha", alphas), ("--dataset", dataset), ("--model", model), ("--reg", regs),
+                                  ("--method", methods)) if v]
+        if filters:
+            raise CollapseLabError(f"{', '.join(filters)} would be ignored with --run (the runs are named); drop one")
+        runs = [load_run(p) for p in run_paths]
+    else:
+        runs = _filtered(Path(store), alphas, dataset, model, regs, methods, warn)
+    for field in ("dataset", "model"):
+        values = sorted({str(r.meta.get(field)) for r in runs})
+        if len(values) > 1:
+            raise CollapseLabError(f"the selected runs mix {field}s ({', '.join(values)}); choose one with --{field}")
+    for r in runs:
+        m = r.meta
+        if m.get("status") != "complete":
+            warn(f"{r.path.name} is unfinished ({m.get('rounds_complete', 0)} of {m.get('rounds')} rounds); its last "
+                 "complete round is used unless --round says otherwise")
+    return sorted(runs, key=sort_key)
+
+
+def _filtered(store: Path, alphas, dataset, model, regs, methods, warn) -> list[RunDir]:
+    found = find_runs(store, warn)
+    for r in found:
+        if r.meta.get("status") == "diverged":
+            warn(f"{r.path.name} diverged in round {r.meta.get('diverged', {}).get('round')}; left out")
+    runs = [r for r in found if r.meta.get("status") != "diverged" and r.meta.get("rounds_complete", 0) >= 1]
+    if not runs and any(r.meta.get("status") == "diverged" for r in found):
+        raise CollapseLabError(f"no usable runs in {store}: the trained ones diverged; retrain them with a lower "
+                               "--lr (train --overwrite)")
+    if not runs:
+        raise CollapseLabError(f"no trained runs in {store}; run `collapse-lab train` first, or point --store at "
+                               "the run store (or --run at a run folder)")
+    want = {alpha_str(parse_alpha(a)) for a in alphas}
+    for name, keep in (("--alpha", (lambda r: r.meta.get("partition") == "dirichlet" and r.meta.get("alpha") in want)
+                        if want else None),
+                       ("--dataset", (lambda r: r.meta.get("dataset") == dataset) if dataset else None),
+                       ("--model", (lambda r: r.meta.get("model") == model) if model else None),
+                       ("--reg", (lambda r: r.meta.get("reg") in regs) if regs else None),
+                       ("--method", (lambda r: r.meta.get("method") in methods) if methods else None)):
+        if keep is None:
+            continue
+        left = [r for r in runs if keep(r)]
+        if not left:
+            have = sorted({str(r.meta.get(name[2:])) for r in runs})
+            raise CollapseLabError(f"no trained run in {store} matches {name} (after the filters before it); "
+                                   f"the runs left have {name[2:]}: {', '.join(have)}")
+        runs = left
+    return _drop_copies(runs, warn)
+
+
+def _drop_copies(runs: list[RunDir], warn) -> list[RunDir]:
+    by_identity: dict[str, list[RunDir]] = {}
+    for r in runs:
+        by_identity.setdefault(json.dumps(r.config.identity(), sort_keys=True, default=str), []).append(r)
+    out = []
+    for same in by_identity.values():
+        same.sort(key=lambda r: r.meta.get("created", ""))
+        out.append(same[-1])
+        for r in same[:-1]:
+            warn(f"{r.path.name} holds the same run as {same[-1].path.name} (a copy); the newer is used")
+    return out
+
+
+def seed_groups(runs: list[RunDir]) -> list[tuple[str, list[RunDir]]]:
+    """Selected runs grouped by configuration (seeds together, ``group``), each with its
+    label (``describe`` when there is one group) and the number of seeds when more than one."""
+    configs = [r.config for r in runs]
+    out = []
+    gs = group(configs, runs, varying(configs, skip=("seed", "rounds")))  # a tag sets runs apart
+    for g in gs:
+        text = describe(g.runs[0].meta) if len(gs) == 1 else label(g.key, dicts=True)
+        if len(g.runs) > 1:
+            text += f" (n={len(g.runs)} seeds)"
+        out.append((text, sorted(g.runs, key=lambda r: r.meta.get("seed", 0))))
+    return sorted(out, key=lambda item: sort_key(item[1][0]))
+
+
+def sort_key(run: RunDir):
+    m = run.meta
+    return (float(parse_alpha(m.get("alpha", "inf"))) if m.get("partition") == "dirichlet" else 0.0,
+            m.get("reg", ""), m.get("method", ""), run.path.name)

@@ -41,7 +41,7 @@ def sweep_bench(seeds: int, workers: int, rounds: int | None = None, say=None, s
     stack = stack or -(-n // workers)  # one stack per worker
     with tempfile.TemporaryDirectory(prefix="collapse-lab-sweep-bench-") as tmp:
         tmp = Path(tmp)
-        cmd = [sys.executable, "-m", "collapse_lab.cli", "train", "--out", str(tmp / "seq")]
+        cmd = [sys.executable, "-m", "collapse_lab.cli", "train", "--store", str(tmp / "seq")]
         for a in alphas:
             cmd += ["--alpha", a]
         for s in range(seeds):

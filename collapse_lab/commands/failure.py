@@ -45,11 +45,11 @@ def os_error_line(e: OSError) -> tuple[str, int] | None:
     if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         return f"{e.strerror}{where or (' on ' + str(e.filename) if e.filename else '')}; choose a folder you can write", 1
     if e.errno in (errno.ENOTDIR, errno.EEXIST):
-        return f"{e.filename}: a file stands where a folder is needed; choose another --out", 2
+        return f"{e.filename}: a file stands where a folder is needed; choose another --store (or --out)", 2
     if e.errno == errno.ELOOP:
         return f"{e.filename}: a symbolic link loop; remove the link", 2
     if e.errno == errno.ENAMETOOLONG:
-        return f"{str(e.filename)[:120]}: file name too long; choose a shorter --out or --tag", 2
+        return f"{str(e.filename)[:120]}: file name too long; choose a shorter --store, --out or --tag", 2
     return None
 
 

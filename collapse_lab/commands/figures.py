@@ -243,7 +243,6 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
     """Render NAMEs (default: every figure of the catalogue) at --preset."""
     from ..analysis.catalogue import pick
     from ..analysis.context import Context
-    from ..io import write_bytes, write_json
 
     check_training(workers, stack, backend, address, list_, no_train, **{"--check": check})
     store, out = Path(store), Path(out)

@@ -87,7 +87,7 @@ def run_numbers(run, fs, tau: float) -> tuple[dict, object, list[str] | None]:
     from ..spectra.functional import spectrum
     from ..spectra.neural_collapse import neural_collapse
     from .representations import stored_clients
-    from .spectrum import entry
+    from ..spectra.measures import measures
 
     r = int(run.meta.get("rounds_complete", 0))
     z = fs.features(run, r, None)
@@ -95,7 +95,7 @@ def run_numbers(run, fs, tau: float) -> tuple[dict, object, list[str] | None]:
     ds, _ = fs.dataset(run.config)
     state = load_tensors(fs.checkpoint_path(run, r, None))
     nc = neural_collapse(z, getattr(ds, f"{fs.split}_y"), state["classifier.weight"], state.get("classifier.bias"))
-    e = entry(run, r, "global", sv, floor, tau, z)  # the spectrum command's numbers, computed by its function
+    e = measures(sv, floor, tau, z)  # the spectrum command's numbers, from the same function
     out = {"round": r, **{k: e[k] for k in ("n_significant", "effective_rank", "dead_units", "dim", "rankme",
                                             "stable_rank", "alpha_req")},
            "nc1": nc["nc1"], "nc3": nc["nc3"], "nc4": nc["nc4"]}
@@ -122,6 +122,7 @@ def report_cmd(store, fig_dir, out, tau, device, as_json):
     rounds and last-round representation measures, the figures and the claims table."""
     from ..analysis.features import FeatureSource
     from ..analysis.plots import plt
+    from ..analysis.plots.style import grid
     from ..analysis.plots.report import plot_run_panel
     from ..store import find_runs
     from .selection import warn
@@ -131,7 +132,7 @@ def report_cmd(store, fig_dir, out, tau, device, as_json):
         raise CollapseLabError(f"--tau must be > 0 (got {tau})")
     runs = [r for r in find_runs(Path(store), warn) if r.meta.get("status") == "complete"]
     if not runs:
-        raise CollapseLabError(f"no complete runs in {store}; train some first (collapse-lab train --out {store})")
+        raise CollapseLabError(f"no complete runs in {store}; train some first (collapse-lab train --store {store})")
     out = Path(out) if out else Path(store).resolve().parent / f"report_{Path(store).resolve().name}.html"
     fs = FeatureSource(device=device)
     parts, numbers = [], []
@@ -143,7 +144,7 @@ def report_cmd(store, fig_dir, out, tau, device, as_json):
         probes = sorted((e for e in run.metrics() if e.get("event") == "probe"), key=lambda e: e["round"])
         nums, cka, labels = run_numbers(run, fs, tau)
         numbers.append({"run": run.path.name, **nums})
-        fig, axes = plt.subplots(1, 4, figsize=(18, 3.6), layout="constrained")
+        fig, (axes,) = grid(1, 4, scale=1.4)
         plot_run_panel(axes, ([e["round"] for e in ev], [e["test_acc"] for e in ev]), probes, tau, cka, labels,
                        run.path.name)
         uri = png_uri(fig)

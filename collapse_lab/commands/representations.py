@@ -36,7 +36,8 @@ def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, t
     """Linear CKA (unbiased HSIC) between the representations of the global model and of every
     client stored at a round: a models x models heatmap per run; with --rounds also CKA between
     each client and the global model over the rounds."""
-    from ..analysis.plots import plt, save_figure
+    from ..analysis.plots import save_figure
+    from ..analysis.plots.style import grid
     from ..analysis.plots.rounds import plot_series
     from ..analysis.plots.similarity import plot_matrix
 
@@ -69,8 +70,7 @@ def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, t
                     series[f"client {k}"][1].append(v)
             rec["over_rounds"] = {k: {"rounds": x, "cka_with_global": y} for k, (x, y) in series.items()}
         out.append(rec)
-        fig, axes = plt.subplots(1, 2 if len(rounds) > 1 else 1, figsize=(12 if len(rounds) > 1 else 5.5, 4.8),
-                                 squeeze=False, layout="constrained")
+        fig, axes = grid(1, 2 if len(rounds) > 1 else 1)
         # the colour scale starts at the smallest value (to 0.05): near-1 matrices keep their structure
         low = max(0.0, float(int(min(m.min().item(), 0.95) * 20)) / 20)
         plot_matrix(axes[0][0], m.numpy(), labels, f"linear CKA, round {last}", vmin=low)
@@ -78,7 +78,6 @@ def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, t
             plot_series(axes[0][1], series, "CKA with the global model", "clients vs global over rounds")
         fig.suptitle(run.path.name, fontsize=8)
         rec["figures"] = [str(p) for p in save_figure(fig, Path(fig_dir), f"cka_{run.path.name}_r{last}")]
-        plt.close(fig)
     if not out:
         raise CollapseLabError("no run keeps client checkpoints at the rounds asked; train with --keep-local all")
     if as_json:
@@ -108,7 +107,8 @@ def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, ta
     equiangularity of the class means and of the classifier rows), NC3 (self-duality) and NC4
     (agreement with the nearest class centre) of the global model and client --client
     (Papyan et al. 2020), at a round or over rounds."""
-    from ..analysis.plots import plt, save_figure
+    from ..analysis.plots import save_figure
+    from ..analysis.plots.style import grid
     from ..analysis.plots.rounds import plot_series
 
     check_common(tau, client, None)
@@ -125,7 +125,7 @@ def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, ta
                 rows.append(nc_record(fs, run, r, client))
     figures = []
     if rounds_spec:
-        fig, axes = plt.subplots(1, 3, figsize=(15, 4))
+        fig, (axes,) = grid(1, 3)
         for ax, key, label in zip(axes, ("nc1", "nc3", "nc4"), ("NC1", "NC3", "NC4")):
             series = {}
             for e in rows:
@@ -135,7 +135,6 @@ def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, ta
             plot_series(ax, series, label, f"{label} over rounds")
         axes[0].set_yscale("log")
         figures = [str(p) for p in save_figure(fig, Path(fig_dir), f"nc_{selected[0].path.name}_over_rounds")]
-        plt.close(fig)
     if as_json:
         click.echo(json.dumps({"neural_collapse": rows, "figures": figures}, indent=1))
         return

@@ -2,10 +2,10 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
+from ..analysis.labels import partition_text, reg_text
 from ..errors import CollapseLabError
 
 COLUMNS = ("run", "dataset", "model", "method", "reg", "partition", "seed", "rounds", "acc", "status", "size")
@@ -13,28 +13,20 @@ COLUMNS = ("run", "dataset", "model", "method", "reg", "partition", "seed", "rou
 
 def row(run) -> dict:
     m = run.meta
-    part = {"dirichlet": f"dir {m.get('alpha')}", "pathological": f"M={m.get('classes_per_client')}",
-            "scenes": f"scenes M={m.get('classes_per_client')}"}.get(
-        m.get("partition"), m.get("partition"))
-    if m.get("partition_options"):  # a partition's own options (declared in its file)
-        part += " " + " ".join(f"{k}={v}" for k, v in sorted(m["partition_options"].items()))
     acc = None
     for e in reversed(run.metrics()):
         if e.get("event") == "round":
             acc = e.get("test_acc")
             break
     size = sum(f.stat().st_size for f in run.path.rglob("*") if f.is_file())
-    reg = m.get("reg") if m.get("reg") == "none" else f"{m.get('reg')} {m.get('beta')}"
-    if m.get("reg") == "feddecorr" and m.get("decorr_norm") == "official":
-        reg += " (official)"  # the released code's scaling: otherwise two runs would read alike
     return {"run": run.path.name, "dataset": m.get("dataset"), "model": m.get("model"), "method": m.get("method"),
-            "reg": reg, "partition": part, "seed": m.get("seed"),
+            "reg": reg_text(m), "partition": partition_text(m), "seed": m.get("seed"),
             "rounds": f"{m.get('rounds_complete', 0)}/{m.get('rounds')}", "acc": acc, "status": m.get("status"),
             "size": size, "meta": m}
 
 
 @click.command("runs", short_help="List the runs in a store, with status and accuracy.")
-@click.option("--store", "--out", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
+@click.option("--store", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
               help="Run store.")
 @click.option("--where", "filters", multiple=True, metavar="FIELD=VALUE",
               help="Only runs whose run.json field has this value, e.g. method=moon, alpha=0.05 (repeatable).")

@@ -5,26 +5,27 @@ import json
 from pathlib import Path
 
 import click
-import torch
 
 from ..errors import CollapseLabError
 from .common import data_root_option
 from ..analysis.features import FeatureSource
 from ..io import load_tensors
+from ..spectra.measures import TOP, measures
 from ..spectra.rank import live_units
 from ..spectra.functional import (DEFAULT_TAU, effective_rank, local_global_gap, log10_mean_std, n_significant,
-                                  spectrum, variance_share)
-from .selection import describe, parse_rounds, pick_round, seed_groups, select_runs
+                                  spectrum)
+from ..analysis.labels import describe
+from ..analysis.select import seed_groups
+from .selection import parse_rounds, pick_round, select_runs
 
-TOP = 100
 
 
 def common_options(f):
     opts = [
         click.option("--alpha", multiple=True, help="Dirichlet alpha of the runs (repeatable; default: all runs found)."),
         click.option("--run", "runs", multiple=True, type=click.Path(file_okay=False), help="Run folder(s) to use instead of searching."),
-        click.option("--store", "--out-runs", "store", default="checkpoints", show_default=True,
-                     type=click.Path(file_okay=False), help="Run store to search (--out-runs: the old name)."),
+        click.option("--store", "store", default="checkpoints", show_default=True,
+                     type=click.Path(file_okay=False), help="Run store to search."),
         click.option("--dataset", default=None, help="Only runs on this data set."),
         click.option("--model", default=None, help="Only runs of this model."),
         click.option("--method", "methods", multiple=True, help="Only runs of this method (repeatable)."),
@@ -74,23 +75,10 @@ def local_kept(run, r: int, k: int, warned: set | None = None) -> bool:
 
 
 def entry(run, r, which, sv, floor, tau, z=None, classifier=None) -> dict:
-    """One model's numbers; with its representations ``z`` also the dead units and the
-    rank measures of ``spectra.rank`` (RankMe of z, stable rank, alpha-ReQ); with the
-    classifier's weight (C x d) its singular values (FedUV studies them)."""
-    out = {"run": run.path.name, "alpha": run.meta.get("alpha"), "reg": run.meta.get("reg"),
-           "method": run.meta.get("method"), "round": r, "model": which,
-           "singular_values": sv[:TOP].tolist(), "n_significant": n_significant(sv, tau), "tau": tau,
-           "effective_rank": effective_rank(sv, floor), "top10_variance_share": variance_share(sv, 10),
-           "floor": floor, "dim": len(sv)}
-    if z is not None:
-        from ..spectra.rank import alpha_req, dead_units, rankme, stable_rank
-
-        dead = dead_units(z)
-        out.update(dead_units=len(dead), dead_unit_indices=dead.tolist(), dead_share=len(dead) / max(len(sv), 1),
-                   rankme=rankme(z), stable_rank=stable_rank(sv), alpha_req=alpha_req(sv, floor))
-    if classifier is not None:
-        out["classifier_singular_values"] = torch.linalg.svdvals(classifier.to(torch.float64)).tolist()
-    return out
+    """One model's numbers (``spectra.measures``) with the run, round and model they are of."""
+    return {"run": run.path.name, "alpha": run.meta.get("alpha"), "reg": run.meta.get("reg"),
+            "method": run.meta.get("method"), "round": r, "model": which,
+            **measures(sv, floor, tau, z, classifier)}
 
 
 def print_table(rows: list[dict]) -> None:
@@ -113,7 +101,8 @@ def print_table(rows: list[dict]) -> None:
 def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device, fig_dir, as_json,
                  rounds_spec, top, live_only, logged):
     """Covariance spectra of global and local models (FedDecorr Fig. 2/3), or their evolution over rounds."""
-    from ..analysis.plots import plt, save_figure
+    from ..analysis.plots import save_figure
+    from ..analysis.plots.style import grid
     from ..analysis.plots.spectrum import Curve, alpha_colors, plot_spectrum
 
     check_common(tau, client, top)
@@ -163,8 +152,7 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
                             "log10_mean": mean.tolist(), "log10_std": std.tolist()})
             curves["global" if k is None else "local"].append(curve)
     m = selected[0].meta
-    fig, axes = plt.subplots(1, 2 if curves["local"] else 1, figsize=(10 if curves["local"] else 5, 4), sharey=True,
-                             squeeze=False)
+    fig, axes = grid(1, 2 if curves["local"] else 1, sharey=True)
     plot_spectrum(axes[0][0], curves["global"], TOP, tau, "(a) global model")
     if curves["local"]:
         plot_spectrum(axes[0][1], curves["local"], TOP, tau, f"(b) local model (client {client})")
@@ -182,10 +170,11 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
 
 
 def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
-    from ..analysis.plots import plt, save_figure
+    from ..analysis.plots import save_figure
+    from ..analysis.plots.style import grid
     from ..analysis.plots.rounds import plot_series, plot_spectra_over_rounds
 
-    fig, axes = plt.subplots(len(selected), 3, figsize=(15, 3.8 * len(selected)), squeeze=False)
+    fig, axes = grid(len(selected), 3)
     out, warned = [], set()
     for row, run in zip(axes, selected):
         rounds = parse_rounds(spec, int(run.meta.get("rounds_complete", 0)))
@@ -208,7 +197,7 @@ def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
                 gap[1].append(R)
                 rec.update(n_significant_local=n_significant(sl, tau), effective_rank_local=effective_rank(sl, fl), R=R, K=K)
             out.append(rec)
-        name = describe(run)
+        name = describe(run.meta)
         plot_spectra_over_rounds(row[0], rounds, svs, floors, TOP, f"{name}: global spectrum by round")
         plot_series(row[1], series, f"count above tau = {tau:g}", f"{name}: significant singular values")
         plot_series(row[2], {"R (local vs global)": gap}, "R", f"{name}: local-global gap R")
@@ -230,14 +219,15 @@ def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
 @click.option("--top", type=int, default=None, help="Indices used for R (default: all above the numerical floor).")
 def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device, fig_dir, as_json, top):
     """Local vs global spectrum of one run with the gap R (journal Eq. 1, Fig. 4/6)."""
-    from ..analysis.plots import plt, save_figure
+    from ..analysis.plots import save_figure
+    from ..analysis.plots.style import grid
     from ..analysis.plots.spectrum import Curve, plot_compare
 
     check_common(tau, client, top)
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
     fs = FeatureSource(split=split, dtype=feature_dtype, device=device)
     results = []
-    fig, axes = plt.subplots(1, len(selected), figsize=(4.6 * len(selected), 4), squeeze=False, sharey=True)
+    fig, axes = grid(1, len(selected), sharey=True)
     for ax, run in zip(axes[0], selected):
         r = pick_round(run, round_)
         if not run.client_path(r, client).is_file():
@@ -250,7 +240,7 @@ def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clien
                         "client": client, "R": R, "K": K, "n_significant_local": n_significant(sl, tau),
                         "n_significant_global": n_significant(sg, tau)})
         plot_compare(ax, Curve(f"local (client {client})", sl, fl, "tab:orange"), Curve("global", sg, fg, "tab:blue"),
-                     R, K, TOP, describe(run))
+                     R, K, TOP, describe(run.meta))
     m = selected[0].meta
     alphas = "-".join(sorted({str(r.meta.get("alpha")) for r in selected}))
     paths = save_figure(fig, Path(fig_dir), f"compare_{m['dataset']}_{m['model']}_alpha{alphas}")

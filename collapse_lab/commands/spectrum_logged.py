@@ -11,7 +11,8 @@ import torch
 
 from ..errors import CollapseLabError
 from ..spectra.functional import effective_rank, n_significant
-from .selection import describe, parse_rounds
+from ..analysis.labels import describe
+from .selection import parse_rounds
 
 
 def probe_records(run) -> dict[int, dict]:
@@ -19,10 +20,11 @@ def probe_records(run) -> dict[int, dict]:
 
 
 def logged_rounds(selected, spec: str, tau: float, fig_dir, as_json: bool) -> None:
-    from ..analysis.plots import plt, save_figure
+    from ..analysis.plots import save_figure
+    from ..analysis.plots.style import grid
     from ..analysis.plots.rounds import plot_series, plot_spectra_over_rounds
 
-    fig, axes = plt.subplots(len(selected), 2, figsize=(10, 3.8 * len(selected)), squeeze=False)
+    fig, axes = grid(len(selected), 2)
     out = []
     for row, run in zip(axes, selected):
         probes = probe_records(run)
@@ -39,14 +41,13 @@ def logged_rounds(selected, spec: str, tau: float, fig_dir, as_json: bool) -> No
                         "dead_units": p["probe_dead_units"], "effective_rank": p.get("probe_effective_rank"),
                         "stable_rank": p.get("probe_stable_rank"), "singular_values": p["probe_sv"],
                         "classifier_singular_values": p.get("probe_classifier_sv")})
-        name = describe(run)
+        name = describe(run.meta)
         plot_spectra_over_rounds(row[0], rounds, svs, floors, len(svs[0]), f"{name}: logged global spectrum")
         plot_series(row[1], {"global (probe)": (rounds, [n_significant(s, tau) for s in svs])},
                     f"count above tau = {tau:g}", f"{name}: significant singular values")
     m = selected[0].meta
     stem = f"spectrum_logged_{m['dataset']}_{m['model']}_{spec.replace(':', '-').replace(',', '-')}"
     paths = save_figure(fig, Path(fig_dir), stem)
-    plt.close(fig)
     if as_json:
         click.echo(json.dumps({"rounds": out, "figures": [str(p) for p in paths]}, indent=1))
         return

@@ -56,7 +56,7 @@ def _fmt(seconds: float | None) -> str:
 
 @click.command("sweep", short_help="Train a grid of runs on a local pool or a Ray cluster.")
 @click.argument("spec", type=click.Path(dir_okay=False))
-@click.option("--store", "--out", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
+@click.option("--store", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
               help="Run store (on Ray: a filesystem every node sees).")
 @click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
 @click.option("--workers", type=int, default=None, help="local: runs at once (default: the number of cores); each "

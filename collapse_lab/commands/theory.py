@@ -21,7 +21,7 @@ def theory():
 
 @theory.command("prop1", short_help="Proposition 1 on random and real correlation matrices.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--store", "--out-runs", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
+@click.option("--store", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
               help="Run store: the newest run's final global model gives a real correlation matrix.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context

@@ -57,7 +57,7 @@ def _first_existing(path: Path) -> Path:
     return p
 
 
-def check_store_for_writing(store, flag: str = "--out") -> Path:
+def check_store_for_writing(store, flag: str = "--store") -> Path:
     """A store folder training may write: not empty text, no file where a folder must be,
     writable (a read-only mount or missing permission is one line before anything trains)."""
     s = str(store)
@@ -105,7 +105,7 @@ def check_store_for_reading(store, flag: str = "--store") -> Path:
     path = Path(s)
     try:
         if not path.exists():
-            raise CollapseLabError(f"{flag} {s}: no such folder; train into it first (collapse-lab train --out {s}) "
+            raise CollapseLabError(f"{flag} {s}: no such folder; train into it first (collapse-lab train --store {s}) "
                                    "or name an existing store")
         if not path.is_dir():
             raise CollapseLabError(f"{flag} {s} is a file, not a run store folder")

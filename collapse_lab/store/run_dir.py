@@ -150,7 +150,7 @@ class RunDir:
                 # --overwrite (checked by fl.prepare): only ever a collapse-lab run folder
                 if not is_run_folder(final):
                     raise CollapseLabError(f"{final} exists and is not a collapse-lab run folder; it is left alone: "
-                                           "move it away or choose another --out or --tag")
+                                           "move it away or choose another --store or --tag")
                 shutil.rmtree(final)
             os.replace(tmp, final)
         except BaseException:

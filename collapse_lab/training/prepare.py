@@ -12,7 +12,6 @@ import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from ..config import RunConfig, clients_per_round
@@ -115,11 +114,11 @@ def _existing(path: Path, cfg: RunConfig, part: Partition, overwrite: bool, resu
     says what it replaces."""
     if path.is_symlink():
         raise CollapseLabError(f"{path} is a symbolic link; collapse-lab writes only real run folders: move it away "
-                               "or choose another --out")
+                               "or choose another --store")
     if not path.exists():
         return "train", 0, notes
     if not (path / "run.json").is_file():
-        raise CollapseLabError(f"{path} exists but is not a collapse-lab run; move it away or choose another --out")
+        raise CollapseLabError(f"{path} exists but is not a collapse-lab run; move it away or choose another --store")
     if (who := lock.held_elsewhere(path)) is not None:
         raise CollapseLabError(f"{path} is being written by {who}; wait for it to finish or stop it, then run this again")
     existing = RunDir(path)
@@ -136,7 +135,7 @@ def _existing(path: Path, cfg: RunConfig, part: Partition, overwrite: bool, resu
         return "train", 0, notes + (f"--overwrite replaces {path} ({what})",)
     if diff:
         raise CollapseLabError(f"{path} holds a run with a different configuration (differs in: {', '.join(diff)}); "
-                               "use another --out or --tag, or --overwrite to replace it")
+                               "use another --store or --tag, or --overwrite to replace it")
     status, done, had = meta.get("status"), int(meta.get("rounds_complete", 0)), int(old.get("rounds", 0))
     if status == "diverged":
         d = meta.get("diverged", {})
@@ -251,7 +250,7 @@ def check_disk(prepared: list[Prepared], out: Path) -> dict:
             fits = (spec, alt)
             break
     hint = (f"--keep-local {fits[0]} would need about {gb(fits[1])}" if fits else
-            "even --keep-local none does not fit; free some space or choose another --out")
+            "even --keep-local none does not fit; free some space or choose another --store")
     raise CollapseLabError(f"the runs would write about {gb(need)} of checkpoints to {out} but only {gb(free)} is free; "
                            f"{hint}")
 

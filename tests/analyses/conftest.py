@@ -18,7 +18,7 @@ def store(tmp_path_factory):
         res = CliRunner().invoke(cli, ["train", *sum((["--" + k.replace("_", "-"), str(v)] for k, v in TINY.items()
                                                       if k != "dataset_options"), []),
                                        *sum((["--dataset-option", f"{k}={v}"] for k, v in TINY["dataset_options"].items()),
-                                            []), "--alpha", a, "--seed", "0", "--seed", "1", "--out", str(st)])
+                                            []), "--alpha", a, "--seed", "0", "--seed", "1", "--store", str(st)])
         assert res.exit_code == 0, res.output
     return st
 

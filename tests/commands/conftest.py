@@ -15,6 +15,6 @@ def store(tmp_path_factory):
     """A small run store: alphas 0.1 and inf without regularizer, 0.1 with FedDecorr."""
     out = tmp_path_factory.mktemp("store") / "checkpoints"
     for extra in (["--alpha", "0.1", "--alpha", "inf"], ["--alpha", "0.1", "--reg", "feddecorr"]):
-        res = CliRunner().invoke(cli, ["train", *GAUSS, *extra, "--out", str(out)])
+        res = CliRunner().invoke(cli, ["train", *GAUSS, *extra, "--store", str(out)])
         assert res.exit_code == 0, res.output
     return out

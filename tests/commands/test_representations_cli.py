@@ -62,6 +62,6 @@ def test_cka_without_client_checkpoints_is_refused(tmp_path):
     from tests.commands.conftest import GAUSS
 
     out = tmp_path / "ck"
-    assert CliRunner().invoke(cli, ["train", *GAUSS, "--alpha", "inf", "--keep-local", "none", "--out", str(out)]).exit_code == 0
+    assert CliRunner().invoke(cli, ["train", *GAUSS, "--alpha", "inf", "--keep-local", "none", "--store", str(out)]).exit_code == 0
     res = invoke("cka", "--store", str(out), "--out", str(tmp_path))
     assert res.exit_code == 2 and "train with --keep-local all" in res.stderr

@@ -33,7 +33,7 @@ def direct_spectrum(run, r, client=None):
 
 
 def test_spectrum_json_matches_direct_computation(store, tmp_path):
-    res = invoke("spectrum", "--out-runs", str(store), "--alpha", "0.1", "--out", str(tmp_path), "--json")
+    res = invoke("spectrum", "--store", str(store), "--alpha", "0.1", "--out", str(tmp_path), "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     # alpha 0.1 with and without FedDecorr: 2 runs x (global, client_0)
@@ -61,20 +61,20 @@ def test_spectrum_json_matches_direct_computation(store, tmp_path):
 
 
 def test_spectrum_all_alphas_and_cache(store, tmp_path):
-    res = invoke("spectrum", "--out-runs", str(store), "--out", str(tmp_path), "--json")
+    res = invoke("spectrum", "--store", str(store), "--out", str(tmp_path), "--json")
     assert res.exit_code == 0, res.output
     alphas = {e["alpha"] for e in json.loads(res.stdout)["spectra"]}
     assert alphas == {"0.1", "inf"}
     cached = list((store / ".features").glob("*.safetensors"))
     assert len(cached) >= 6
     # a second analysis reads the cache: identical numbers, no new cache files
-    res2 = invoke("spectrum", "--out-runs", str(store), "--out", str(tmp_path), "--json")
+    res2 = invoke("spectrum", "--store", str(store), "--out", str(tmp_path), "--json")
     assert json.loads(res2.stdout)["spectra"] == json.loads(res.stdout)["spectra"]
     assert len(list((store / ".features").glob("*.safetensors"))) == len(cached)
 
 
 def test_compare_R_matches_direct(store, tmp_path):
-    res = invoke("compare", "--out-runs", str(store), "--alpha", "inf", "--out", str(tmp_path), "--json")
+    res = invoke("compare", "--store", str(store), "--alpha", "inf", "--out", str(tmp_path), "--json")
     assert res.exit_code == 0, res.output
     e = json.loads(res.stdout)["compare"][0]
     run = {r.path.name: r for r in find_runs(store)}[e["run"]]
@@ -85,7 +85,7 @@ def test_compare_R_matches_direct(store, tmp_path):
 
 
 def test_rounds_evolution(store, tmp_path):
-    res = invoke("spectrum", "--out-runs", str(store), "--alpha", "inf", "--rounds", "all", "--out", str(tmp_path), "--json")
+    res = invoke("spectrum", "--store", str(store), "--alpha", "inf", "--rounds", "all", "--out", str(tmp_path), "--json")
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)["rounds"]
     assert [r["round"] for r in rows] == [1, 2, 3] and all("R" in r for r in rows)
@@ -102,9 +102,9 @@ def test_bad_analysis_input(store, tmp_path):
                       (["--run", str(store), "--alpha", "inf"], "would be ignored with --run"),
                       (["--tau", "0"], "--tau must be a finite number > 0"),
                       (["--tau", "nan"], "--tau must be a finite number > 0")):
-        res = invoke("spectrum", "--out-runs", str(store), "--out", str(tmp_path), *args)
+        res = invoke("spectrum", "--store", str(store), "--out", str(tmp_path), *args)
         assert res.exit_code == 2 and msg in res.stderr, (args, res.output)
-    res = invoke("spectrum", "--out-runs", str(tmp_path / "empty"))
+    res = invoke("spectrum", "--store", str(tmp_path / "empty"))
     assert res.exit_code == 2 and "no trained runs" in res.stderr
 
 
@@ -114,7 +114,7 @@ def test_seeds_aggregate_and_other_configurations_are_drawn_apart(tmp_path):
     --decorr-norm is its own curve, labelled by what differs; no run is dropped."""
     base = ["train", "--dataset", "gaussian", "--dataset-option", "dim=8", "--dataset-option", "train_per_class=20",
             "--dataset-option", "test_per_class=5", "--clients", "3", "--rounds", "1", "--local-epochs", "1",
-            "--alpha", "0.5", "--reg", "feddecorr", "--out", str(tmp_path / "ck")]
+            "--alpha", "0.5", "--reg", "feddecorr", "--store", str(tmp_path / "ck")]
     for extra in (["--seed", "0", "--seed", "1"], ["--decorr-norm", "paper"]):
         assert invoke(*base, *extra).exit_code == 0
     res = invoke("spectrum", "--store", str(tmp_path / "ck"), "--out", str(tmp_path / "fig"), "--json")
@@ -122,7 +122,7 @@ def test_seeds_aggregate_and_other_configurations_are_drawn_apart(tmp_path):
     out = json.loads(res.stdout)
     assert len({e["run"] for e in out["spectra"]}) == 3  # every run is there
     (agg,) = [a for a in out["seed_groups"] if a["model"] == "global"]
-    assert agg["n"] == 2 and agg["label"] == "decorr_norm=official (n=2 seeds)"
+    assert agg["n"] == 2 and agg["label"] == "official scaling (n=2 seeds)"  # the one labeller's words
     ys = []
     for name in agg["runs"]:
         e = next(e for e in out["spectra"] if e["run"] == name and e["model"] == "global")
@@ -156,7 +156,7 @@ def test_logged_probe_spectra_equal_the_stored_models_and_change_no_checkpoint(s
     from tests.commands.conftest import GAUSS
 
     out = tmp_path / "noprobe"
-    assert invoke("train", *GAUSS, "--alpha", "inf", "--probe", "0", "--out", str(out)).exit_code == 0
+    assert invoke("train", *GAUSS, "--alpha", "inf", "--probe", "0", "--store", str(out)).exit_code == 0
     (other,) = find_runs(out)
     assert other.path.name == run.path.name  # --probe is not part of a run's identity
     assert (other.global_path(3)).read_bytes() == run.global_path(3).read_bytes()

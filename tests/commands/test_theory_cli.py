@@ -11,7 +11,7 @@ from collapse_lab.cli import cli
 
 
 def test_prop1_cli(store):
-    res = CliRunner().invoke(cli, ["theory", "prop1", "--out-runs", str(store), "--json"])
+    res = CliRunner().invoke(cli, ["theory", "prop1", "--store", str(store), "--json"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["max_rel_error"] < 1e-10 and len(out["real"]) == 2 and len(out["random"]) >= 20

@@ -23,7 +23,7 @@ def run_cli(*args):
 
 def test_train_store_layout_and_fedavg_of_clients(tmp_path):
     res = run_cli("train", *FAST, "--rounds", "2", "--clients", "4", "--alpha", "0.3", "--alpha", "inf",
-                  "--reg", "feddecorr", "--out", str(tmp_path), "--json")
+                  "--reg", "feddecorr", "--store", str(tmp_path), "--json")
     assert res.exit_code == 0, res.output
     summary = json.loads(res.stdout)
     assert len(summary["runs"]) == 2 and all(r["status"] == "complete" for r in summary["runs"])
@@ -60,7 +60,7 @@ def test_same_seed_bit_identical_and_partial_participation(tmp_path):
     outs = []
     for name in ("a", "b"):
         res = run_cli("train", *FAST, "--rounds", "2", "--clients", "6", "--alpha", "0.5", "--sample-fraction", "0.5",
-                      "--out", str(tmp_path / name))
+                      "--store", str(tmp_path / name))
         assert res.exit_code == 0, res.output
         outs.append(find_runs(tmp_path / name)[0])
     a, b = outs
@@ -79,7 +79,7 @@ def test_same_seed_bit_identical_and_partial_participation(tmp_path):
 
 
 def test_existing_complete_run_is_skipped_and_conflict_is_an_error(tmp_path):
-    args = ["train", *FAST, "--rounds", "1", "--clients", "3", "--alpha", "1", "--out", str(tmp_path)]
+    args = ["train", *FAST, "--rounds", "1", "--clients", "3", "--alpha", "1", "--store", str(tmp_path)]
     assert run_cli(*args).exit_code == 0
     (first,) = [p for p in tmp_path.iterdir() if not p.name.startswith('.')]
     before = first.joinpath("round_1", "global.safetensors").read_bytes()
@@ -99,7 +99,7 @@ def test_runs_that_train_differently_get_folders_of_their_own(tmp_path):
     same configuration always gets the same name, and a store written before the hash
     existed (legacy names) is still found: its complete runs are skipped."""
     args = ["train", *FAST, "--rounds", "1", "--clients", "3", "--alpha", "1", "--reg", "feddecorr",
-            "--out", str(tmp_path)]
+            "--store", str(tmp_path)]
     for extra in ([], ["--decorr-norm", "paper"], ["--lr", "0.5"], ["--reg-option", "dummy=1"]):
         res = run_cli(*args, *extra)
         if extra and extra[0] == "--reg-option":
@@ -126,7 +126,7 @@ def test_config_file_and_flag_override(tmp_path, fmt):
     else:
         cfg.write_text("dataset: gaussian\nrounds: 1\nclients: 3\nalpha: 2.0\nlr: 0.2\nlocal_epochs: 1\n"
                        "dataset_options: {dim: 4, train_per_class: 20}\n")
-    res = run_cli("train", "--config", str(cfg), "--lr", "0.3", "--out", str(tmp_path / "o"), "--json")
+    res = run_cli("train", "--config", str(cfg), "--lr", "0.3", "--store", str(tmp_path / "o"), "--json")
     assert res.exit_code == 0, res.output
     meta = find_runs(tmp_path / "o")[0].meta
     assert meta["lr"] == 0.3 and meta["rounds"] == 1 and meta["alpha"] == "2" and meta["dataset_options"]["dim"] == 4
@@ -142,7 +142,7 @@ def test_config_file_and_flag_override(tmp_path, fmt):
     (["--reg", "l2"], "unknown regularizer"),
 ])
 def test_bad_input_exit_2_one_line_nothing_written(tmp_path, args, msg):
-    res = run_cli("train", "--out", str(tmp_path / "o"), "--rounds", "1", *args)
+    res = run_cli("train", "--store", str(tmp_path / "o"), "--rounds", "1", *args)
     assert res.exit_code == 2
     assert msg in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert "Traceback" not in res.output

@@ -105,24 +105,24 @@ def test_augmented_run_resumes_bit_identical(tmp_path):
     root = tmp_path / "data"
     write_cifar(root, "cifar100", n_per_file=40)
     ref = tmp_path / "ref"
-    res = CliRunner().invoke(cli, [*ARGS, "--data-root", str(root), "--out", str(ref)])
+    res = CliRunner().invoke(cli, [*ARGS, "--data-root", str(root), "--store", str(ref)])
     assert res.exit_code == 0, res.output
     run, want = _files(ref)
     meta = json.loads((run / "run.json").read_text())
     assert meta["augment"] == "crop+flip+autoaugment" and meta["precision"] == "fp32"  # the paper's CIFAR-100 choice
 
     plain = tmp_path / "plain"
-    res = CliRunner().invoke(cli, [*ARGS, "--data-root", str(root), "--out", str(plain), "--augment", "none"])
+    res = CliRunner().invoke(cli, [*ARGS, "--data-root", str(root), "--store", str(plain), "--augment", "none"])
     assert res.exit_code == 0, res.output
     _, no_aug = _files(plain)
     assert no_aug["round_1/client_0.safetensors"] != want["round_1/client_0.safetensors"]  # augmentation acted
 
     out = tmp_path / "killed"
     env = {**os.environ, "COLLAPSE_LAB_FAULT": "step:2:1#2"}
-    proc = subprocess.run([sys.executable, "-m", "collapse_lab.cli", *ARGS, "--data-root", str(root), "--out", str(out)],
+    proc = subprocess.run([sys.executable, "-m", "collapse_lab.cli", *ARGS, "--data-root", str(root), "--store", str(out)],
                           env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-400:]
-    res = CliRunner().invoke(cli, [*ARGS, "--data-root", str(root), "--out", str(out), "--resume"])
+    res = CliRunner().invoke(cli, [*ARGS, "--data-root", str(root), "--store", str(out), "--resume"])
     assert res.exit_code == 0, res.output
     _, got = _files(out)
     assert got == want
@@ -134,7 +134,7 @@ def test_local_eval_is_optional_and_changes_nothing_else(tmp_path):
             "--alpha", "0.5", "--device", "cpu"]
     runs = {}
     for name, extra in (("plain", []), ("evals", ["--local-eval"])):
-        res = CliRunner().invoke(cli, [*args, *extra, "--out", str(tmp_path / name)])
+        res = CliRunner().invoke(cli, [*args, *extra, "--store", str(tmp_path / name)])
         assert res.exit_code == 0, res.output
         run, files = _files(tmp_path / name)
         events = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]

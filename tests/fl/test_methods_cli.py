@@ -32,7 +32,7 @@ BASELINES = {"feddyn", "fedadam", "fedyogi", "fedadagrad", "fedopt", "fedrs", "f
                                     for m in sorted(STATE)])  # the baselines' math is tested fast elsewhere
 def test_every_method_trains_and_stores_its_state(tmp_path, method):
     out = tmp_path / "ck"
-    res = CliRunner().invoke(cli, ["train", *FAST, "--method", method, "--reg", "feddecorr", "--out", str(out), "--json"])
+    res = CliRunner().invoke(cli, ["train", *FAST, "--method", method, "--reg", "feddecorr", "--store", str(out), "--json"])
     assert res.exit_code == 0, res.output
     (run,) = find_runs(out)
     meta = run.meta
@@ -44,14 +44,14 @@ def test_every_method_trains_and_stores_its_state(tmp_path, method):
     s, c = run.load_method_state(2)
     assert all(torch.isfinite(v.double()).all() for v in {**s, **c}.values())
     # the analysis reads every method's checkpoints (MOON's head, FedETF's fixed classifier)
-    res = CliRunner().invoke(cli, ["spectrum", "--out-runs", str(out), "--json", "--out", str(tmp_path / "fig")])
+    res = CliRunner().invoke(cli, ["spectrum", "--store", str(out), "--json", "--out", str(tmp_path / "fig")])
     assert res.exit_code == 0, res.output
 
 
 def test_options_are_resolved_into_the_run_and_feduv_beta(tmp_path):
     out = tmp_path / "ck"
     res = CliRunner().invoke(cli, ["train", *FAST, "--method", "fedavgm", "--server-momentum", "0.9", "--reg", "feduv",
-                                   "--out", str(out)])
+                                   "--store", str(out)])
     assert res.exit_code == 0, res.output
     (run,) = find_runs(out)
     meta = run.meta
@@ -65,7 +65,7 @@ def test_fedbn_keeps_batchnorm_per_client_with_a_bn_model(tmp_path, cifar_root):
     out = tmp_path / "ck"
     res = CliRunner().invoke(cli, ["train", "--dataset", "cifar10", "--data-root", str(cifar_root), "--model", "resnet20",
                                    "--method", "fedbn", "--rounds", "2", "--local-epochs", "1", "--clients", "2",
-                                   "--alpha", "inf", "--out", str(out), "--min-size", "1"])
+                                   "--alpha", "inf", "--store", str(out), "--min-size", "1"])
     assert res.exit_code == 0, res.output
     (run,) = find_runs(out)
     _, clients = run.load_method_state(2)
@@ -89,7 +89,7 @@ def test_fedbn_keeps_batchnorm_per_client_with_a_bn_model(tmp_path, cifar_root):
     (["--method", "fedsgd"], "unknown method 'fedsgd'"),
 ])
 def test_bad_method_and_regularizer_input(tmp_path, args, msg):
-    res = CliRunner().invoke(cli, ["train", *FAST, *args, "--out", str(tmp_path / "ck")])
+    res = CliRunner().invoke(cli, ["train", *FAST, *args, "--store", str(tmp_path / "ck")])
     assert res.exit_code == 2, res.output
     assert msg in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "ck").exists()
@@ -97,12 +97,12 @@ def test_bad_method_and_regularizer_input(tmp_path, args, msg):
 
 def test_fedbn_without_batchnorm_says_so_and_spectrum_filters_by_method(tmp_path):
     out = tmp_path / "ck"
-    res = CliRunner().invoke(cli, ["train", *FAST, "--method", "fedbn", "--out", str(out)])
+    res = CliRunner().invoke(cli, ["train", *FAST, "--method", "fedbn", "--store", str(out)])
     assert res.exit_code == 0, res.output
     assert "note: fedbn: model mlp has no BatchNorm layer, so fedbn trains exactly as fedavg" in res.stderr
-    res = CliRunner().invoke(cli, ["train", *FAST, "--out", str(out)])
+    res = CliRunner().invoke(cli, ["train", *FAST, "--store", str(out)])
     assert res.exit_code == 0 and "note:" not in res.stderr
-    res = CliRunner().invoke(cli, ["spectrum", "--out-runs", str(out), "--method", "fedbn", "--json",
+    res = CliRunner().invoke(cli, ["spectrum", "--store", str(out), "--method", "fedbn", "--json",
                                    "--out", str(tmp_path / "fig")])
     assert res.exit_code == 0, res.output
     runs = {e["run"] for e in json.loads(res.stdout)["spectra"]}

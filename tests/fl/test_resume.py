@@ -63,7 +63,7 @@ def reference(tmp_path_factory):
     out = {}
     for name, extra in METHODS.items():
         d = tmp_path_factory.mktemp(f"ref_{name}")
-        res = CliRunner().invoke(cli, [*ARGS, *extra, "--out", str(d)])
+        res = CliRunner().invoke(cli, [*ARGS, *extra, "--store", str(d)])
         assert res.exit_code == 0, res.output
         out[name] = _snapshot(d)
     return out
@@ -75,16 +75,16 @@ def test_sigkill_then_resume_is_bit_identical(tmp_path, reference, name):
     assert ref["status"] == "complete" and any("method" in f for f in ref["files"]) == (name != "fedavg_feddecorr")
     for fault in FAULTS:
         out = tmp_path / fault.replace(":", "_").replace("#", "_")
-        cmd = [sys.executable, "-m", "collapse_lab.cli", *ARGS, *METHODS[name], "--out", str(out)]
+        cmd = [sys.executable, "-m", "collapse_lab.cli", *ARGS, *METHODS[name], "--store", str(out)]
         proc = subprocess.run(cmd, env=_env(fault), capture_output=True, text=True, timeout=300)
         assert proc.returncode == -signal.SIGKILL, (fault, proc.returncode, proc.stderr[-500:])
         runs = [p for p in out.iterdir() if (p / "run.json").is_file()]
         if runs:  # without --resume an unfinished run is refused, and nothing changes
             before = _snapshot(out)
             assert before["status"] == "running" and before["rounds"] < 3
-            res = CliRunner().invoke(cli, [*ARGS, *METHODS[name], "--out", str(out)])
+            res = CliRunner().invoke(cli, [*ARGS, *METHODS[name], "--store", str(out)])
             assert res.exit_code == 2 and "add --resume to continue it" in res.stderr
-        res = CliRunner().invoke(cli, [*ARGS, *METHODS[name], "--out", str(out), "--resume", "--json"])
+        res = CliRunner().invoke(cli, [*ARGS, *METHODS[name], "--store", str(out), "--resume", "--json"])
         assert res.exit_code == 0, (fault, res.output)
         got = _snapshot(out)
         assert got["status"] == "complete"
@@ -98,7 +98,7 @@ def test_sigkill_then_resume_is_bit_identical(tmp_path, reference, name):
 def test_sigterm_stops_after_the_client_with_a_resume_hint(tmp_path):
     out = tmp_path / "ck"
     cmd = [sys.executable, "-m", "collapse_lab.cli", *ARGS[:-8], "--rounds", "200", "--clients", "3", "--alpha", "0.5",
-           "--device", "cpu", "--out", str(out)]
+           "--device", "cpu", "--store", str(out)]
     proc = subprocess.Popen(cmd, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.time() + 120
     while time.time() < deadline and not list(out.glob("*/round_1/global.safetensors")):

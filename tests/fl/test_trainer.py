@@ -176,7 +176,7 @@ def test_train_refuses_bad_trainer_options_before_writing(tmp_path):
     from collapse_lab.cli import cli
 
     res = CliRunner().invoke(cli, ["train", "--preset", "quick", "--alpha", "0.5", "--cuda-graphs", "on",
-                                   "--device", "cpu", "--out", str(tmp_path / "runs")])
+                                   "--device", "cpu", "--store", str(tmp_path / "runs")])
     assert res.exit_code == 2 and "--cuda-graphs on needs a CUDA device" in res.output
     assert not (tmp_path / "runs").exists()
 

@@ -31,7 +31,7 @@ def one_line_error(res, *parts):
 @pytest.fixture
 def store(tmp_path):
     out = tmp_path / "ck"
-    assert invoke("train", *FAST, "--out", str(out)).exit_code == 0
+    assert invoke("train", *FAST, "--store", str(out)).exit_code == 0
     return out, next(p for p in out.iterdir() if not p.name.startswith("."))
 
 
@@ -39,7 +39,7 @@ def test_truncated_checkpoint_is_named(store, tmp_path):
     out, run = store
     g = run / "round_2" / "global.safetensors"
     g.write_bytes(g.read_bytes()[:100])
-    res = invoke("spectrum", "--out-runs", str(out), "--out", str(tmp_path / "fig"))
+    res = invoke("spectrum", "--store", str(out), "--out", str(tmp_path / "fig"))
     one_line_error(res, str(g), "not a readable safetensors file", "truncated or corrupt")
 
 
@@ -58,11 +58,11 @@ def test_wrong_shape_checkpoint_is_named(store, tmp_path):
     state = load_tensors(g)
     state["classifier.weight"] = state["classifier.weight"][:, :5].contiguous()
     save_tensors(g, state)
-    res = invoke("compare", "--out-runs", str(out), "--out", str(tmp_path / "fig"))
+    res = invoke("compare", "--store", str(out), "--out", str(tmp_path / "fig"))
     one_line_error(res, str(g), "does not match the run's model", "classifier.weight (10, 5) != (10, 128)")
     # a checkpoint of another model: names differ
     save_tensors(g, {"w": state["classifier.bias"]})
-    res = invoke("spectrum", "--out-runs", str(out), "--out", str(tmp_path / "fig"))
+    res = invoke("spectrum", "--store", str(out), "--out", str(tmp_path / "fig"))
     one_line_error(res, "missing body.1.bias", "unexpected w")
 
 
@@ -77,19 +77,19 @@ def test_a_damaged_checkpoint_of_a_complete_run_is_found_and_resume_recreates_it
     files = {p: p.read_bytes() for p in sorted(run.rglob("*.safetensors"))}
     c = run / "round_1" / "client_0.safetensors"
     c.write_bytes(c.read_bytes()[:-7])
-    res = invoke("train", *FAST, "--out", str(out))
+    res = invoke("train", *FAST, "--store", str(out))
     one_line_error(res, "round_1/client_0.safetensors is truncated", "add --resume")
     assert c.stat().st_size == len(files[c]) - 7
-    res = invoke("train", *FAST, "--out", str(out), "--resume")
+    res = invoke("train", *FAST, "--store", str(out), "--resume")
     assert res.exit_code == 0, res.output
     assert "rounds 1 on are trained again" in res.stderr
     assert {p: p.read_bytes() for p in sorted(run.rglob("*.safetensors"))} == files
     assert json.loads((run / "run.json").read_text())["status"] == "complete"
     (run / "round_2" / "global.safetensors").unlink()
-    assert invoke("train", *FAST, "--out", str(out), "--resume").exit_code == 0
+    assert invoke("train", *FAST, "--store", str(out), "--resume").exit_code == 0
     assert {p: p.read_bytes() for p in sorted(run.rglob("*.safetensors"))} == files
     (run / "round_0" / "global.safetensors").write_bytes(b"garbage")
-    res = invoke("train", *FAST, "--out", str(out), "--resume")
+    res = invoke("train", *FAST, "--store", str(out), "--resume")
     one_line_error(res, "round_0/global.safetensors is truncated", "--overwrite retrains the run")
 
 
@@ -100,11 +100,11 @@ def test_disk_estimate_refuses_and_suggests_keep_local(tmp_path, monkeypatch):
     # of rounds 10, 20, 30: (31 + 30) checkpoints = 0.0089 GB, which fits in 0.01 GB
     monkeypatch.setattr(shutil, "disk_usage", lambda p: Usage(10**9, 10**9 - 10**7, 10**7))
     args = [*FAST[:-6], "--rounds", "30", "--clients", "10", "--alpha", "0.5"]
-    res = invoke("train", *args, "--out", str(tmp_path / "ck"))
+    res = invoke("train", *args, "--store", str(tmp_path / "ck"))
     one_line_error(res, "would write about 48.3 MB", "only 10.0 MB is free", "--keep-local every:10 would need about 8.9 MB")
     assert not (tmp_path / "ck").exists()
     monkeypatch.setattr(shutil, "disk_usage", lambda p: Usage(10**9, 10**9 - 10**5, 10**5))
-    res = invoke("train", *args, "--out", str(tmp_path / "ck"))
+    res = invoke("train", *args, "--store", str(tmp_path / "ck"))
     one_line_error(res, "even --keep-local none does not fit")
 
 
@@ -142,11 +142,11 @@ def test_estimate_matches_what_a_run_writes(tmp_path):
 def test_bad_combinations_are_refused(store, tmp_path):
     out, run = store
     other = tmp_path / "other"
-    assert invoke("train", "--preset", "quick", "--alpha", "0.5", "--out", str(other)).exit_code == 0
+    assert invoke("train", "--preset", "quick", "--alpha", "0.5", "--store", str(other)).exit_code == 0
     (digits_run,) = [p for p in other.iterdir() if not p.name.startswith(".")]
     res = invoke("spectrum", "--run", str(run), "--run", str(digits_run), "--out", str(tmp_path / "fig"))
     one_line_error(res, "the selected runs mix datasets (digits, gaussian); choose one with --dataset")
-    res = invoke("train", *FAST, "--out", str(out), "--resume", "--overwrite")
+    res = invoke("train", *FAST, "--store", str(out), "--resume", "--overwrite")
     one_line_error(res, "--resume and --overwrite contradict each other")
 
 
@@ -157,5 +157,5 @@ def test_resume_checks_the_partition_hash(store):
     meta = json.loads((run / "run.json").read_text())
     meta.update(status="running", rounds_complete=1, partition_hash="0" * 64)
     (run / "run.json").write_text(json.dumps(meta))
-    res = invoke("train", *FAST, "--out", str(out), "--resume")
+    res = invoke("train", *FAST, "--store", str(out), "--resume")
     one_line_error(res, "differs from the stored one (000000000000)", "cannot be resumed")

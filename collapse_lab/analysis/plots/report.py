@@ -6,6 +6,7 @@ import numpy as np
 
 from ...spectra.functional import log10_safe, n_significant
 from .similarity import plot_matrix
+from .style import decorate
 
 
 def plot_run_panel(axes, acc: tuple[list, list], probes: list[dict], tau: float, cka=None, cka_labels=None,
@@ -13,8 +14,7 @@ def plot_run_panel(axes, acc: tuple[list, list], probes: list[dict], tau: float,
     """``axes``: four axes; ``probes``: the run's probe records in round order."""
     a0, a1, a2, a3 = axes
     a0.plot(acc[0], [100 * v for v in acc[1]], marker="o", markersize=2)
-    a0.set(xlabel="round", ylabel="test accuracy (%)", title="global model")
-    a0.grid(alpha=0.3)
+    decorate(a0, "round", "acc", "global model")
     if probes:
         import matplotlib as mpl
 
@@ -24,18 +24,15 @@ def plot_run_panel(axes, acc: tuple[list, list], probes: list[dict], tau: float,
             y = log10_safe(_t(p["probe_sv"]), p["probe_floor"]).numpy()
             a1.plot(np.arange(1, len(y) + 1), y, color=cmap(p["round"] / last), linewidth=0.8)
         a1.axhline(np.log10(tau), color="grey", linestyle=":", linewidth=0.8)
-        a1.set(xlabel="k", ylabel="log10 singular value", title="logged global spectrum (colour: round)")
+        decorate(a1, "k", "log_sv", "logged global spectrum (colour: round)")
         rounds = [p["round"] for p in probes]
         a2.plot(rounds, [n_significant(_t(p["probe_sv"]), tau) for p in probes], marker="o", markersize=2,
-                label=f"count above tau = {tau:g}")
+                label=rf"above $\tau$ = {tau:g}")
         a2.plot(rounds, [p["probe_dead_units"] for p in probes], marker="s", markersize=2, label="dead units")
-        a2.set(xlabel="round", title="probe set")
-        a2.legend(fontsize=7, frameon=False)
+        decorate(a2, "round", "", "probe set")
     else:
         for ax in (a1, a2):
             ax.text(0.5, 0.5, "no probe records (trained with --probe 0)", ha="center", va="center", fontsize=8)
-    for ax in (a1, a2):
-        ax.grid(alpha=0.3)
     if cka is not None:
         plot_matrix(a3, cka, cka_labels, "linear CKA, last round", vmin=max(0.0, float(int(min(np.min(cka), 0.95) * 20)) / 20))
     else:

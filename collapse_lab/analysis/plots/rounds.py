@@ -5,9 +5,11 @@ import matplotlib as mpl
 import numpy as np
 
 from ...spectra.functional import log10_safe
+from .style import decorate
 
 
 def plot_spectra_over_rounds(ax, rounds: list[int], svs: list, floors: list[float], top: int = 100, title: str = ""):
+    """One spectrum per round, coloured by round (one colour bar)."""
     cmap = mpl.colormaps["viridis"]
     lo, hi = min(rounds), max(rounds)
     for r, sv, fl in zip(rounds, svs, floors):
@@ -15,19 +17,11 @@ def plot_spectra_over_rounds(ax, rounds: list[int], svs: list, floors: list[floa
         ax.plot(np.arange(1, len(y) + 1), y, color=cmap((r - lo) / max(hi - lo, 1)), linewidth=1.0)
     sm = mpl.cm.ScalarMappable(cmap=cmap, norm=mpl.colors.Normalize(lo, hi))
     ax.figure.colorbar(sm, ax=ax, label="round")
-    ax.set_xlabel("k")
-    ax.set_ylabel("log10 singular value")
-    ax.set_title(title)
-    ax.grid(alpha=0.3)
-    return ax.figure
+    return decorate(ax, "k", "log_sv", title, legend=False)
 
 
 def plot_series(ax, series: dict[str, tuple[list[int], list[float]]], ylabel: str, title: str = ""):
+    """Values over rounds, one line with markers per name."""
     for label, (x, y) in series.items():
         ax.plot(x, y, marker="o", markersize=3, label=label)
-    ax.set_xlabel("round")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend(fontsize=8, frameon=False)
-    ax.grid(alpha=0.3)
-    return ax.figure
+    return decorate(ax, "round", ylabel, title)

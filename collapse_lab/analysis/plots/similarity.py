@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .style import decorate
+
 
 def plot_matrix(ax, matrix, labels: list[str], title: str = "", vmin: float = 0.0, vmax: float = 1.0):
     m = np.asarray(matrix, dtype=float)
@@ -15,5 +17,4 @@ def plot_matrix(ax, matrix, labels: list[str], title: str = "", vmin: float = 0.
                 ax.text(j, i, f"{m[i, j]:.2f}", ha="center", va="center", fontsize=6,
                         color="white" if m[i, j] < (vmin + vmax) / 2 else "black")
     ax.figure.colorbar(im, ax=ax, fraction=0.046)
-    ax.set_title(title)
-    return ax.figure
+    return decorate(ax, title=title, legend=False)

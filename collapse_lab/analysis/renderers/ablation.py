@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import RENDERERS
 from ..context import Context
-from ..style import LABELS, figure, finish, palette
+from ..plots.style import LABELS, figure, finish, palette
 from .accuracy import accuracy_curve, tail_mean
 
 

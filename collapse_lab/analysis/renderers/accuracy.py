@@ -12,7 +12,7 @@ import numpy as np
 from .. import RENDERERS
 from ..select import panel_labels
 from ..context import Context
-from ..style import LABELS, band, figure, finish, palette
+from ..plots.style import LABELS, band, figure, finish, palette
 
 
 def accuracy_curve(run) -> tuple[list[int], list[float]]:

@@ -14,7 +14,7 @@ import torch
 
 from .. import RENDERERS
 from ..context import Context
-from ..style import figure, finish
+from ..plots.style import figure, finish
 
 
 class Alignment:

@@ -16,7 +16,7 @@ import torch
 from ...spectra.functional import DEFAULT_TAU, effective_rank, n_significant
 from .. import RENDERERS
 from ..context import Context, last_round
-from ..style import figure, finish
+from ..plots.style import figure, finish
 
 
 def sphere_pca(z: torch.Tensor, dims: int = 3) -> np.ndarray:

@@ -10,7 +10,7 @@ import torch
 from ...linalg import simplex_etf
 from .. import RENDERERS
 from ..context import Context
-from ..style import figure, finish
+from ..plots.style import figure, finish
 
 
 class ETF:

@@ -17,7 +17,7 @@ import numpy as np
 from ...spectra.functional import local_global_gap, log10_mean_std
 from .. import RENDERERS
 from ..context import Context, last_round
-from ..style import LABELS, band, figure, finish, palette
+from ..plots.style import LABELS, band, figure, finish, palette
 
 
 class LocalGlobal:

@@ -19,7 +19,7 @@ import numpy as np
 from ...partition import make_partition
 from .. import RENDERERS
 from ..context import Context
-from ..style import figure, finish, palette
+from ..plots.style import figure, finish, palette
 
 
 def dominated_share(counts: np.ndarray, share: float = 0.9) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import RENDERERS
 from ..context import Context
-from ..style import LABELS, figure, finish, palette
+from ..plots.style import LABELS, figure, finish, palette
 
 
 class RegLoss:

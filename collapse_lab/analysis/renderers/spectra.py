@@ -17,7 +17,8 @@ from ...spectra.functional import DEFAULT_TAU, effective_rank, log10_mean_std, n
 from .. import RENDERERS
 from ..select import panel_labels
 from ..context import Context, last_round
-from ..style import LABELS, band, figure, finish, palette
+from ..plots.spectrum import Curve, plot_spectrum
+from ..plots.style import figure, finish, palette
 
 
 def spectrum_series(ctx: Context, entry, panel: dict, top: int, tau: float, r: int | None) -> list[dict]:
@@ -55,18 +56,12 @@ class Spectra:
 
     @staticmethod
     def draw(values: dict, entry):
-        import numpy as np
-
         fig, axes = figure(len(values["panels"]), entry.params.get("cols"))
         for ax, panel in zip(axes, values["panels"]):
-            colors = palette(len(panel["series"]))
-            for s, c in zip(panel["series"], colors):
-                band(ax, s["x"], s["y"], s["y_std"], f"{s['label']}" + (f" (n={s['n']})" if s["n"] > 1 else ""), c)
-            ax.axhline(np.log10(panel["tau"]), color="0.5", linewidth=0.8, linestyle=":")
-            ax.set_xlabel(LABELS["k"])
-            ax.set_ylabel(LABELS["log_sv"])
-            ax.set_title(panel["title"], fontsize=8)
-            ax.legend(fontsize=6, frameon=False)
+            curves = [Curve(s["label"] + (f" (n={s['n']})" if s["n"] > 1 else ""), color=c, mean=s["y"], std=s["y_std"])
+                      for s, c in zip(panel["series"], palette(len(panel["series"])))]
+            plot_spectrum(ax, curves, top=max((len(s["y"]) for s in panel["series"]), default=0), tau=panel["tau"],
+                          title=panel["title"])
         return finish(fig, "; ".join(entry.differs))
 
 

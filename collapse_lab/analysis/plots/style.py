@@ -1,0 +1,84 @@
+"""The one plot style of the project (catalogue figures and the analysis commands alike):
+seaborn's paper context, a colour-blind-safe palette, panels legible at one-column width
+(3.3 in), the papers' axis labels in mathtext, one way to finish an axis."""
+from __future__ import annotations
+
+from . import plt
+
+PANEL_W, PANEL_H = 3.3, 2.6  # inches: one column of a two-column paper per panel
+LABELS = {"k": "$k$", "log_sv": r"$\log_{10}$ singular value", "round": "round", "acc": "test accuracy (%)",
+          "beta": r"$\beta$", "epoch": "local epoch", "reg": "FedDecorr loss", "t": "$t$",
+          "n_sig": r"singular values above $\tau$", "R": "$R$ (local vs global)"}
+
+
+def use() -> None:
+    """Apply the paper style (seaborn paper context, white grid) to the figures made next."""
+    import seaborn as sns
+
+    sns.set_theme(context="paper", style="whitegrid", font_scale=1.0)
+
+
+def palette(n: int):
+    import seaborn as sns
+
+    return sns.color_palette("colorblind", n_colors=max(n, 1))
+
+
+def figure(panels: int, cols: int | None = None, title: str = "", sharey: bool = False, scale: float = 1.0):
+    """A figure with one axis per panel (``cols`` per row); returns (fig, axes list).
+    ``scale`` enlarges every panel (figures of the commands, read on a screen)."""
+    use()
+    cols = min(cols or panels, panels) or 1
+    rows = -(-panels // cols)
+    fig, axes = plt.subplots(rows, cols, figsize=(PANEL_W * cols * scale, PANEL_H * rows * scale), squeeze=False,
+                             sharey=sharey)
+    flat = [ax for row in axes for ax in row]
+    for ax in flat[panels:]:
+        ax.set_visible(False)
+    if title:
+        fig.suptitle(title, fontsize=9)
+    return fig, flat[:panels]
+
+
+def grid(rows: int, cols: int, scale: float = 1.5, sharey: bool = False):
+    """A rows x cols figure in the paper style for the analysis commands (panels ``scale``
+    times a paper column, for a screen); returns (fig, axes as a list of rows)."""
+    use()
+    fig, axes = plt.subplots(rows, cols, figsize=(PANEL_W * cols * scale, PANEL_H * rows * scale), squeeze=False,
+                             sharey=sharey, layout="constrained")
+    return fig, [list(r) for r in axes]
+
+
+def decorate(ax, xlabel: str = "", ylabel: str = "", title: str = "", legend: bool = True):
+    """Axis labels (keys of ``LABELS`` or text), a small title, a frameless legend when
+    something is labelled; returns the figure (plot functions return it)."""
+    ax.set_xlabel(LABELS.get(xlabel, xlabel))
+    ax.set_ylabel(LABELS.get(ylabel, ylabel))
+    if title:
+        ax.set_title(title, fontsize=8)
+    if legend and any(not h.get_label().startswith("_") for h in ax.get_lines() + ax.collections):
+        ax.legend(fontsize=6, frameon=False)
+    return ax.figure
+
+
+def finish(fig, note: str = ""):
+    """Tight layout, and the quick form's differences from the paper at the bottom."""
+    if note:
+        fig.text(0.01, -0.01, note, fontsize=6, ha="left", va="top", color="0.35", wrap=True)
+    import warnings
+
+    with warnings.catch_warnings():  # 3-D axes, colour bars and wide legends: the layout is the best it can be
+        warnings.simplefilter("ignore", UserWarning)
+        fig.tight_layout()
+    return fig
+
+
+def band(ax, x, y, sd, label: str, color, linestyle: str = "-"):
+    """A mean line with a +-1 std band (none when sd is None: a single run)."""
+    import numpy as np
+
+    line, = ax.plot(x, y, label=label, color=color, linestyle=linestyle, linewidth=1.4)
+    if sd is not None:
+        y, sd = np.asarray(y), np.asarray(sd)
+        ax.fill_between(x, y - sd, y + sd, color=line.get_color(), alpha=0.2, linewidth=0)
+    return line
