@@ -24,6 +24,9 @@ class RunConfig:
     data_root: str | None = None
     download: bool = False
     model: str = "mlp"
+    # the model's architecture revision (models.revision): set by the resolver to the current
+    # one; a run stored before a model was corrected has none, which reads as 1
+    model_revision: int = 1
     partition: str = "dirichlet"
     alpha: float = 0.5
     classes_per_client: int = 2

@@ -20,6 +20,7 @@ from .data_root import default_data_root
 from .devices import resolve_device
 from .errors import CollapseLabError
 from .models import MODELS
+from .models import revision as model_revision
 from .partition import PARTITIONS, RNGS, SHARED, own_options, partition_options
 from .registry import option_names
 from .store import parse_keep_local
@@ -317,7 +318,8 @@ def check_config(cfg: RunConfig) -> RunConfig:
     cfg = _no_negative_zero(cfg)
     # the derived values of the record itself: the method's defaults, the data set's augmentation
     cfg = dataclasses.replace(
-        cfg, method_options=METHODS.get(cfg.method).resolve_options(dict(cfg.method_options), cfg),
+        cfg, model_revision=model_revision(cfg.model),
+        method_options=METHODS.get(cfg.method).resolve_options(dict(cfg.method_options), cfg),
         augment=resolve_augment(cfg.augment, DATASETS.info(cfg.dataset).get("augment", "none")))
     resolve_reg_options(cfg.reg, dict(cfg.reg_options))
     MODELS.get(cfg.model)

@@ -64,6 +64,37 @@ OPS: dict[str, Callable[[float, float], bool]] = {">": lambda a, b: a > b, ">=":
                                                   "<": lambda a, b: a < b, "<=": lambda a, b: a <= b}
 
 
+SYMBOL = {">": ">", ">=": "≥", "<": "<", "<=": "≤"}
+
+
+def _rel(a: float, b: float) -> str:
+    """The relation between two measured numbers, as it is."""
+    return ">" if a > b else "<" if a < b else "=" if a == b else "?"
+
+
+def _digits(*pairs) -> int:
+    """Significant digits that tell every pair of numbers apart (4 when that does): 3.142
+    against 3.142 would misstate 3.14159 > 3.14158."""
+    for d in (4, 6, 8, 12, 17):
+        if all((f"{x:.{d}g}" == f"{y:.{d}g}") == (x == y) for x, y in pairs):
+            return d
+    return 17
+
+
+def _two(a, b) -> tuple[str, str]:
+    """Both numbers, told apart (``_digits``)."""
+    if not (isinstance(a, float) or isinstance(b, float)):
+        return str(a), str(b)
+    d = _digits((float(a), float(b)))
+    return f"{float(a):.{d}g}", f"{float(b):.{d}g}"
+
+
+def _link(a: float, b: float, op: str, holds: bool) -> str:
+    """The symbol printed between a and b: the claim's where it holds; where it does not, the
+    measured relation and the claimed one, so every printed inequality is true as printed."""
+    return SYMBOL[op] if holds else f"{_rel(a, b)} (claimed {SYMBOL[op]})"
+
+
 @CHECKS.register("order")
 def order(values: dict, metric: str, by: str, sequence: list, panels: list[int] | None = None,
           direction: str = "nonincreasing", strict_ends: bool = True, where: dict | None = None):
@@ -78,11 +109,17 @@ def order(values: dict, metric: str, by: str, sequence: list, panels: list[int] 
                 raise CollapseLabError(f"claim order: panel {p['title']!r} has {len(s)} series with {by} = {v}")
             row.append(_metric(s[0], metric))
         sign = 1 if direction == "nonincreasing" else -1
-        mono = all(sign * (a - b) >= 0 for a, b in zip(row, row[1:]))
+        op = ">=" if sign > 0 else "<="
+        links = [sign * (a - b) >= 0 for a, b in zip(row, row[1:])]
         ends = (sign * (row[0] - row[-1]) > 0) if strict_ends else True
-        ok &= mono and ends
-        said.append(f"{p['title']}: " + (" ≥ " if sign > 0 else " ≤ ").join(
-            f"{_fmt(r)} ({by}={v})" for r, v in zip(row, sequence)))
+        ok &= all(links) and ends
+        d = _digits(*((float(a), float(b)) for a, b in zip(row, row[1:])))
+        text = f"{float(row[0]):.{d}g} ({by}={sequence[0]})"
+        for a, b, v, holds in zip(row, row[1:], sequence[1:], links):
+            text += f" {_link(a, b, op, holds)} {float(b):.{d}g} ({by}={v})"
+        if all(links) and not ends:
+            text += f" (first = last; claimed {SYMBOL[op[0]]})"
+        said.append(f"{p['title']}: {text}")
     return ok, "; ".join(said)
 
 
@@ -99,8 +136,8 @@ def compare(values: dict, metric: str, a: dict, b: dict, op: str = ">", panels: 
                 holds = OPS[op](va, vb)
                 ok &= holds
                 pairs += 1
-                said.append(f"{p['title']}: {sa['label']} {_fmt(va)} {op} {sb['label']} {_fmt(vb)}"
-                            + ("" if holds else " (no)"))
+                fa, fb = _two(va, vb)
+                said.append(f"{p['title']}: {sa['label']} {fa} {_link(va, vb, op, holds)} {sb['label']} {fb}")
     if not pairs:
         raise CollapseLabError(f"claim compare: no pair of series matches {a} and {b}")
     return ok, "; ".join(said)
@@ -119,8 +156,9 @@ def threshold(values: dict, metric: str, op: str, value: float, where: dict | No
             t = value * (_metric(s, times_metric) if times_metric else 1)
             holds = OPS[op](v, t)
             ok &= holds
-            said.append(f"{p['title']}: {s['label']} {'|' + metric + '|' if absolute else metric} {_fmt(v)} {op} "
-                        f"{_fmt(t)}" + ("" if holds else " (no)"))
+            fv, ft = _two(v, t)
+            said.append(f"{p['title']}: {s['label']} {'|' + metric + '|' if absolute else metric} {fv} "
+                        f"{_link(v, t, op, holds)} {ft}")
     return ok, "; ".join(said)
 
 
@@ -218,7 +256,8 @@ def exceeds(values: dict, metric: str, other: str, where: dict | None = None, pa
         for s in (s for s in p["series"] if _hit(s, where or {})):
             a, b = _metric(s, metric), _metric(s, other)
             ok &= a > b
-            said.append(f"{p['title']}: {metric} {_fmt(a)} > {other} {_fmt(b)}" + ("" if a > b else " (no)"))
+            fa, fb = _two(a, b)
+            said.append(f"{p['title']}: {metric} {fa} {_link(a, b, '>', a > b)} {other} {fb}")
     return ok, "; ".join(said)
 
 

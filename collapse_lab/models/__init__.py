@@ -53,4 +53,23 @@ def check_forward(name: str, model: nn.Module, input_shape: tuple[int, ...], num
         raise TypeError(f"model {name}: forward must return (logits (N, {num_classes}), z (N, {model.feature_dim}))")
 
 
-__all__ = ["MODELS", "build_model", "check_forward"]
+def revision(name: str) -> int:
+    """The current revision of model ``name`` (1 unless its file says otherwise). A model
+    whose architecture is corrected gets a new revision; runs record the one they trained
+    (``RunConfig.model_revision``) and earlier revisions stay registered under their own
+    names (``earlier={revision: name}``), so a stored run always loads what it trained."""
+    return int(MODELS.info(name).get("revision", 1))
+
+
+def builder(name: str, rev: int = 1) -> str:
+    """The registered model that builds revision ``rev`` of ``name``."""
+    if rev == revision(name):
+        return name
+    old = MODELS.info(name).get("earlier", {}).get(rev)
+    if old is None:
+        raise CollapseLabError(f"model {name} has no revision {rev} (this collapse-lab has revision {revision(name)}); "
+                               "the run was stored by a newer collapse-lab: upgrade it")
+    return old
+
+
+__all__ = ["MODELS", "build_model", "builder", "check_forward", "revision"]

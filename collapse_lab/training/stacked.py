@@ -45,7 +45,7 @@ from .trainer import Job, StepSpec, Trained
 
 # What stacked runs must share: everything their local step computes with, besides data
 # and starting weights (their partitions, seeds, lengths and server rules may differ).
-SHARED = ("dataset", "data_root", "dataset_options", "image_size", "model", "reg", "reg_options", "beta",
+SHARED = ("dataset", "data_root", "dataset_options", "image_size", "model", "model_revision", "reg", "reg_options", "beta",
           "decorr_norm", "local_epochs", "batch_size", "lr", "momentum", "weight_decay", "device", "augment",
           "precision", "compile")
 

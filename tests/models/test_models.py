@@ -9,7 +9,8 @@ from collapse_lab.models import MODELS, build_model, check_forward
 
 CASES = [("mlp", (1, 8, 8), 128), ("cnn", (1, 8, 8), 256), ("cnn", (3, 32, 32), 256), ("linear", (64,), 64),
          ("mobilenetv2", (3, 32, 32), 1280), ("resnet18", (3, 32, 32), 512), ("resnet18", (3, 64, 64), 512),
-         ("resnet20", (3, 32, 32), 64), ("resnet32", (3, 32, 32), 64),
+         ("resnet20", (3, 32, 32), 64), ("resnet32", (3, 32, 32), 64), ("resnet20-proj", (3, 32, 32), 64),
+         ("resnet32-proj", (3, 32, 32), 64),
          ("vgg11", (3, 32, 32), 512), ("vgg11", (1, 8, 8), 512), ("small-cnn", (3, 32, 32), 256),
          ("small-cnn", (3, 96, 96), 256), ("alexnet-bn", (3, 64, 64), 4096), ("resnet50", (3, 32, 32), 2048),
          ("mlpnet", (1, 28, 28), 128)]
@@ -103,3 +104,50 @@ def test_the_papers_backbones_have_their_published_sizes():
     assert _params(build_model("small-cnn", 10, (3, 32, 32))) == small
     # FedRS's MLPNet on 28x28 FEMNIST
     assert _params(build_model("mlpnet", 62, (1, 28, 28))) == 784 * 1024 + 1024 + 1024 * 1024 + 1024 + 1024 * 128 + 128 + 128 * 62
+
+
+def _released_cifar_resnet_shapes(blocks: int, num_classes: int = 10) -> list[tuple]:
+    """The state shapes, in order, of the released FedDecorr code's ``resnet20``/``resnet32``
+    (networks/resnetcifar.py: a 3x3 stem, three stages of ``blocks`` basic blocks of 16, 32,
+    64 channels, option-A shortcuts without parameters, a 64 -> classes linear layer),
+    written out from its layer list; each BatchNorm holds weight, bias, running mean and
+    variance and the batch counter."""
+    bn = lambda c: [(c,), (c,), (c,), (c,), ()]  # noqa: E731
+    shapes = [(16, 3, 3, 3), *bn(16)]
+    cin = 16
+    for cout in (16, 32, 64):
+        for _ in range(blocks):
+            shapes += [(cout, cin, 3, 3), *bn(cout), (cout, cout, 3, 3), *bn(cout)]
+            cin = cout
+    return shapes + [(num_classes, 64), (num_classes,)]
+
+
+@pytest.mark.parametrize("name,blocks,params", [("resnet20", 3, 269_722), ("resnet32", 5, 464_154)])
+def test_cifar_resnets_are_the_released_networks(name, blocks, params):
+    """Parameter count (the released code's, as printed by it: 269,722 and 464,154) and
+    every state tensor's shape in order; the first revision (projection shortcuts) stays
+    as ``<name>-proj`` and is what a run stored with revision 1 builds."""
+    from collapse_lab.config import RunConfig
+    from collapse_lab.models import builder
+    from collapse_lab.resolve import check_config
+
+    m = build_model(name, 10, (3, 32, 32))
+    assert _params(m) == params
+    assert [tuple(t.shape) for t in m.state_dict().values()] == _released_cifar_resnet_shapes(blocks)
+    old = build_model(f"{name}-proj", 10, (3, 32, 32))
+    assert _params(old) - params == (16 * 32 + 2 * 32) + (32 * 64 + 2 * 64) == 2_752  # two 1x1 projections + BN
+    # the shortcut subsamples and zero-pads: a block's output depends on its input only through
+    # stride-2 pixels on the identity path (checked on the first downsampling block)
+    block = m.layers[blocks]
+    x = torch.randn(2, 16, 8, 8)
+    got = block.shortcut(x)
+    assert got.shape == (2, 32, 4, 4) and torch.equal(got[:, 8:24], x[:, :, ::2, ::2])
+    assert got[:, :8].abs().sum() == 0 and got[:, 24:].abs().sum() == 0
+    # runs stored before keep loading what they trained; new runs record the new revision
+    stored = RunConfig.from_json({**RunConfig(model=name).to_json(), "model_revision": 1})
+    legacy = {k: v for k, v in RunConfig(model=name).to_json().items() if k != "model_revision"}
+    assert builder(name, RunConfig.from_json(legacy).model_revision) == f"{name}-proj"
+    assert builder(name, stored.model_revision) == f"{name}-proj"
+    new = check_config(RunConfig(model=name, dataset="cifar10"))
+    assert new.model_revision == 2 and builder(name, 2) == name
+    assert new.run_name() != RunConfig.from_json({**new.to_json(), "model_revision": 1}).run_name()

@@ -18,7 +18,7 @@ from ...data_root import default_data_root
 from ...devices import resolve_device
 from ...errors import CollapseLabError
 from ...io import load_state, load_tensors, save_tensors
-from ...models import build_model
+from ...models import build_model, builder
 from ...store import RunDir
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
@@ -116,7 +116,7 @@ class FeatureSource:
                 pass  # a damaged cache entry is recomputed and rewritten
         # the bare architecture: a method's additions beside z (MOON's head) are not read,
         # and FedETF's fixed classifier is an ordinary classifier's weights
-        model = build_model(cfg.model, ds.num_classes, ds.input_shape)
+        model = build_model(builder(cfg.model, cfg.model_revision), ds.num_classes, ds.input_shape)
         model.load_state_dict(load_state(ckpt, model, extra_ok=True))
         x = getattr(ds, f"{self.split}_x")
         z = extract_features(model, x, ds.to_float, DTYPES[self.dtype], self.device, self.batch_size)

@@ -123,7 +123,7 @@ class Table:
         label = [f"{c['column']} ({r.setting})" if c["column"] in clash else c["column"]
                  for c, r in zip(p["cells"], ref.itertuples())]
         cols = list(dict.fromkeys(label))
-        cells, devices = [], set()
+        cells, devices, scalings = [], set(), set()
         if len(ref) != len(p["cells"]):
             raise CollapseLabError(f"{entry.name}: {len(p['cells'])} cells in the spec, {len(ref)} printed in "
                                    f"{p['reference']}")
@@ -149,6 +149,8 @@ class Table:
                     values.append(run_value(run, metric_of(c, ctx.preset) if c.get("metric") else metric_of(p, ctx.preset)))
                     runs.append(path.name)
                     devices.add(run.meta.get("device", "?"))
+                    if cfg.reg == "feddecorr":  # which FedDecorr scaling made the cell (named in the header)
+                        scalings.add(run.meta.get("decorr_norm", "paper"))
                     cell["data"] = cfg.dataset + (f"-{cfg.dataset_options.get('num_classes')}"
                                                   if cfg.dataset_options.get("num_classes") else "")
                 else:
@@ -158,7 +160,8 @@ class Table:
         cells += _derived(cells, rows)
         rows = list(dict.fromkeys(c["row"] for c in cells))
         return {"reference": p["reference"], "metric": metric_of(p, ctx.preset), "preset": ctx.preset, "rows": rows,
-                "columns": cols, "cells": cells, "devices": sorted(devices), "panels": []}
+                "columns": cols, "cells": cells, "devices": sorted(devices), "panels": [],
+                "feddecorr_scaling": sorted(scalings)}
 
     @staticmethod
     def draw(values: dict, entry) -> dict:

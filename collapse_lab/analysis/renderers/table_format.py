@@ -44,6 +44,10 @@ def cell_text(c: dict, compare: bool, digits: int, bold: bool, md: bool = True) 
     return f"{ours} (paper {paper}{gap})"
 
 
+SCALING = {"official": "official (the released code's, which produced the printed numbers)",
+           "paper": "paper (Eq. 8 as printed)"}
+
+
 def render_all(values: dict, entry, compare: bool) -> dict:
     digits = 4 if values["metric"] == "minutes_per_round" else 2
     at = {(c["row"], c["column"]): c for c in values["cells"]}
@@ -55,7 +59,9 @@ def render_all(values: dict, entry, compare: bool) -> dict:
             data.setdefault(c["column"], set()).add(c["data"])
     head = [f"{entry.name} ({entry.paper}, {entry.source}) at --preset {values['preset']}: "
             + ("minutes per round" if digits == 4 else f"{values['metric'].replace('_', ' ')} test accuracy (%)")
-            + (f"; device: {', '.join(values['devices'])}" if values.get("devices") else "")]
+            + (f"; device: {', '.join(values['devices'])}" if values.get("devices") else "")
+            + (f"; FedDecorr scaling: {' and '.join(SCALING[k] for k in values['feddecorr_scaling'])}"
+               if values.get("feddecorr_scaling") else "")]
     if values["preset"] != "paper":
         head.append("data actually used: " + "; ".join(f"{col} -> {', '.join(sorted(data.get(col, {'n/a'})))}"
                                                         for col in cols))

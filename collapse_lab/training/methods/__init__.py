@@ -156,10 +156,10 @@ def fedavg_of(results: list[ClientResult]) -> dict[str, torch.Tensor]:
 def build_run_model(cfg, num_classes: int, input_shape) -> nn.Module:
     """The run's architecture: the model plus its method's additions (and a fixed ETF
     classifier where ``etf_scale`` is on), so a stored checkpoint of any method loads into it."""
-    from ...models import build_model
+    from ...models import build_model, builder
     from .addons import etf_scale, fix_etf_classifier
 
-    model = build_model(cfg.model, num_classes, input_shape)
+    model = build_model(builder(cfg.model, cfg.model_revision), num_classes, input_shape)
     METHODS.get(cfg.method).prepare_model(model, cfg, num_classes)
     if scale := etf_scale(cfg, METHODS.get(cfg.method).defaults):
         fix_etf_classifier(model, cfg.seed, scale)

@@ -1,0 +1,60 @@
+"""Claims print what they compare, in the order they compare it, and every printed
+inequality is true as printed (a failed claim shows the measured relation and the claimed one)."""
+from __future__ import annotations
+
+import random
+import re
+
+from collapse_lab.analysis.claims import compare, exceeds, order, threshold
+
+
+def _values(metric_by_alpha: dict) -> dict:
+    return {"panels": [{"title": "global", "series": [
+        {"label": f"series {'ABCD'[i]}", "key": {"alpha": a}, "x": [1], "y": [v], "metrics": {"n_sig": v, "other": 0.5}}
+        for i, (a, v) in enumerate(metric_by_alpha.items())]}]}
+
+
+REL = {">": lambda a, b: a > b, "<": lambda a, b: a < b, "=": lambda a, b: a == b, "≥": lambda a, b: a >= b,
+       "≤": lambda a, b: a <= b}
+
+
+def _printed_links(text: str) -> list[tuple[float, str, float]]:
+    """(left, relation, right) for every inequality printed between two numbers; the
+    claimed symbol in brackets is not a statement about the numbers."""
+    text = re.sub(r" \(claimed [^)]*\)", "", text)
+    text = re.sub(r" \((alpha|β)=[^)]*\)", "", text)  # the chain's labels
+    nums = r"(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
+    return [(float(a), r, float(b)) for a, r, b in re.findall(r"(?<![\d.])(?=" + nums + r" ([<>=≥≤]) (?:[^\d\s;]+ )*" + nums + ")", text)]
+
+
+def test_a_chain_that_fails_prints_the_measured_relations():
+    holds, said = order(_values({"inf": 5.0, "0.25": 7.0, "0.05": 3.0}), "n_sig", "alpha", ["inf", "0.25", "0.05"])
+    assert not holds
+    assert said == "global: 5 (alpha=inf) < (claimed ≥) 7 (alpha=0.25) ≥ 3 (alpha=0.05)"
+    holds, said = order(_values({"inf": 4.0, "0.05": 4.0}), "n_sig", "alpha", ["inf", "0.05"])
+    assert not holds and said == "global: 4 (alpha=inf) ≥ 4 (alpha=0.05) (first = last; claimed >)"
+
+
+def test_close_numbers_get_the_digits_that_tell_them_apart():
+    holds, said = order(_values({"inf": 3.14159, "0.05": 3.14158}), "n_sig", "alpha", ["inf", "0.05"])
+    assert holds and said == "global: 3.14159 (alpha=inf) ≥ 3.14158 (alpha=0.05)"
+    holds, said = compare(_values({"inf": 2.00001, "0.05": 2.00002}), "n_sig", {"alpha": "inf"}, {"alpha": "0.05"})
+    assert not holds and "2.00001 < (claimed >)" in said and said.endswith("2.00002")
+
+
+def test_every_printed_inequality_is_true_on_random_values():
+    rng = random.Random(0)
+    for _ in range(300):
+        vals = {a: rng.choice([rng.random(), round(rng.random(), 1), 1.0 + rng.random() * 1e-6])
+                for a in ("inf", "0.25", "0.05", "0.01")}
+        values = _values(vals)
+        texts = [order(values, "n_sig", "alpha", list(vals))[1],
+                 order(values, "n_sig", "alpha", list(vals), direction="nondecreasing")[1],
+                 compare(values, "n_sig", {"alpha": "inf"}, {"alpha": "0.01"}, op=rng.choice(["<", ">", ">=", "<="]))[1],
+                 threshold(values, "n_sig", rng.choice(["<", ">"]), 0.5)[1],
+                 exceeds(values, "n_sig", "other")[1]]
+        for text in texts:
+            links = _printed_links(text)
+            assert len(links) >= (3 if text.count("alpha=") == 4 else 1), text  # every link of a chain is read
+            for a, r, b in links:
+                assert REL[r](a, b), (text, a, r, b)
