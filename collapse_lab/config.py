@@ -66,6 +66,9 @@ class RunConfig:
     # a partition's own options beyond the shared fields alpha, min_size, classes_per_client
     # (declared by the partition's signature; empty leaves every existing run name as it was)
     partition_options: dict = field(default_factory=dict)
+    # a smoke run (``figures/tables --smoke``, resolve.smoke_of): the real configuration cut
+    # to one round of a few local steps on a data subset; never mixed with real runs
+    smoke: bool = False
     tag: str = ""
 
     def _as_dict(self) -> dict:

@@ -33,13 +33,26 @@ class Entry:
     unstated: list = field(default_factory=list)  # settings the paper does not state (our assumption)
     not_rendered: str = ""  # why a figure is not drawn (a schematic): said by --list
 
-    def configs(self, preset: str, warn=None) -> list[RunConfig]:
-        """The entry's runs at ``preset``, through the sweep's expansion (train's resolver)."""
+    def configs(self, preset: str, warn=None, smoke: bool = False) -> list[RunConfig]:
+        """The entry's runs at ``preset``, through the sweep's expansion (train's resolver);
+        with ``smoke`` their smoke forms (``resolve.smoke_of``)."""
         spec = self.runs.get(preset)
         if not spec:
             return []
         # the data-dependent values where the data are here; a run whose data are not is missing anyway
-        return expand(spec, f"analyses/specs/{self.name}.yaml runs.{preset}", warn, data="if-present")
+        configs = expand(spec, f"analyses/specs/{self.name}.yaml runs.{preset}", warn, data="if-present")
+        return smoke_all(configs, self.reads_clients()) if smoke else configs
+
+    def reads_clients(self) -> bool:
+        """Whether the entry reads client models (local spectra), so its runs keep them."""
+        return self.renderer == "local_global" or any(
+            isinstance(p, dict) and p.get("model") == "client" for p in self.params.get("panels", []))
+
+
+def smoke_all(configs: list[RunConfig], keep_clients: bool = False) -> list[RunConfig]:
+    from ..resolve import smoke_of
+
+    return [smoke_of(c, keep_clients) for c in configs]
 
 
 def load_entry(path: Path) -> Entry:

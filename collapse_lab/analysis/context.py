@@ -19,11 +19,12 @@ class Context:
     store: Path
     preset: str
     features: FeatureSource = field(default_factory=lambda: FeatureSource(split="test", dtype="float64"))
+    smoke: bool = False  # the entry's smoke runs (figures/tables --smoke)
     _configs: dict = field(default_factory=dict)
 
     def configs(self, entry: Entry) -> list[RunConfig]:
         if entry.name not in self._configs:
-            self._configs[entry.name] = entry.configs(self.preset)
+            self._configs[entry.name] = entry.configs(self.preset, smoke=self.smoke)
         return self._configs[entry.name]
 
     def groups(self, entry: Entry, where: dict | None = None) -> list[Group]:

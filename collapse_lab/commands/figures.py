@@ -4,6 +4,7 @@ that are missing (through the sweep engine), renders each entry of the catalogue
 ``<name>.json``, and checks each figure's claim (``--check``; ``<out>/CLAIMS-<preset>.md``)."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from pathlib import Path
@@ -14,13 +15,13 @@ from ..errors import CollapseLabError
 from .common import data_root_option
 
 
-def plan(entries, preset: str, store: Path, warn) -> tuple[list, list, dict]:
-    """The entries' runs (each once), per entry its run names (or why it is not
-    available), and the runs by name."""
+def plan(entries, preset: str, store: Path, warn, smoke: bool = False) -> tuple[list, list, dict]:
+    """The entries' runs (each once; their smoke forms with ``smoke``), per entry its run
+    names (or why it is not available), and the runs by name."""
     configs, seen, per_entry = [], {}, {}
     for e in entries:
         try:
-            cs = e.configs(preset, warn)
+            cs = e.configs(preset, warn, smoke=smoke)
         except CollapseLabError as err:  # a model, method or data set the toolkit lacks (the baselines issue)
             per_entry[e.name] = f"not available at --preset {preset}: {err}"
             continue
@@ -29,7 +30,25 @@ def plan(entries, preset: str, store: Path, warn) -> tuple[list, list, dict]:
             if c.run_name() not in seen:
                 seen[c.run_name()] = c
                 configs.append(c)
+            elif c.keep_local == "all" and seen[c.run_name()].keep_local != "all":  # a smoke run another entry
+                configs[configs.index(seen[c.run_name()])] = seen[c.run_name()] = c  # reads the clients of
     return configs, per_entry, seen
+
+
+SMOKE_NOTE = "SMOKE: one round of a few local steps on a data subset; proves the path, not the papers' numbers"
+
+
+def smoke_paths(smoke: bool, store: str, out: str, out_default: str) -> tuple[Path, Path]:
+    """The store and output folder of a call: with ``--smoke`` the defaults become
+    ``checkpoints-smoke`` and ``<out>-smoke`` (a smoke store never holds real runs: checked,
+    and marked, by ``store.paths.check_smoke``); a smoke store without ``--smoke`` is refused."""
+    from ..store.paths import check_smoke
+
+    if smoke:
+        store = "checkpoints-smoke" if store == "checkpoints" else store
+        out = f"{out_default}-smoke" if out == out_default else out
+    check_smoke(store, smoke)
+    return Path(store), Path(out)
 
 
 def train_missing(configs, store: Path, backend: str, workers: int | None, stack: int, address, say) -> list[dict]:
@@ -95,7 +114,7 @@ def _train(configs, store: Path, backend: str, workers: int | None, stack: int, 
         return refused
     from ..store.paths import check_store_for_writing
 
-    check_store_for_writing(store, "--store")
+    check_store_for_writing(store, "--store", smoke_ok=True)  # figures/tables checked the smoke mark
     check_disk(pending, store)  # refuse before training rather than fill the disk mid-way
     todo = [p.config for p in pending]
     reasons = {p.config.run_name(): prepared_reason(p) for p in pending} if stack > 1 else {}
@@ -119,7 +138,8 @@ def _train(configs, store: Path, backend: str, workers: int | None, stack: int, 
 
 
 def render(entry, ctx, out: Path) -> dict:
-    """Compute, draw and check one entry; returns its record (paths, claims, seconds)."""
+    """Compute, draw and check one entry; returns its record (paths, claims, seconds). A
+    smoke render is marked on the figure and checks no claim."""
     from ..analysis import RENDERERS
     from ..analysis.claims import evaluate
     from ..io import write_json
@@ -130,14 +150,20 @@ def render(entry, ctx, out: Path) -> dict:
     values = r.compute(entry, ctx)
     claims = []
     for c in entry.claims:
+        if ctx.smoke:
+            claims.append({"text": c["text"], "check": c["check"], "holds": None, "measured": "not checked (smoke)"})
+            continue
         try:
             claims.append(evaluate(c, values))
         except CollapseLabError as e:
             claims.append({"text": c["text"], "check": c["check"], "holds": None, "measured": f"not checked: {e}"})
-    fig = r.draw(values, entry)
+    # the line under a figure says how the quick form differs from the paper's: not at the paper preset
+    fig = r.draw(values, entry if ctx.preset == "quick" else dataclasses.replace(entry, differs=[]))
+    if ctx.smoke:
+        fig.text(0.5, 1.0, SMOKE_NOTE, ha="center", va="bottom", fontsize=8, color="#b00000", weight="bold")
     paths = save_figure(fig, out, entry.name)
-    write_json(out / f"{entry.name}.json", {"entry": entry.name, "preset": ctx.preset, "values": values,
-                                            "claims": claims, "differs": entry.differs})
+    write_json(out / f"{entry.name}.json", {"entry": entry.name, "preset": ctx.preset, "smoke": ctx.smoke,
+                                            "values": values, "claims": claims, "differs": entry.differs})
     return {"entry": entry.name, "files": [str(p) for p in paths], "claims": claims,
             "seconds": round(time.time() - t0, 2)}
 
@@ -202,6 +228,11 @@ def catalogue_options(out_default: str, out_help: str, list_help: str, json_help
                      help="Runs trained together as one stacked model (see `sweep --stack`); 1: each on its own."),
         click.option("--address", default=None, help="ray: auto or HOST:PORT of a running cluster."),
         click.option("--json", "as_json", is_flag=True, help=json_help),
+        click.option("--dry-run", "dry_run_", is_flag=True, help="Train and render nothing: per preset, the runs, their checkpoint "
+                     "volume and the compute time per device class, estimated from the project's measurements."),
+        click.option("--smoke", is_flag=True, help="Prove the path without a GPU: every run of the entries at --preset, "
+                     "cut to one round of a few local steps on a data subset, in a store of its own "
+                     "(default checkpoints-smoke); outputs marked smoke, claims not checked."),
         data_root_option,
     ]
 
@@ -211,6 +242,22 @@ def catalogue_options(out_default: str, out_help: str, list_help: str, json_help
         return f
 
     return deco
+
+
+def dry_run(entries, smoke: bool, as_json: bool, say) -> None:
+    """``--dry-run``: the plan of both presets (``bench.estimate``), as text or JSON."""
+    from ..bench.estimate import estimate, lines
+
+    plans = {}
+    for preset in ("quick", "paper"):
+        configs, _, _ = plan(entries, preset, Path("."), lambda m: None, smoke)
+        plans[preset] = estimate(configs)
+    if as_json:
+        click.echo(json.dumps({"smoke": smoke, "presets": plans}, indent=1))
+        return
+    for preset, p in plans.items():
+        for line in lines(p, f"--preset {preset}" + (" --smoke" if smoke else "")):
+            click.echo(line)
 
 
 def check_training(workers: int | None, stack: int, backend: str = "local", address=None, list_: bool = False,
@@ -239,17 +286,20 @@ def check_training(workers: int | None, stack: int, backend: str = "local", addr
                    "Print every entry's record (files, claims) as JSON on stdout.")
 @click.option("--check", is_flag=True, help="Print each claim with its numbers (always written to "
                                             "<out>/CLAIMS-<preset>.md and claims-<preset>.json, merged by entry).")
-def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, stack, address, as_json, check):
+def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, stack, address, as_json, dry_run_,
+                smoke, check):
     """Render NAMEs (default: every figure of the catalogue) at --preset."""
     from ..analysis.catalogue import pick
     from ..analysis.context import Context
 
-    check_training(workers, stack, backend, address, list_, no_train, **{"--check": check})
-    store, out = Path(store), Path(out)
+    check_training(workers, stack, backend, address, list_, no_train, **{"--check": check, "--dry-run": dry_run_})
     entries = pick(names, "figure")
+    if dry_run_:
+        return dry_run(entries, smoke, as_json, None)
+    store, out = smoke_paths(smoke, store, out, "figures")
     say = (lambda m: click.echo(m if m.startswith("figures") else f"figures: {m}", err=True))
     warn = (lambda m: None)
-    configs, per_entry, by_name = plan(entries, preset, store, warn)
+    configs, per_entry, by_name = plan(entries, preset, store, warn, smoke)
     if list_:
         return _list(entries, per_entry, store, out, by_name, as_json)
     t0 = time.time()
@@ -263,7 +313,7 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
         say(f"figures interrupted ({e.signame}): finished runs are kept; the same command continues")
         raise SystemExit(exit_status(e.signame)) from None
     t_train = time.time() - t0
-    ctx = Context(store, preset)
+    ctx = Context(store, preset, smoke=smoke)
     records = []
     for e in entries:
         if isinstance(per_entry[e.name], str):
@@ -286,19 +336,19 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
                 + (f", {sum(h is None for h in held)} not checked" if None in held else ""))
         records.append(rec)
     if records:
-        merge_claims(out, preset, records)
+        merge_claims(out, preset + ("-smoke" if smoke else ""), records)
     if check and not as_json:
         for rec in records:
             for c in rec.get("claims", []):
                 holds = {True: "holds", False: "DOES NOT HOLD", None: "not checked"}[c["holds"]]
                 click.echo(f"{rec['entry']:<18} | {c['text']} | {c['measured']} | {holds}")
     if as_json:
-        click.echo(json.dumps({"preset": preset, "train_seconds": round(t_train, 1),
+        click.echo(json.dumps({"preset": preset, "smoke": smoke, "train_seconds": round(t_train, 1),
                                "seconds": round(time.time() - t0, 1), "failed_runs": failed_runs,
                                "entries": records}, indent=1))
     errors = [r for r in records if "error" in r]
     say(f"figures: {len(records) - len(errors)} of {len(records)} rendered in {time.time() - t0:.1f} s "
-        f"(training {t_train:.1f} s); claims in {out / f'CLAIMS-{preset}.md'}")
+        f"(training {t_train:.1f} s); claims in {out / ('CLAIMS-' + preset + ('-smoke' if smoke else '') + '.md')}")
     if errors or failed_runs:
         raise SystemExit(1)
 

@@ -116,15 +116,20 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     if dry_run:
         status = {p.config.run_name(): status_of(p) for p in prepared} | {c.run_name(): "diverged" for c in gone}
         rows = [{"run": c.run_name(), "status": status[c.run_name()], "rounds": c.rounds} for c in configs]
+        from ..bench.estimate import estimate, lines
+
+        plan = estimate(todo)  # the runs still to train, per device class (the project's measurements)
         if as_json:
             click.echo(json.dumps({"runs": rows, "to_train": len(todo), "estimate_bytes": disk,
-                                   "estimate_seconds": eta}, indent=1))
+                                   "estimate_seconds": eta, "plan": plan}, indent=1))
             return
         for r in rows:
             click.echo(f"{r['run']:<64} {r['status']}")
         click.echo(f"{len(configs)} run(s): {len(configs) - len(todo)} complete or diverged, {len(todo)} to train; "
                    f"about {disk / 1e6:.1f} MB of checkpoints, about {_fmt(eta)} "
                    + ("(from this store's finished runs)" if rate else "(no finished run of this model to time)"))
+        for line in lines(plan, "to train"):
+            click.echo(line)
         return
     if pending:
         from ..store.paths import check_store_for_writing

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import time
-from pathlib import Path
 
 import click
 
@@ -17,7 +16,8 @@ from .figures import catalogue_options
 @catalogue_options("tables", "Output folder.", "List the catalogue's tables with their runs present/missing.",
                    "Print every table's cells (with their runs) as JSON on stdout.")
 @click.option("--compare-paper", is_flag=True, help="Put the paper's printed value and the difference beside each cell.")
-def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, stack, address, as_json, compare_paper):
+def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, stack, address, as_json, dry_run_, smoke,
+               compare_paper):
     """Render NAMEs (default: every table of the catalogue) at --preset."""
     from ..analysis import RENDERERS
     from ..analysis.catalogue import pick
@@ -25,13 +25,16 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
     from ..analysis.renderers.table_format import render_all
     from ..io import write_bytes, write_json
     from ..sweep.backends import Interrupted
-    from .figures import _list, check_training, plan, train_missing
+    from .figures import _list, check_training, dry_run, plan, smoke_paths, train_missing
 
-    check_training(workers, stack, backend, address, list_, no_train, **{"--compare-paper": compare_paper})
-    store, out = Path(store), Path(out)
+    check_training(workers, stack, backend, address, list_, no_train,
+                   **{"--compare-paper": compare_paper, "--dry-run": dry_run_})
     entries = pick(names, "table")
+    if dry_run_:
+        return dry_run(entries, smoke, as_json, None)
+    store, out = smoke_paths(smoke, store, out, "tables")
     say = (lambda m: click.echo(f"tables: {m}", err=True))
-    configs, per_entry, by_name = plan(entries, preset, store, lambda m: None)
+    configs, per_entry, by_name = plan(entries, preset, store, lambda m: None, smoke)
     if list_:
         return _list(entries, per_entry, store, out, by_name, as_json, suffix="md")
     t0 = time.time()
@@ -43,7 +46,7 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
         say(f"interrupted ({e.signame}): finished runs are kept; the same command continues")
         raise SystemExit(exit_status(e.signame)) from None
     t_train = time.time() - t0
-    ctx, records = Context(store, preset), []
+    ctx, records = Context(store, preset, smoke=smoke), []
     for e in entries:
         if isinstance(per_entry[e.name], str) or e.not_rendered:
             why = per_entry[e.name] if isinstance(per_entry[e.name], str) else e.not_rendered
@@ -56,6 +59,7 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
             records.append({"entry": e.name, "error": str(err)})
             say(f"{e.name}: not rendered: {err}")
             continue
+        values["smoke"] = smoke  # the header says so
         text = render_all(values, e, compare_paper)
         for ext in ("md", "csv", "tex"):
             write_bytes(out / f"{e.name}.{ext}", text[ext].encode())
@@ -70,7 +74,7 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
         if not as_json and len(entries) == 1:
             click.echo(text["md"])
     if as_json:
-        click.echo(json.dumps({"preset": preset, "train_seconds": round(t_train, 1), "seconds": round(time.time() - t0, 1),
+        click.echo(json.dumps({"preset": preset, "smoke": smoke, "train_seconds": round(t_train, 1), "seconds": round(time.time() - t0, 1),
                                "failed_runs": failed, "tables": records}, indent=1))
     errors = [r for r in records if "error" in r]
     say(f"{len(records) - len(errors)} of {len(records)} handled in {time.time() - t0:.1f} s (training {t_train:.1f} s)")

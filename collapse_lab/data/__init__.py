@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..errors import CollapseLabError
 from ..registry import Registry, option_names
-from .base import Dataset, validation_split
+from .base import Dataset, stratified_subset, validation_split
 
 INFO_KEYS = {"model", "partition", "augment", "clients", "paper"}
 FLAGS = {"data_root": "--data-root", "download": "--download", "image_size": "--image-size"}
@@ -77,7 +77,19 @@ def dataset_of(cfg) -> Dataset:
     if key not in _LOADED:
         _LOADED[key] = load_dataset(cfg.dataset, data_root=cfg.data_root, download=cfg.download,
                                     image_size=cfg.image_size, **cfg.dataset_options)
+    if getattr(cfg, "smoke", False):  # a smoke run: a few batches per client, a small test set
+        skey = (*key, "smoke", cfg.clients, cfg.batch_size)
+        if skey not in _LOADED:
+            _LOADED[skey] = stratified_subset(_LOADED[key], SMOKE_BATCHES * cfg.batch_size * max(cfg.clients, 1),
+                                              SMOKE_TEST)
+        return _LOADED[skey]
     return _LOADED[key]
+
+
+# A smoke run (``figures/tables --smoke``) trains on about this many batches per client and
+# evaluates on this many test samples: enough to run every layer, small enough for a CPU.
+SMOKE_BATCHES = 2
+SMOKE_TEST = 256
 
 
 __all__ = ["DATASETS", "Dataset", "dataset_of", "load_dataset"]

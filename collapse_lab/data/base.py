@@ -87,3 +87,22 @@ def validation_split(ds: Dataset, fraction: float, seed: int = 0) -> Dataset:
         ds, name=f"{ds.name} (validation split {fraction:g})", train_x=ds.train_x[keep_t], train_y=ds.train_y[keep_t],
         test_x=ds.train_x[val_t], test_y=ds.train_y[val_t],
         train_domain=None if dom is None else dom[keep_t], test_domain=None if dom is None else dom[val_t])
+
+
+def stratified_subset(ds: Dataset, train: int, test: int) -> Dataset:
+    """The first samples of every (domain, class) in the stored order, about ``train`` and
+    ``test`` of them in all (every class and domain kept while there are enough): the
+    small data a smoke run trains and evaluates on (``RunConfig.smoke``)."""
+
+    def pick(y: torch.Tensor, d: torch.Tensor | None, n: int) -> torch.Tensor:
+        keys = y if d is None else d * ds.num_classes + y
+        groups = [torch.nonzero(keys == k).flatten() for k in torch.unique(keys)]
+        per = max(1, -(-n // max(len(groups), 1)))
+        return torch.sort(torch.cat([g[:per] for g in groups])).values if groups else y[:0].long()
+
+    tr = pick(ds.train_y, ds.train_domain, train)
+    te = pick(ds.test_y, ds.test_domain, test)
+    return Dataset(ds.name, ds.train_x[tr], ds.train_y[tr], ds.test_x[te], ds.test_y[te], ds.num_classes, ds.scale,
+                   ds.mean, ds.std, list(ds.class_names),
+                   None if ds.train_domain is None else ds.train_domain[tr],
+                   None if ds.test_domain is None else ds.test_domain[te], list(ds.domains))

@@ -57,10 +57,13 @@ def _first_existing(path: Path) -> Path:
     return p
 
 
-def check_store_for_writing(store, flag: str = "--store") -> Path:
+def check_store_for_writing(store, flag: str = "--store", smoke_ok: bool = False) -> Path:
     """A store folder training may write: not empty text, no file where a folder must be,
-    writable (a read-only mount or missing permission is one line before anything trains)."""
+    writable (a read-only mount or missing permission is one line before anything trains),
+    and not a smoke store unless ``smoke_ok`` (``check_smoke``)."""
     s = str(store)
+    if not smoke_ok and s.strip() and "\0" not in s:
+        check_smoke(s, False, flag)
     if s.strip() == "":
         raise CollapseLabError(f"{flag} is empty; name the folder of the run store (default: checkpoints)")
     if "\0" in s:
@@ -119,3 +122,27 @@ def is_run_folder(path: Path) -> bool:
     path = Path(path)
     return path.is_dir() and not path.is_symlink() and (path / "run.json").is_file()
 
+
+
+SMOKE_MARK = "SMOKE"  # the file that makes a store a smoke store (figures/tables --smoke)
+
+
+def check_smoke(store, smoke: bool, flag: str = "--store") -> Path:
+    """Smoke runs and real runs never share a store: a smoke store (it holds ``SMOKE``) is
+    refused as the real store, and a store of real runs is refused to ``--smoke``. With
+    ``smoke`` the store is marked (created if need be) before anything trains."""
+    path = Path(store)
+    marked = (path / SMOKE_MARK).is_file()
+    if marked and not smoke:
+        raise CollapseLabError(f"{flag} {store} is a smoke store (figures/tables --smoke wrote it): its runs are "
+                               "one-round stand-ins; give the store of real runs, or add --smoke")
+    if smoke and not marked:
+        if path.is_dir() and any(is_run_folder(p) for p in path.iterdir()):
+            raise CollapseLabError(f"{flag} {store} holds real runs; --smoke keeps its runs in a store of its own "
+                                   f"(default: checkpoints-smoke): name an empty or new folder")
+        check_store_for_writing(path, flag, smoke_ok=True)
+        path.mkdir(parents=True, exist_ok=True)
+        from ..io import write_bytes
+
+        write_bytes(path / SMOKE_MARK, b"smoke runs: one round of a few local steps (collapse-lab --smoke)\n")
+    return path

@@ -85,10 +85,11 @@ def reference(table: str):
     return d[d.table == table]
 
 
-def cell_configs(entry, preset: str, opts: dict):
+def cell_configs(entry, preset: str, opts: dict, smoke: bool = False):
     """The cell's runs (one per seed), through the sweep's expansion of the spec's base and
-    the cell's options."""
+    the cell's options (their smoke forms with ``smoke``)."""
     from ...sweep.spec import expand
+    from ..catalogue import smoke_all
 
     spec = entry.runs[preset]
     configs = expand({"base": {**(spec.get("base") or {}), **opts}, "seeds": spec.get("seeds", [0])},
@@ -96,7 +97,7 @@ def cell_configs(entry, preset: str, opts: dict):
     if len(configs) != len(spec.get("seeds", [0])):  # e.g. no alpha: train's default expands to four
         raise CollapseLabError(f"{entry.name}: a cell's options {opts} give {len(configs)} runs per seed list, not one "
                                "per seed; the spec must pin every option that expands")
-    return configs
+    return smoke_all(configs) if smoke else configs
 
 
 def _num(v) -> float | None:
@@ -140,7 +141,7 @@ class Table:
                 cell["not_available"] = opts["not_available"]
             else:
                 values, runs = [], []
-                for cfg in cell_configs(entry, ctx.preset, opts):
+                for cfg in cell_configs(entry, ctx.preset, opts, ctx.smoke):
                     path = run_path(ctx.store, cfg)
                     run = RunDir(path)
                     if not (path / "run.json").is_file() or run.meta.get("status") != "complete":

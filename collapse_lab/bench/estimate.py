@@ -1,0 +1,159 @@
+"""What a set of runs will cost before any GPU hour is booked (``figures/tables/sweep
+--dry-run``): runs, checkpoint volume, and compute time per device class.
+
+Volume is exact: every checkpoint is the model's state in float32 (shapes from building
+the model on PyTorch's meta device, no memory), round 0 and every round's global model,
+and the client checkpoints ``--keep-local`` keeps (the method's own state is not counted).
+
+Time is an estimate from the project's measurements (docs/fast-path.md), scaled by forward
+FLOPs per image (counted by ``torch.utils.flop_counter`` on the meta device):
+
+- ``H100``: MobileNetV2 on CIFAR-10, 24,116 training images/s (``bench --workload
+  paper-cifar10``, bf16, 5 lanes): the project's one GPU figure. Other models are scaled by
+  their FLOPs against MobileNetV2's; large models use a GPU better than MobileNetV2's
+  depthwise convolutions do, so their estimate errs long.
+- ``cpu-2core``: this project's 2-core CPU, fp32: the cnn at 3,608 and MobileNetV2 at 137.3
+  training images/s (``bench``); a model is scaled from the measured model nearest in FLOPs.
+
+A round's work is ``local_epochs`` passes over the participating clients' data plus one
+forward pass over the test set (counted as a third of a training image).
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+from ..config import RunConfig, clients_per_round
+from ..store import parse_keep_local
+
+# (model, its forward MFLOP per image at the measured input, training images/s, where measured)
+MEASURED = {
+    "H100": [("mobilenetv2", (3, 32, 32), 24_116.0, "docs/fast-path.md: bench --workload paper-cifar10, H100, bf16")],
+    "cpu-2core": [("cnn", (1, 28, 28), 3_608.0, "docs/fast-path.md: bench, 2 cores, fp32"),
+                  ("mobilenetv2", (3, 32, 32), 137.3, "docs/fast-path.md: bench, 2 cores, fp32")],
+}
+
+# Official sizes (train, test, classes, input shape) of the data sets the paper preset reads,
+# for a plan made where the data are not: the data set's own papers/archives.
+SIZES = {
+    "cifar10": (50_000, 10_000, 10, (3, 32, 32)), "cifar100": (50_000, 10_000, 100, (3, 32, 32)),
+    "tinyimagenet": (100_000, 10_000, 200, (3, 64, 64)), "stl10": (5_000, 8_000, 10, (3, 96, 96)),
+    "mnist": (60_000, 10_000, 10, (1, 28, 28)), "digits": (1_437, 360, 10, (1, 8, 8)),
+    # LEAF FEMNIST: 805,263 samples of 3,550 writers, split 90/10 per writer
+    "femnist": (724_737, 80_526, 62, (1, 28, 28)),
+    # the domain sets, split 80/20 per domain by the loaders, resized to 64 x 64
+    "pacs": (7_993, 1_998, 7, (3, 64, 64)), "office-home": (12_470, 3_118, 65, (3, 64, 64)),
+    "office-caltech10": (2_026, 507, 10, (3, 64, 64)), "ham10000": (8_012, 2_003, 7, (3, 64, 64)),
+}
+
+
+@lru_cache(maxsize=None)
+def model_facts(model: str, num_classes: int, shape: tuple) -> tuple[int, float]:
+    """(state bytes in float32, forward MFLOP per image) of a model, built on the meta device."""
+    import torch
+    from torch.utils.flop_counter import FlopCounterMode
+
+    from ..models import build_model
+
+    with torch.device("meta"):
+        m = build_model(model, num_classes, shape).eval()
+        x = torch.empty(2, *shape)
+    with FlopCounterMode(display=False) as fc:
+        m(x)
+    size = sum(t.numel() * (4 if t.is_floating_point() else t.element_size()) for t in m.state_dict().values())
+    return size, fc.get_total_flops() / 2 / 1e6
+
+
+def data_facts(cfg: RunConfig) -> tuple[int, int, int, tuple] | None:
+    """(train, test, classes, input shape) of a run's data: read from the data when they are
+    here, else the official sizes (``SIZES``); None when neither is known."""
+    from ..data import dataset_of
+    from ..errors import CollapseLabError
+
+    try:
+        ds = dataset_of(cfg)
+        return len(ds.train_y), len(ds.test_y), ds.num_classes, tuple(ds.input_shape)
+    except CollapseLabError:
+        pass
+    known = SIZES.get(cfg.dataset)
+    if known is None:
+        return None
+    train, test, classes, shape = known
+    if cfg.image_size and len(shape) == 3:
+        shape = (shape[0], cfg.image_size, cfg.image_size)
+    return train, test, int(cfg.dataset_options.get("num_classes", classes)), shape
+
+
+def rate(device: str, mflop: float) -> tuple[float, str]:
+    """Training images/s of a model of ``mflop`` forward MFLOP per image on a device class,
+    scaled from the measured model nearest in FLOPs; and where that figure comes from."""
+    anchors = []
+    for model, shape, images_s, source in MEASURED[device]:
+        anchors.append((model_facts(model, 10, shape)[1], images_s, f"{model} {images_s:,.0f} img/s, {source}"))
+    flops, images_s, source = min(anchors, key=lambda a: abs(math.log(a[0] / max(mflop, 1e-9))))
+    return images_s * flops / max(mflop, 1e-9), source
+
+
+def kept_checkpoints(cfg: RunConfig) -> int:
+    """Checkpoint files a finished run holds: round 0 and every round's global model, and
+    the client checkpoints ``keep_local`` keeps."""
+    mode, n = parse_keep_local(cfg.keep_local)
+    per_round = clients_per_round(cfg)
+    rounds_kept = {"all": cfg.rounds, "last": 1, "none": 0}.get(mode, cfg.rounds // max(n, 1) + 1)
+    return cfg.rounds + 1 + per_round * min(rounds_kept, cfg.rounds)
+
+
+def estimate(configs: list[RunConfig]) -> dict:
+    """The plan of a set of runs: per model and in total, runs, checkpoint volume and hours
+    per device class; runs whose data size is unknown are counted and named."""
+    per_model: dict[str, dict] = {}
+    unknown = []
+    for cfg in configs:
+        facts = data_facts(cfg)
+        if facts is None:
+            unknown.append(cfg.run_name())
+            continue
+        train, test, classes, shape = facts
+        size, mflop = model_facts(cfg.model, classes, shape)
+        images = cfg.rounds * (cfg.local_epochs * train * clients_per_round(cfg) / max(cfg.clients, 1) + test / 3)
+        row = per_model.setdefault(cfg.model, {"model": cfg.model, "runs": 0, "bytes": 0, "images": 0.0,
+                                               "mflop_per_image": mflop, "hours": {}})
+        row["runs"] += 1
+        row["bytes"] += size * kept_checkpoints(cfg)
+        row["images"] += images
+    sources = {}
+    for row in per_model.values():
+        for device in MEASURED:
+            r, source = rate(device, row["mflop_per_image"])
+            row["hours"][device] = row["images"] / r / 3600
+            sources.setdefault(device, set()).add(source)
+    total = {"runs": sum(r["runs"] for r in per_model.values()), "bytes": sum(r["bytes"] for r in per_model.values()),
+             "hours": {d: sum(r["hours"][d] for r in per_model.values()) for d in MEASURED}}
+    return {"total": total, "models": sorted(per_model.values(), key=lambda r: -r["bytes"]),
+            "sources": {d: sorted(s) for d, s in sources.items()}, "unknown_size": unknown}
+
+
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
+        if n < 1000 or unit == "PB":
+            return f"{n:,.1f} {unit}" if unit != "B" else f"{int(n)} B"
+        n /= 1000
+    return f"{n} B"
+
+
+def lines(plan: dict, label: str) -> list[str]:
+    """The plan as text: a total line, one line per model, where the rates come from."""
+    t = plan["total"]
+    out = [f"{label}: {t['runs']} runs, checkpoints {human_bytes(t['bytes'])}; "
+           + ", ".join(f"{d} {h:,.1f} h" for d, h in t["hours"].items())]
+    out.append(f"  {'model':<14} {'runs':>5} {'MFLOP/img':>10} {'checkpoints':>12} "
+               + " ".join(f"{d + ' h':>12}" for d in MEASURED))
+    for r in plan["models"]:
+        out.append(f"  {r['model']:<14} {r['runs']:>5} {r['mflop_per_image']:>10,.1f} {human_bytes(r['bytes']):>12} "
+                   + " ".join(f"{r['hours'][d]:>12,.2f}" for d in MEASURED))
+    for d, s in plan["sources"].items():
+        out.append(f"  {d} rates scaled by FLOPs from: {'; '.join(s)}")
+    if plan["unknown_size"]:
+        out.append(f"  {len(plan['unknown_size'])} run(s) not estimated (data set size unknown here): "
+                   + ", ".join(plan["unknown_size"][:3]) + (" ..." if len(plan["unknown_size"]) > 3 else ""))
+    return out

@@ -1,0 +1,112 @@
+"""The paper path without a GPU: ``--smoke`` trains every run of an entry cut to one round
+on a data subset, in a store of its own, and renders it marked; ``--dry-run`` plans runs,
+checkpoint volume and compute time from the project's measurements."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from collapse_lab.bench.estimate import MEASURED, estimate, kept_checkpoints, model_facts, rate
+from collapse_lab.cli import cli
+from collapse_lab.config import RunConfig
+from collapse_lab.data.base import Dataset, stratified_subset
+from collapse_lab.resolve import smoke_of
+from tests.paper_data import write_paper_data
+
+
+@pytest.fixture(scope="module")
+def paper_root(tmp_path_factory):
+    return write_paper_data(tmp_path_factory.mktemp("paper_data"))
+
+
+def test_stratified_subset_keeps_every_domain_and_class_in_order():
+    y = torch.tensor([0, 1, 0, 1, 0, 1, 2, 2, 2, 0])
+    d = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1, 1, 1])
+    ds = Dataset("t", torch.arange(10).float()[:, None], y, torch.arange(4).float()[:, None], torch.tensor([0, 1, 2, 2]),
+                 3, train_domain=d, test_domain=torch.tensor([0, 0, 1, 1]), domains=["a", "b"])
+    sub = stratified_subset(ds, train=5, test=2)
+    # 5 groups (domain, class) present: one sample each, the first in stored order, order kept
+    assert sub.train_x[:, 0].tolist() == [0, 1, 4, 5, 6]
+    assert sub.train_domain.tolist() == [0, 0, 1, 1, 1] and sub.train_y.tolist() == [0, 1, 0, 1, 2]
+    assert sub.test_y.tolist() == [0, 1, 2] and sub.test_domain.tolist() == [0, 0, 1]  # 3 groups: one each
+
+
+def test_smoke_form_keeps_what_is_computed_and_cuts_its_length():
+    cfg = RunConfig(dataset="cifar10", model="mobilenetv2", method="moon", reg="feddecorr", alpha=0.05, rounds=100,
+                    local_epochs=10, min_size=10, augment="crop+flip", precision="bf16")
+    s = smoke_of(cfg)
+    same = ("dataset", "model", "method", "reg", "alpha", "augment", "precision", "partition", "batch_size", "lr")
+    assert all(getattr(s, k) == getattr(cfg, k) for k in same)
+    assert (s.rounds, s.local_epochs, s.min_size, s.probe, s.smoke, s.keep_local) == (1, 1, 0, 0, True, "none")
+    assert s.run_name() != cfg.run_name() and smoke_of(cfg, keep_clients=True).keep_local == "all"
+
+
+def test_checkpoint_volume_and_time_from_a_hand_count():
+    cfg = RunConfig(dataset="cifar10", model="resnet20", rounds=3, clients=4, sample_fraction=0.5, local_epochs=2,
+                    keep_local="all")
+    # ResNet-20: 269,722 parameters and 2 x 688 BatchNorm running statistics in float32, plus
+    # 19 int64 batch counters
+    size, mflop = model_facts("resnet20", 10, (3, 32, 32))
+    assert size == (269_722 + 2 * 688) * 4 + 19 * 8
+    assert kept_checkpoints(cfg) == (3 + 1) + 2 * 3  # globals of rounds 0..3, two clients a round
+    plan = estimate([cfg])
+    (row,) = plan["models"]
+    assert row["bytes"] == size * 10 and plan["total"]["runs"] == 1
+    images = 3 * (2 * 50_000 * 2 / 4 + 10_000 / 3)  # rounds x (epochs x the participants' data + test / 3)
+    assert math.isclose(row["images"], images)
+    r, _ = rate("H100", mflop)
+    assert math.isclose(row["hours"]["H100"], images / r / 3600)
+    # the measured model gets its measured rate; others scale with FLOPs
+    model, shape, images_s, _ = MEASURED["H100"][0]
+    assert math.isclose(rate("H100", model_facts(model, 10, shape)[1])[0], images_s)
+    assert math.isclose(rate("H100", 2 * model_facts(model, 10, shape)[1])[0], images_s / 2)
+
+
+def test_linear_flops_are_two_multiply_adds_per_weight():
+    _, mflop = model_facts("linear", 5, (12,))
+    from collapse_lab.models import build_model
+
+    m = build_model("linear", 5, (12,))
+    weights = sum(p.numel() for n, p in m.named_parameters() if p.dim() == 2)
+    assert math.isclose(mflop * 1e6, 2 * weights)
+
+
+def test_dry_run_plans_both_presets_and_trains_nothing(tmp_path):
+    res = CliRunner().invoke(cli, ["figures", "feddecorr-fig1", "--dry-run", "--json", "--store", str(tmp_path / "s")])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    paper = out["presets"]["paper"]
+    assert paper["total"]["runs"] == 3 and paper["models"][0]["model"] == "resnet20"
+    assert paper["total"]["hours"]["H100"] > 0 and not (tmp_path / "s").exists()
+
+
+@pytest.mark.slow
+def test_smoke_and_real_stores_never_mix(tmp_path, paper_root):
+    runner = CliRunner()
+    smoke = tmp_path / "smoke"
+    res = runner.invoke(cli, ["figures", "feddecorr-fig1", "--preset", "paper", "--smoke", "--store", str(smoke),
+                              "--out", str(tmp_path / "fig"), "--data-root", str(paper_root), "--json"])
+    assert res.exit_code == 0, res.output
+    rec = json.loads(res.stdout)
+    (entry,) = rec["entries"]
+    assert rec["smoke"] and all(c["measured"] == "not checked (smoke)" and c["holds"] is None for c in entry["claims"])
+    assert json.loads((tmp_path / "fig" / "feddecorr-fig1.json").read_text())["smoke"] is True
+    assert (tmp_path / "fig" / "CLAIMS-paper-smoke.md").is_file() and (smoke / "SMOKE").is_file()
+    metas = [json.loads(p.read_text()) for p in smoke.glob("*/run.json")]
+    assert len(metas) == 3 and all(m["smoke"] and m["rounds"] == 1 and m["status"] == "complete" for m in metas)
+    assert {m["model"] for m in metas} == {"resnet20"} and {m["model_revision"] for m in metas} == {2}
+    # the smoke store given as the real store, to train and to the catalogue: refused, one line
+    for args in (["train", "--store", str(smoke), "--rounds", "1"],
+                 ["figures", "feddecorr-fig1", "--preset", "paper", "--store", str(smoke), "--no-train"]):
+        res = runner.invoke(cli, args)
+        assert res.exit_code == 2 and "is a smoke store" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    # a store of real runs given to --smoke: refused
+    real = tmp_path / "real"
+    assert runner.invoke(cli, ["train", "--store", str(real), "--rounds", "1", "--local-epochs", "1",
+                               "--alpha", "inf"]).exit_code == 0
+    res = runner.invoke(cli, ["figures", "feddecorr-fig1", "--preset", "paper", "--smoke", "--store", str(real)])
+    assert res.exit_code == 2 and "holds real runs" in res.stderr
