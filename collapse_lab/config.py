@@ -66,7 +66,7 @@ class RunConfig:
     # a partition's own options beyond the shared fields alpha, min_size, classes_per_client
     # (declared by the partition's signature; empty leaves every existing run name as it was)
     partition_options: dict = field(default_factory=dict)
-    # a smoke run (``figures/tables --smoke``, resolve.smoke_of): the real configuration cut
+    # a smoke run (``figures/tables --smoke``, config.smoke_of): the real configuration cut
     # to one round of a few local steps on a data subset; never mixed with real runs
     smoke: bool = False
     tag: str = ""
@@ -179,6 +179,18 @@ def parse_alpha(v) -> float:
 PAPER = dict(lr=0.01, momentum=0.9, batch_size=64, local_epochs=10, weight_decay=1e-4, rounds=30)
 QUICK = dict(lr=0.05, momentum=0.9, batch_size=64, local_epochs=1, weight_decay=1e-4, rounds=2)  # smoke tests, CI
 PRESETS = ("paper", "quick")
+
+
+def smoke_of(cfg: RunConfig, keep_clients: bool = False) -> RunConfig:
+    """The smoke form of a run (``figures/tables --smoke``): the same data set format,
+    model, partition, method, regularizer, augmentation and precision, cut to one round of
+    one local epoch over a few batches per client (``data.SMOKE_BATCHES``) and a small test
+    set; the split's minimum client size is waived (a few images per class cannot fill 100
+    clients), the probe is off, client checkpoints are kept only where the figure reads
+    them. ``smoke`` is part of the run's identity: a smoke run never shares a folder (or a
+    store: ``store.paths.check_smoke``) with a real one."""
+    return dataclasses.replace(cfg, smoke=True, rounds=1, local_epochs=1, min_size=0, probe=0,
+                               keep_local="all" if keep_clients else "none")
 
 
 def preset_values(preset: str, paper: dict | None = None) -> dict:

@@ -191,18 +191,6 @@ def finalize(cfg: RunConfig, data: str = "require", dataset=None) -> RunConfig:
     return with_data(cfg, ds.num_classes, len(ds.domains), len(ds.train_y), ds.input_shape)
 
 
-def smoke_of(cfg: RunConfig, keep_clients: bool = False) -> RunConfig:
-    """The smoke form of a run (``figures/tables --smoke``): the same data set format,
-    model, partition, method, regularizer, augmentation and precision, cut to one round of
-    one local epoch over a few batches per client (``data.SMOKE_BATCHES``) and a small test
-    set; the split's minimum client size is waived (a few images per class cannot fill 100
-    clients), the probe is off, client checkpoints are kept only where the figure reads
-    them. ``smoke`` is part of the run's identity: a smoke run never shares a folder (or a
-    store: ``store.paths.check_smoke``) with a real one."""
-    return dataclasses.replace(cfg, smoke=True, rounds=1, local_epochs=1, min_size=0, probe=0,
-                               keep_local="all" if keep_clients else "none")
-
-
 def with_data(cfg: RunConfig, num_classes: int, domains: int = 0, samples: int | None = None,
               input_shape: tuple | None = None) -> RunConfig:
     """The data-dependent part of ``finalize``, from the data set's facts (the bench, whose

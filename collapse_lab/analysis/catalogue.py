@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from ..config import RunConfig, alpha_str, parse_alpha
+from ..config import RunConfig, alpha_str, parse_alpha, smoke_of
 from ..analyses import SPECS  # the catalogue data: the top-level analyses/ folder
 from ..errors import CollapseLabError
 from ..sweep.spec import expand
@@ -35,7 +35,7 @@ class Entry:
 
     def configs(self, preset: str, warn=None, smoke: bool = False) -> list[RunConfig]:
         """The entry's runs at ``preset``, through the sweep's expansion (train's resolver);
-        with ``smoke`` their smoke forms (``resolve.smoke_of``)."""
+        with ``smoke`` their smoke forms (``config.smoke_of``)."""
         spec = self.runs.get(preset)
         if not spec:
             return []
@@ -50,8 +50,6 @@ class Entry:
 
 
 def smoke_all(configs: list[RunConfig], keep_clients: bool = False) -> list[RunConfig]:
-    from ..resolve import smoke_of
-
     return [smoke_of(c, keep_clients) for c in configs]
 
 

@@ -22,6 +22,28 @@ data_root_option = click.option(
          "~/.config/collapse-lab/config.toml.")
 
 
+def _foreign(ctx, param, value):
+    from ..analysis.features.extract import FOREIGN
+    from ..analysis.features.hooks import load_factory
+
+    if value is not None:
+        if param.name == "model_factory":
+            load_factory(value)  # a factory that cannot be imported is one line before any work
+        FOREIGN[param.name if param.name == "layer" else "factory"] = value
+    return value
+
+
+# the model of a store written outside collapse-lab: named by the user here, never imported
+# because a store names it (importing code a file names is the user's decision)
+model_factory_options = [
+    click.option("--model-factory", "model_factory", expose_value=False, callback=_foreign, metavar="MODULE:FUNCTION",
+                 help="Build the runs' model with this function (for stores written outside collapse-lab; called "
+                      "with num_classes and input_shape where it takes them)."),
+    click.option("--layer", expose_value=False, callback=_foreign, metavar="NAME",
+                 help="The module whose output is the representation (default: the input of the last linear layer)."),
+]
+
+
 class Progress:
     """One line per unit of work on stderr ("cka: run 2/4 NAME (3.1 s)"): long commands say
     where they are on a terminal and in logs alike; stdout stays for the JSON."""

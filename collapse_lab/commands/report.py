@@ -21,7 +21,7 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
-from .common import data_root_option
+from .common import data_root_option, model_factory_options
 from ..io import make_dirs, write_bytes
 
 SELF_CHECK = """<script>
@@ -94,7 +94,9 @@ def run_numbers(run, fs, tau: float) -> tuple[dict, object, list[str] | None]:
     sv, floor = spectrum(z)
     ds, _ = fs.dataset(run.config)
     state = load_tensors(fs.checkpoint_path(run, r, None))
-    nc = neural_collapse(z, getattr(ds, f"{fs.split}_y"), state["classifier.weight"], state.get("classifier.bias"))
+    w = state.get("classifier.weight")  # a model from elsewhere may name its classifier otherwise
+    nc = (neural_collapse(z, getattr(ds, f"{fs.split}_y"), w, state.get("classifier.bias")) if w is not None
+          and w.shape[-1] == z.shape[1] else {"nc1": None, "nc3": None, "nc4": None})
     e = measures(sv, floor, tau, z)  # the spectrum command's numbers, from the same function
     out = {"round": r, **{k: e[k] for k in ("n_significant", "effective_rank", "dead_units", "dim", "rankme",
                                             "stable_rank", "alpha_req")},
@@ -117,6 +119,8 @@ def run_numbers(run, fs, tau: float) -> tuple[dict, object, list[str] | None]:
 @click.option("--device", default="auto", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout.")
 @data_root_option
+@model_factory_options[0]
+@model_factory_options[1]
 def report_cmd(store, fig_dir, out, tau, device, as_json):
     """Write one self-contained HTML page for a run store: runs table, each run's metrics over
     rounds and last-round representation measures, the figures and the claims table."""

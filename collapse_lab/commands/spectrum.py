@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
-from .common import data_root_option
+from .common import data_root_option, model_factory_options
 from ..analysis.features import FeatureSource
 from ..io import load_tensors
 from ..spectra.measures import TOP, measures
@@ -40,6 +40,7 @@ def common_options(f):
         click.option("--out", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False), help="Figure folder."),
         click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout."),
         data_root_option,
+        *model_factory_options,
     ]
     for o in reversed(opts):
         f = o(f)

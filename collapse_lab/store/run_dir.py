@@ -32,6 +32,23 @@ from ..partition import Partition
 from .paths import child, is_run_folder
 
 
+# The store format (docs/store-format.md): a reader reads its own major version and older;
+# a minor version adds fields a reader may ignore. run.json without it is 1.0.
+FORMAT_VERSION = "1.1"
+
+
+def check_format(meta: dict, where) -> None:
+    """Refuse, in one line, a run written in a newer major format than this reader knows."""
+    v = str(meta.get("format_version", "1.0"))
+    try:
+        major = int(v.split(".")[0])
+    except ValueError:
+        raise CollapseLabError(f"{where}: format_version {v!r} is not MAJOR.MINOR; the file was edited or damaged") from None
+    if major > int(FORMAT_VERSION.split(".")[0]):
+        raise CollapseLabError(f"{where}: store format {v} is newer than this collapse-lab reads ({FORMAT_VERSION}); "
+                               "upgrade collapse-lab (pip install -U collapse-lab)")
+
+
 def package_versions() -> dict[str, str]:
     import numpy
 
@@ -89,6 +106,7 @@ class RunDir:
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
                 raise CollapseLabError(f"{p}: {key} {v!r} is not a whole number >= 0; the file was edited or damaged: "
                                        "move the run folder away or retrain it")
+        check_format(meta, p)
         if not isinstance(meta.get("status", "running"), str):
             raise CollapseLabError(f"{p}: status {meta.get('status')!r} is not text; move the run folder away or retrain it")
         return meta
@@ -127,22 +145,26 @@ class RunDir:
 
     # -- writing -----------------------------------------------------------------
     @staticmethod
-    def create(out: Path, name: str, config_json: dict, partition: Partition,
-               init_state: dict[str, torch.Tensor], extra: dict, writer=None,
+    def create(out: Path, name: str, config_json: dict, partition: Partition | None,
+               init_state: dict[str, torch.Tensor] | None, extra: dict, writer=None,
                fault: Callable[[str], None] = no_fault) -> "RunDir":
         """Create the run folder complete with run.json, partition and round_0, then
-        rename it into place, so a failure leaves no half-written run behind."""
+        rename it into place, so a failure leaves no half-written run behind. (A run
+        recorded from elsewhere, ``store.writer``, may lack the partition or round 0.)"""
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
         tmp = temp_dir(out, f".{name}.")
         try:
             run = RunDir(tmp)
-            partition.save(tmp / "partition.safetensors", fault)
-            save_tensors(run.global_path(0), init_state, metadata={"round": "0", "model": "global"}, fault=fault)
+            if partition is not None:
+                partition.save(tmp / "partition.safetensors", fault)
+            if init_state is not None:
+                save_tensors(run.global_path(0), init_state, metadata={"round": "0", "model": "global"}, fault=fault)
             (tmp / "metrics.jsonl").touch()
             # The resolved config sits at the top level, beside the run's bookkeeping.
-            meta = {**config_json, "name": name, "status": "running", "rounds_complete": 0,
-                    "partition_hash": partition.content_hash(), "versions": package_versions(),
+            meta = {**config_json, "name": name, "format_version": FORMAT_VERSION, "status": "running", "rounds_complete": 0,
+                    "partition_hash": None if partition is None else partition.content_hash(),
+                    "versions": package_versions(),
                     "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **extra}
             write_json(tmp / "run.json", meta, fault)
             final = child(out, name)

@@ -14,7 +14,7 @@ from collapse_lab.bench.estimate import MEASURED, estimate, kept_checkpoints, mo
 from collapse_lab.cli import cli
 from collapse_lab.config import RunConfig
 from collapse_lab.data.base import Dataset, stratified_subset
-from collapse_lab.resolve import smoke_of
+from collapse_lab.config import smoke_of
 from tests.paper_data import write_paper_data
 
 

@@ -58,11 +58,20 @@ def extract_features(model: torch.nn.Module, x: torch.Tensor, to_float, dtype: t
     return torch.cat(out) if out else torch.zeros(0, model.feature_dim, dtype=dtype)
 
 
+# The model of runs trained outside collapse-lab, as the user named it on the command line
+# (``--model-factory``/``--layer``): what every FeatureSource of the process uses by default.
+FOREIGN = {"factory": None, "layer": None}
+
+
 class FeatureSource:
-    """Reads runs' checkpoints and returns their representations, caching them on disk."""
+    """Reads runs' checkpoints and returns their representations, caching them on disk.
+
+    ``model_factory`` (``package.module:function``) builds the architecture of runs written
+    outside collapse-lab (``--model-factory``); their representation is the output of
+    ``layer`` or the input of the last linear layer (``hooks.features``)."""
 
     def __init__(self, split: str = "test", dtype: str = "float64", device: str = "auto", batch_size: int = 1024,
-                 use_cache: bool = True):
+                 use_cache: bool = True, model_factory: str | None = None, layer: str | None = None):
         if split not in ("test", "train"):
             raise CollapseLabError(f"--split {split!r}: use test or train")
         if dtype not in DTYPES:
@@ -71,6 +80,11 @@ class FeatureSource:
         self.device = resolve_device(device)
         self._datasets: dict[tuple, tuple[Dataset, str]] = {}
         self.computed = 0  # model forward passes over a whole evaluation set (cache misses)
+        self.factory_spec = model_factory or FOREIGN["factory"]
+        self.layer = layer if layer is not None else FOREIGN["layer"]
+        from .hooks import load_factory
+
+        self.factory = load_factory(self.factory_spec) if self.factory_spec else None
 
     def dataset(self, cfg: RunConfig) -> tuple[Dataset, str]:
         key = (cfg.dataset, cfg.data_root, cfg.image_size, tuple(sorted(cfg.dataset_options.items())))
@@ -107,19 +121,29 @@ class FeatureSource:
         cfg = run.config
         ds, fp = self.dataset(cfg)
         ckpt = self.checkpoint_path(run, r, client)
-        key = hashlib.sha256(f"{file_sha256(ckpt)}|{cfg.model}|{fp}|{self.split}|{self.dtype}".encode()).hexdigest()[:32]
+        how = f"{cfg.model}" + (f"|{self.factory_spec}|{self.layer}" if self.factory or self.layer else "")
+        key = hashlib.sha256(f"{file_sha256(ckpt)}|{how}|{fp}|{self.split}|{self.dtype}".encode()).hexdigest()[:32]
         cache = run.path.parent / ".features" / f"{key}.safetensors"
         if self.use_cache and cache.is_file():
             try:
                 return load_tensors(cache)["z"]
             except (CollapseLabError, KeyError):
                 pass  # a damaged cache entry is recomputed and rewritten
-        # the bare architecture: a method's additions beside z (MOON's head) are not read,
-        # and FedETF's fixed classifier is an ordinary classifier's weights
-        model = build_model(builder(cfg.model, cfg.model_revision), ds.num_classes, ds.input_shape)
-        model.load_state_dict(load_state(ckpt, model, extra_ok=True))
         x = getattr(ds, f"{self.split}_x")
-        z = extract_features(model, x, ds.to_float, DTYPES[self.dtype], self.device, self.batch_size)
+        if self.factory is not None or self.layer is not None:  # a model from elsewhere, or another layer
+            from .hooks import build_from_factory, features
+
+            model = (build_from_factory(self.factory, ds.num_classes, ds.input_shape, self.factory_spec)
+                     if self.factory is not None else build_model(builder(cfg.model, cfg.model_revision),
+                                                                  ds.num_classes, ds.input_shape))
+            model.load_state_dict(load_state(ckpt, model, extra_ok=True))
+            z = features(model, x, self.layer, ds.to_float, DTYPES[self.dtype], self.device, self.batch_size)
+        else:
+            # the bare architecture: a method's additions beside z (MOON's head) are not read,
+            # and FedETF's fixed classifier is an ordinary classifier's weights
+            model = build_model(builder(cfg.model, cfg.model_revision), ds.num_classes, ds.input_shape)
+            model.load_state_dict(load_state(ckpt, model, extra_ok=True))
+            z = extract_features(model, x, ds.to_float, DTYPES[self.dtype], self.device, self.batch_size)
         self.computed += 1
         if not bool(torch.isfinite(z).all()):  # a diverged run stored before divergence was recorded
             raise CollapseLabError(f"{run.path.name}: the {'global' if client is None else f'client {client}'} model "

@@ -1,0 +1,93 @@
+"""Representations of any ``torch.nn.Module``: the output of a named layer (or, by default,
+the input of the last linear layer: the penultimate representation z of FedDecorr Sec. 3),
+taken by a forward hook, in float64. For models trained outside collapse-lab, whose
+``forward`` returns logits only, and for ``--model-factory``."""
+from __future__ import annotations
+
+import copy
+import importlib
+import inspect
+from typing import Callable
+
+import torch
+import torch.nn as nn
+
+from ...errors import CollapseLabError
+
+
+def last_linear(model: nn.Module) -> str:
+    """The name of the model's last ``nn.Linear`` in registration order (its classifier)."""
+    names = [n for n, m in model.named_modules() if isinstance(m, nn.Linear)]
+    if not names:
+        raise CollapseLabError(f"{type(model).__name__} has no nn.Linear layer whose input would be the "
+                               "representation; name the layer with layer=... (--layer)")
+    return names[-1]
+
+
+def _module(model: nn.Module, layer: str) -> nn.Module:
+    modules = dict(model.named_modules())
+    if layer not in modules:
+        near = [n for n in modules if n and (layer in n or n in layer)][:5] or [n for n in modules if n][-5:]
+        raise CollapseLabError(f"--layer {layer!r}: {type(model).__name__} has no such module; e.g. {', '.join(near)}")
+    return modules[layer]
+
+
+@torch.inference_mode()
+def features(model: nn.Module, x: torch.Tensor, layer: str | None = None, to_float: Callable | None = None,
+             dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu",
+             batch_size: int = 1024) -> torch.Tensor:
+    """The representation of every row of ``x`` (N x ...), flattened to N x d: the output of
+    module ``layer`` (a name from ``model.named_modules()``), or with ``layer=None`` the input
+    of the last linear layer. The model is copied, cast to ``dtype`` and put in eval mode
+    (BatchNorm uses its running statistics); the caller's model is not changed.
+    ``to_float(batch, dtype)`` normalises stored inputs (``Dataset.to_float``)."""
+    m = copy.deepcopy(model).to(device=device, dtype=dtype).eval()
+    pre = layer is None
+    target = _module(m, last_linear(m) if pre else layer)
+    got: list[torch.Tensor] = []
+
+    def grab(mod, args, out=None):
+        t = args[0] if pre else out
+        if isinstance(t, (tuple, list)):
+            t = t[0]
+        got.append(t.detach().flatten(1).to("cpu", dtype))
+
+    handle = target.register_forward_pre_hook(grab) if pre else target.register_forward_hook(grab)
+    try:
+        for s in range(0, len(x), batch_size):
+            xb = x[s : s + batch_size].to(device)
+            m(to_float(xb, dtype) if to_float is not None else xb.to(dtype))
+    finally:
+        handle.remove()
+    return torch.cat(got) if got else torch.zeros(0, 0, dtype=dtype)
+
+
+def load_factory(spec: str) -> Callable:
+    """``package.module:function`` (given by the user; never read from a store) -> the callable."""
+    mod, sep, fn = spec.partition(":")
+    if not sep or not mod or not fn:
+        raise CollapseLabError(f"--model-factory {spec!r}: write it as package.module:function")
+    try:
+        module = importlib.import_module(mod)
+    except Exception as e:  # noqa: BLE001 (the user's module: any import error is one line)
+        raise CollapseLabError(f"--model-factory {spec}: cannot import {mod} ({type(e).__name__}: "
+                               f"{str(e).splitlines()[0] if str(e) else ''})") from None
+    obj = getattr(module, fn, None)
+    if not callable(obj):
+        raise CollapseLabError(f"--model-factory {spec}: {mod} has no function {fn}")
+    return obj
+
+
+def build_from_factory(factory: Callable, num_classes: int, input_shape: tuple, spec: str = "the factory") -> nn.Module:
+    """Call a user's model factory with what it asks for of ``num_classes`` and
+    ``input_shape`` (by parameter name), and check that it returns a module."""
+    params = inspect.signature(factory).parameters
+    kwargs = {k: v for k, v in (("num_classes", num_classes), ("input_shape", tuple(input_shape))) if k in params}
+    try:
+        model = factory(**kwargs)
+    except Exception as e:  # noqa: BLE001 (the user's code: its failure is one line)
+        raise CollapseLabError(f"--model-factory {spec}: calling it failed ({type(e).__name__}: "
+                               f"{str(e).splitlines()[0] if str(e) else ''})") from None
+    if not isinstance(model, nn.Module):
+        raise CollapseLabError(f"--model-factory {spec}: it returned {type(model).__name__}, not a torch.nn.Module")
+    return model

@@ -1,0 +1,125 @@
+"""The Python API (docs/api.md): open a store and its runs, get representations, compute
+the measures, draw the plots, train with the CLI's resolver, record runs from elsewhere.
+Everything here is a thin door onto the modules the commands use; names exported from
+``collapse_lab`` (``import collapse_lab as cl; cl.open_store(...)``) are the stable surface."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from .config import RunConfig
+from .errors import CollapseLabError
+from .store import RunDir, find_runs
+
+
+class Run:
+    """One stored run (read-only): its configuration, rounds, clients, metrics, checkpoints
+    and representations."""
+
+    def __init__(self, path):
+        self.dir = RunDir(Path(path))
+        if not (self.dir.path / "run.json").is_file():
+            raise CollapseLabError(f"{path}: not a run folder (no run.json); open <store>/<run>")
+        self.dir.meta  # an unreadable or newer-format run.json is one error here
+
+    def __repr__(self) -> str:
+        return f"Run({self.name!r}, {self.status}, rounds {self.rounds_complete}/{self.meta.get('rounds')})"
+
+    name = property(lambda self: self.dir.path.name)
+    path = property(lambda self: self.dir.path)
+    meta = property(lambda self: self.dir.meta, doc="run.json: every resolved option and the run's bookkeeping")
+    config = property(lambda self: self.dir.config, doc="the run's RunConfig")
+    status = property(lambda self: self.meta.get("status"))
+    rounds_complete = property(lambda self: int(self.meta.get("rounds_complete", 0)))
+
+    @property
+    def rounds(self) -> list[int]:
+        """The complete rounds whose global model is stored (0 = the initial model, when kept)."""
+        return [r for r in range(self.rounds_complete + 1) if self.dir.global_path(r).is_file()]
+
+    def clients(self, r: int) -> list[int]:
+        """The clients whose local model of round ``r`` is stored."""
+        return sorted(int(p.stem.split("_")[1]) for p in self.dir.round_dir(r).glob("client_*.safetensors"))
+
+    def metrics(self, event: str | None = "round") -> list[dict]:
+        """metrics.jsonl's events of one kind (``round``, ``probe``, ``local_epoch``; None: all)."""
+        return [e for e in self.dir.metrics() if event is None or e.get("event") == event]
+
+    def state(self, r: int | None = None, client: int | None = None) -> dict[str, torch.Tensor]:
+        """The global model's (or ``client``'s local model's) tensors at round ``r`` (default: the last)."""
+        r = self.rounds_complete if r is None else r
+        return self.dir.load_global(r) if client is None else self.dir.load_client(r, client)
+
+    def features(self, r: int | None = None, client: int | None = None, split: str = "test", dtype: str = "float64",
+                 device: str = "cpu", model_factory: str | None = None, layer: str | None = None) -> torch.Tensor:
+        """The representations z (N x d) of the run's evaluation set under the global model
+        (or ``client``'s) of round ``r`` (default: the last), cached beside the store.
+        ``model_factory``/``layer``: for runs recorded from a model outside the registry."""
+        from .analysis.features import FeatureSource
+
+        fs = FeatureSource(split=split, dtype=dtype, device=device, model_factory=model_factory, layer=layer)
+        return fs.features(self.dir, self.rounds_complete if r is None else r, client)
+
+    def spectrum(self, r: int | None = None, client: int | None = None, **kw) -> tuple[torch.Tensor, float]:
+        """Singular values of the representation covariance (descending, float64) and the numerical floor."""
+        from .spectra.functional import spectrum
+
+        return spectrum(self.features(r, client, **kw))
+
+
+def open_run(path) -> Run:
+    """One run folder, ``<store>/<run>``."""
+    return Run(path)
+
+
+def open_store(store="checkpoints", **where) -> list[Run]:
+    """The runs of a store, optionally only those whose run.json fields equal ``where``
+    (``alpha="0.05"``, ``method="fedavg"``, ``status="complete"``); alpha compares as train writes it."""
+    from .config import alpha_str, parse_alpha
+
+    path = Path(store)
+    if not path.is_dir():
+        raise CollapseLabError(f"{store}: no such store folder")
+    out = []
+    for r in find_runs(path):
+        meta = r.meta
+        ok = all((alpha_str(parse_alpha(v)) == meta.get("alpha")) if k == "alpha" else meta.get(k) == v
+                 for k, v in where.items())
+        if ok:
+            out.append(Run(r.path))
+    return out
+
+
+def train(store="checkpoints", resume: bool = True, progress: bool = False, **options) -> list[Run]:
+    """Train runs from Python through the same resolver as ``collapse-lab train``
+    (preset < data set defaults < ``options``), named as a config file names them
+    (``dataset``, ``alphas=[0.05, inf]``, ``seeds``, ``rounds``, ``reg``, ``method_options``, ...).
+    Complete runs are skipped, unfinished ones continued (``resume``); returns every run."""
+    from .resolve import resolve_runs
+    from .store import lock
+    from .store.paths import check_store_for_writing
+    from .training.engine import train as train_run
+    from .training.prepare import check_disk, prepare, take_lock
+
+    configs = resolve_runs({}, values=options, where="collapse_lab.train()")
+    out = check_store_for_writing(store, "store")
+    prepared = prepare(configs, out, resume=resume)
+    check_disk(prepared, out)
+    todo = [p for p in prepared if p.action in ("train", "resume")]
+    for p in todo:
+        take_lock(p)
+    try:
+        for p in todo:
+            train_run(p, log=print if progress else None)
+    finally:
+        for p in todo:
+            lock.release(p.path)
+    return [Run(p.path) for p in prepared]
+
+
+def configs(**options) -> list[RunConfig]:
+    """The final run configurations ``train(**options)`` would train (nothing is written)."""
+    from .resolve import resolve_runs
+
+    return resolve_runs({}, values=options, where="collapse_lab.configs()")
