@@ -35,9 +35,10 @@ def batch_sizes(n: int, batch_size: int) -> set[int]:
 def batches(n: int, batch_size: int, generator: torch.Generator) -> list[torch.Tensor]:
     """A fresh random order each epoch, cut into batches. A trailing batch of a single
     sample is dropped (when n > 1): BatchNorm cannot normalise one sample and a
-    one-sample correlation matrix carries no information."""
+    one-sample correlation matrix carries no information. A client without samples (a
+    split with ``--min-size 0``) has no batch: it takes no step and keeps the global model."""
     order = torch.randperm(n, generator=generator)
-    out = list(order.split(batch_size))
+    out = [b for b in order.split(batch_size) if len(b)]  # split of an empty order gives one empty batch
     if len(out) > 1 and len(out[-1]) == 1:
         out.pop()
     return out

@@ -147,3 +147,24 @@ def test_bad_input_exit_2_one_line_nothing_written(tmp_path, args, msg):
     assert msg in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert "Traceback" not in res.output
     assert not (tmp_path / "o").exists() or not any((tmp_path / "o").iterdir())
+
+
+def test_a_client_without_samples_keeps_the_global_model(tmp_path, cifar_root):
+    """A split with --min-size 0 can leave a client empty: it takes no step (it was given one
+    empty batch, whose NaN loss marked the run diverged) and returns the global model."""
+    from collapse_lab.cli import cli
+    from collapse_lab.io import load_tensors
+    from collapse_lab.store import find_runs
+
+    res = CliRunner().invoke(cli, ["train", "--dataset", "cifar10", "--data-root", str(cifar_root), "--model", "cnn",
+                                   "--augment", "none", "--alpha", "0.01", "--min-size", "0", "--clients", "20",
+                                   "--rounds", "1", "--local-epochs", "1", "--store", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    (run,) = find_runs(tmp_path)
+    sizes = run.meta["client_sizes"]
+    assert run.meta["status"] == "complete" and 0 in sizes
+    k = sizes.index(0)
+    g0, local = load_tensors(run.global_path(0)), load_tensors(run.client_path(1, k))
+    assert all(torch.equal(g0[n], local[n]) for n in g0)
+    ev = [e for e in run.metrics() if e.get("event") == "local_epoch" and e["client"] == k]
+    assert ev[0]["samples"] == 0 and ev[0]["steps"] == 0 and ev[0]["loss"] == 0
