@@ -26,7 +26,7 @@ class _Plain(yaml.SafeDumper):
 
 
 def check() -> list[str]:
-    from collapse_lab.analysis.catalogue import load_entry
+    from collapse_lab.analysis.catalogue import load_entry, matches
     from collapse_lab.analysis.renderers.table import reference
     from collapse_lab.errors import CollapseLabError
 
@@ -35,7 +35,12 @@ def check() -> list[str]:
         try:
             entry = load_entry(path)
             for preset in entry.runs:
-                entry.configs(preset)
+                configs = entry.configs(preset)
+                for panel in entry.at(preset).params.get("panels") or []:  # every panel selects runs
+                    where = panel.get("where") if isinstance(panel, dict) else None
+                    if where and not any(matches(c, where) for c in configs):
+                        problems.append(f"{path.name}: at --preset {preset} no run matches panel "
+                                        f"{panel.get('title', '')!r} where {where}")
         except CollapseLabError as e:
             problems.append(f"{path.name}: {e}")
             continue

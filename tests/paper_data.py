@@ -119,14 +119,14 @@ def ham10000(root: Path, rng, per_class: int) -> None:
 
 
 def write_paper_data(root: Path, seed: int = 0) -> Path:
-    """Every paper-preset data set under ``root``; returns ``root``. Sizes: enough training
-    images that a split into 100 clients leaves most of them some (CIFAR), a few per class
-    elsewhere; a few test images per class."""
+    """Every paper-preset data set under ``root``; returns ``root``. Sizes: the fewest
+    training images per class that every split of the paper preset accepts, a few test
+    images per class."""
     root = Path(root)
     rng = np.random.default_rng(seed)
-    cifar(root, rng, 10, 40, 4)
-    cifar(root, rng, 100, 6, 1)
-    tinyimagenet(root, rng, 2, 1)
+    cifar(root, rng, 10, 60, 4)  # FedETF's scenes split: 100 clients, 50 shares of each CIFAR-10 class
+    cifar(root, rng, 100, 24, 1)  # ... and 20 of each CIFAR-100 class
+    tinyimagenet(root, rng, 10, 1)  # the journal's pathological split: up to all 10 clients hold a class
     stl10(root, rng, 8, 2)
     femnist(root, rng, writers=120, per_writer=4)
     domain_sets(root, rng, 5)

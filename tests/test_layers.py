@@ -36,6 +36,7 @@ ALLOWED = {
     "analysis": CORE | BELOW_BOTH | {"store", "sweep", "analyses"},
     "bench": CORE | BELOW_BOTH | {"store", "training", "resolve", "sweep", "analysis"},
     "commands": CORE | BELOW_BOTH | {"store", "training", "resolve", "sweep", "analysis", "analyses", "bench"},
+    "flower": CORE | {"store"},  # records a Flower run into the store (the flower extra)
     "api": CORE | BELOW_BOTH | {"store", "training", "resolve", "analysis"},  # the Python API: a door onto both
     "cli": CORE | {"store", "training", "resolve", "commands"},
     "entry": {"cli"},

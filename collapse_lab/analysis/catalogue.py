@@ -1,6 +1,7 @@
 """The catalogue's specs (``specs/*.yaml``): loading, checking, and the runs an entry needs."""
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,10 +44,18 @@ class Entry:
         configs = expand(spec, f"analyses/specs/{self.name}.yaml runs.{preset}", warn, data="if-present")
         return smoke_all(configs, self.reads_clients()) if smoke else configs
 
+    def at(self, preset: str) -> "Entry":
+        """The entry with its parameters at ``preset``: ``params.presets.<preset>`` (e.g. panels
+        whose ``where`` names the paper's data sets) replaces the keys it names."""
+        over = (self.params.get("presets") or {}).get(preset) or {}
+        base = {k: v for k, v in self.params.items() if k != "presets"}
+        return dataclasses.replace(self, params={**base, **over})
+
     def reads_clients(self) -> bool:
         """Whether the entry reads client models (local spectra), so its runs keep them."""
-        return self.renderer == "local_global" or any(
-            isinstance(p, dict) and p.get("model") == "client" for p in self.params.get("panels", []))
+        panels = [p for params in (self.params, *(self.params.get("presets") or {}).values())
+                  for p in (params.get("panels") or [])]
+        return self.renderer == "local_global" or any(isinstance(p, dict) and p.get("model") == "client" for p in panels)
 
 
 def smoke_all(configs: list[RunConfig], keep_clients: bool = False) -> list[RunConfig]:

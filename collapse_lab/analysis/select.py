@@ -17,6 +17,9 @@ from ..store import RunDir, find_runs, run_path
 from .catalogue import Entry, matches
 from .labels import describe, label
 
+# What ``config.smoke_of`` rewrites (a smoke run's panels do not select by them).
+SMOKE_CUT = ("rounds", "local_epochs", "min_size", "probe", "keep_local")
+
 # Runs whose identities differ only in these are seeds (or lengths) of one configuration.
 SEED_KEYS = ("seed", "rounds", "tag")
 
@@ -76,6 +79,8 @@ def groups(entry: Entry, preset: str, store: Path, where: dict | None = None,
     A missing or unfinished run is an error naming it (``figures`` trains them first)."""
     configs = configs if configs is not None else entry.configs(preset)
     fields = varying(configs)
+    if configs and configs[0].smoke:  # a smoke run's length was cut: a panel cannot tell it apart by it
+        where = {k: v for k, v in (where or {}).items() if k not in SMOKE_CUT}
     configs = [c for c in configs if matches(c, where or {})]
     if not configs:
         raise CollapseLabError(f"{entry.name}: no run of the {preset} preset matches {where}")

@@ -51,15 +51,16 @@ def smoke_paths(smoke: bool, store: str, out: str, out_default: str) -> tuple[Pa
     return Path(store), Path(out)
 
 
-def train_missing(configs, store: Path, backend: str, workers: int | None, stack: int, address, say) -> list[dict]:
+def train_missing(configs, store: Path, backend: str, workers: int | None, stack: int, address, say,
+                  drop_checkpoints: bool = False) -> list[dict]:
     """Train (or finish) the runs not complete in the store through the sweep engine;
     returns the failures. Diverged runs are left alone (their figure says so). Runs tagged
     ``timing`` (the timing tables) train last, one at a time on all the cores, unstacked:
     their ``train_seconds`` is what a round costs."""
     timed = [c for c in configs if c.tag == "timing"]
     rest = [c for c in configs if c.tag != "timing"]
-    failed = _train(rest, store, backend, workers, stack, address, say)
-    return failed + _train(timed, store, backend, 1, 1, address, say)
+    failed = _train(rest, store, backend, workers, stack, address, say, drop_checkpoints)
+    return failed + _train(timed, store, backend, 1, 1, address, say, drop_checkpoints)
 
 
 def missing_data(configs, say) -> tuple[list[dict], list]:
@@ -89,7 +90,8 @@ def missing_data(configs, say) -> tuple[list[dict], list]:
     return failed, [c for c in configs if key(c) not in missing]
 
 
-def _train(configs, store: Path, backend: str, workers: int | None, stack: int, address, say) -> list[dict]:
+def _train(configs, store: Path, backend: str, workers: int | None, stack: int, address, say,
+           drop_checkpoints: bool = False) -> list[dict]:
     from .sweep import diverged
     from ..training.prepare import check_disk, prepare
     from ..training.stacked import prepared_reason
@@ -126,6 +128,10 @@ def _train(configs, store: Path, backend: str, workers: int | None, stack: int, 
 
     def report(ev: dict) -> None:
         if ev["event"] == "end":
+            if drop_checkpoints and ev["status"] == "complete":  # tables --smoke: metrics are what a table reads
+                from ..store import RunDir
+
+                RunDir(store / Path(ev["run"]).name).drop_checkpoints("tables --smoke")
             state["done"] += 1
             say(f"{state['done']}/{len(todo)} runs trained ({ev['run']}: {ev['status']}, "
                 f"{time.time() - state['t0']:.0f} s)")
@@ -146,6 +152,7 @@ def render(entry, ctx, out: Path) -> dict:
     from ..analysis.plots import save_figure
 
     t0 = time.time()
+    entry = entry.at(ctx.preset)  # its parameters at this preset
     r = RENDERERS.get(entry.renderer)
     values = r.compute(entry, ctx)
     claims = []

@@ -39,7 +39,8 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
         return _list(entries, per_entry, store, out, by_name, as_json, suffix="md")
     t0 = time.time()
     try:
-        failed = [] if no_train else train_missing(configs, store, backend, workers, stack, address, say)
+        failed = [] if no_train else train_missing(configs, store, backend, workers, stack, address, say,
+                                                   drop_checkpoints=smoke)
     except Interrupted as e:
         from ..signals import exit_status
 
@@ -54,7 +55,7 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
             say(f"{e.name}: not rendered ({why})")
             continue
         try:
-            values = RENDERERS.get(e.renderer).compute(e, ctx)
+            values = RENDERERS.get(e.renderer).compute(e.at(preset), ctx)
         except CollapseLabError as err:
             records.append({"entry": e.name, "error": str(err)})
             say(f"{e.name}: not rendered: {err}")

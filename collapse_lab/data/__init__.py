@@ -86,10 +86,13 @@ def dataset_of(cfg) -> Dataset:
     return _LOADED[key]
 
 
-# A smoke run (``figures/tables --smoke``) trains on about this many batches per client and
-# evaluates on this many test samples: enough to run every layer, small enough for a CPU.
+# A smoke run (``figures/tables --smoke``) splits about this many batches per client of the
+# training set among its clients, trains each client on at most ``SMOKE_SAMPLES`` of its
+# samples (one step), and evaluates on about ``SMOKE_TEST`` test samples: every layer runs,
+# on a CPU, in about a second a run.
 SMOKE_BATCHES = 2
-SMOKE_TEST = 256
+SMOKE_SAMPLES = 8
+SMOKE_TEST = 100
 
 
 __all__ = ["DATASETS", "Dataset", "dataset_of", "load_dataset"]

@@ -235,6 +235,16 @@ class RunDir:
                 keep.append(line + "\n")
         write_bytes(p, "".join(keep).encode(), self.fault)
 
+    def drop_checkpoints(self, why: str) -> None:
+        """Remove every round's checkpoints of a finished run, keeping run.json, the
+        partition and the metrics (``tables --smoke``: a table reads accuracies, and a
+        thousand paper runs' checkpoints would fill a disk); run.json says so, and a later
+        ``--resume`` would find the run damaged and train it again."""
+        self.update(checkpoints_dropped=why)
+        for d in sorted(self.path.glob("round_*")):
+            if d.is_dir():
+                shutil.rmtree(d)
+
     def prune_local(self, r: int, keep: tuple[str, int], final_round: int) -> None:
         """Apply --keep-local after round r completes (last/every keep the final round)."""
         mode, n = keep

@@ -24,6 +24,7 @@ from ..faults import Faults
 from ..io import AsyncWriter, load_state
 from .regularizers import build_regularizer
 from ..seeds import PURPOSE_AUGMENT, PURPOSE_BATCHES, seed_for
+from ..data import SMOKE_SAMPLES
 from ..store import RunDir, parse_keep_local
 from . import fast as fastpath
 from .evaluate import evaluate
@@ -235,6 +236,8 @@ def _jobs(ctx: RunContext, r: int, participants: list[int], global_state: dict) 
     jobs = []
     for k in participants:
         ix = ctx.client_idx[k]
+        if cfg.smoke:  # a smoke run: one step on the client's first few samples (the split stays whole)
+            ix = ix[:SMOKE_SAMPLES]
         # Augmentation draws from its own stream, so the batch order is the same with and
         # without it, and a resumed run augments exactly as an uninterrupted one.
         jobs.append(Job(k, ctx.x_train[ix], ctx.y_train[ix],
