@@ -184,7 +184,7 @@ PRESETS = ("paper", "quick")
 def smoke_of(cfg: RunConfig, keep_clients: bool = False) -> RunConfig:
     """The smoke form of a run (``figures/tables --smoke``): the same data set format,
     model, partition, method, regularizer, augmentation and precision, cut to one round of
-    one local epoch over a few batches per client (``data.SMOKE_BATCHES``) and a small test
+    one local step on each client's first samples (``data.SMOKE_SAMPLES``) and a small test
     set; the split's minimum client size is waived (a few images per class cannot fill 100
     clients), the probe is off, client checkpoints are kept only where the figure reads
     them. ``smoke`` is part of the run's identity: a smoke run never shares a folder (or a

@@ -98,6 +98,7 @@ def _record(store, rounds=2, seed=0, model="tiny", **more):
     return w, states
 
 
+@pytest.mark.slow
 def test_the_writer_records_a_run_every_analysis_reads(tmp_path):
     store = tmp_path / "ck"
     w, states = _record(store)
@@ -124,6 +125,7 @@ def test_the_writer_records_a_run_every_analysis_reads(tmp_path):
                                                                           cl.effective_rank(sv, floor))
 
 
+@pytest.mark.slow
 def test_the_writer_resumes_refuses_out_of_order_and_newer_formats(tmp_path):
     store = tmp_path / "ck"
     w, _ = _record(store, rounds=3)
@@ -160,6 +162,7 @@ def _sha(path):
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+@pytest.mark.slow
 def test_train_from_python_stores_the_bytes_train_stores(tmp_path):
     opts = dict(dataset="gaussian", rounds=2, local_epochs=1, clients=3, alphas=[0.5], batch_size=16)
     runs = cl.train(tmp_path / "api", **opts)

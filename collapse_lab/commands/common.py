@@ -26,10 +26,10 @@ def _foreign(ctx, param, value):
     from ..analysis.features.extract import FOREIGN
     from ..analysis.features.hooks import load_factory
 
-    if value is not None:
-        if param.name == "model_factory":
-            load_factory(value)  # a factory that cannot be imported is one line before any work
-        FOREIGN[param.name if param.name == "layer" else "factory"] = value
+    if value is not None and param.name == "model_factory":
+        load_factory(value)  # a factory that cannot be imported is one line before any work
+    # set on every call, given or not: a second command in one process starts clean
+    FOREIGN[param.name if param.name == "layer" else "factory"] = value
     return value
 
 

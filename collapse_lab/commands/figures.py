@@ -117,7 +117,13 @@ def _train(configs, store: Path, backend: str, workers: int | None, stack: int, 
     from ..store.paths import check_store_for_writing
 
     check_store_for_writing(store, "--store", smoke_ok=True)  # figures/tables checked the smoke mark
-    check_disk(pending, store)  # refuse before training rather than fill the disk mid-way
+    if drop_checkpoints:  # each run's files go once it is trained: the runs in flight are what must fit
+        from ..training.prepare import estimate_bytes
+
+        inflight = (workers or backends.cores()) * max(stack, 1)
+        check_disk(sorted(pending, key=estimate_bytes)[-inflight:], store)
+    else:
+        check_disk(pending, store)  # refuse before training rather than fill the disk mid-way
     todo = [p.config for p in pending]
     reasons = {p.config.run_name(): prepared_reason(p) for p in pending} if stack > 1 else {}
     work = backends.units(todo, stack, lambda c: reasons[c.run_name()])

@@ -149,6 +149,7 @@ def report_cmd(store, fig_dir, out, tau, device, as_json):
         nums, cka, labels = run_numbers(run, fs, tau)
         numbers.append({"run": run.path.name, **nums})
         fig, (axes,) = grid(1, 4, scale=1.4)
+        ev = [e for e in ev if isinstance(e.get("test_acc"), (int, float))]  # a recorded run may log no accuracy
         plot_run_panel(axes, ([e["round"] for e in ev], [e["test_acc"] for e in ev]), probes, tau, cka, labels,
                        run.path.name)
         uri = png_uri(fig)
