@@ -35,7 +35,7 @@ def plan(entries, preset: str, store: Path, warn, smoke: bool = False) -> tuple[
     return configs, per_entry, seen
 
 
-SMOKE_NOTE = "SMOKE: one round of a few local steps on a data subset; proves the path, not the papers' numbers"
+SMOKE_NOTE = "SMOKE: one round, one local step per client, a small test set: proves the path, not the papers' numbers"
 
 
 def smoke_paths(smoke: bool, store: str, out: str, out_default: str) -> tuple[Path, Path]:

@@ -249,7 +249,7 @@ def align_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, e
                                "figures": [str(p) for p in paths]}, indent=1))
         return
     for a, r in results.items():
-        diag = ", ".join(f"t={t:g}: {float(np.mean(np.diag(m))):.3f}" for t, m in r.alignment.items())
+        diag = ", ".join(f"t={float(f'{t:.3g}'):g}: {float(np.mean(np.diag(m))):.3f}" for t, m in r.alignment.items())
         click.echo(f"alpha={a}: mean diagonal |u_k^T v_(L+1),k| {diag}")
     click.echo("figures: " + ", ".join(str(p) for p in paths))
 

@@ -63,7 +63,7 @@ def render_all(values: dict, entry, compare: bool) -> dict:
             + (f"; FedDecorr scaling: {' and '.join(SCALING[k] for k in values['feddecorr_scaling'])}"
                if values.get("feddecorr_scaling") else "")]
     if values.get("smoke"):
-        head.insert(0, "SMOKE: one round of a few local steps on a data subset; the numbers prove the path, not the "
+        head.insert(0, "SMOKE: one round, one local step per client, a small test set; the numbers prove the path, not the "
                        "papers' results")
     if values["preset"] != "paper":
         head.append("data actually used: " + "; ".join(f"{col} -> {', '.join(sorted(data.get(col, {'n/a'})))}"
