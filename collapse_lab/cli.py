@@ -251,6 +251,10 @@ cli.add_command(runs_cmd)
 cli.add_command(figures_cmd)
 cli.add_command(tables_cmd)
 
+from .commands.import_cmd import import_cmd  # noqa: E402
+
+cli.add_command(import_cmd)
+
 
 strict(cli)
 

@@ -45,16 +45,18 @@ class RunWriter:
     facts about where it was trained (kept in run.json). The split: ``client_indices`` (one
     index list into the training set per client) with the training ``labels`` and
     ``num_classes``, or only ``client_sizes``. ``initial``: the global state before round 1
-    (round 0), where you have it."""
+    (round 0), where you have it. ``gaps``: rounds may be skipped (an import of the rounds
+    another code saved; a skipped round has no files and its number no event)."""
 
     def __init__(self, store, config: dict, client_indices=None, labels=None, num_classes: int | None = None,
-                 client_sizes=None, initial: dict | None = None, name: str | None = None, source: dict | None = None):
+                 client_sizes=None, initial: dict | None = None, name: str | None = None, source: dict | None = None,
+                 gaps: bool = False):
         unknown = sorted(set(config) - RUN_FIELDS)
         if unknown:
             raise CollapseLabError(f"RunWriter config: unknown option(s) {', '.join(unknown)}; use train's option names "
                                    "(put other facts in source=...)")
         cfg = RunConfig.from_json({**RunConfig().to_json(), **{k: v for k, v in config.items()}})
-        self.config = cfg
+        self.config, self.gaps = cfg, gaps
         self.store = check_store_for_writing(store, "store")
         self.name = name or cfg.run_name()
         check_name(self.name, "the run name")
@@ -95,7 +97,7 @@ class RunWriter:
         """Round ``r``'s global model, each client's model after its local training
         (``{client index: state dict}``) and its numbers (``test_acc`` and anything
         JSON-able), in that order; then the round counts as complete."""
-        if r != self.next_round:
+        if r != self.next_round and not (self.gaps and r > self.next_round):
             raise CollapseLabError(f"RunWriter: round {r} given, round {self.next_round} is next (rounds are written "
                                    "in order, each once)")
         for k, state in (clients or {}).items():

@@ -1,0 +1,86 @@
+"""``collapse-lab import``: checkpoints written the way the released FedDecorr code writes
+them (torch.save of the global and client-0 state dicts, overwritten every save interval)
+become a run the analyses read; a pickle that needs code is refused without running it."""
+from __future__ import annotations
+
+import json
+
+import torch
+from click.testing import CliRunner
+
+import collapse_lab as cl
+from collapse_lab.cli import cli
+from collapse_lab.data import load_dataset
+from tests.test_api import TinyResNet, _trained_tiny
+
+FACTORY = "tests.test_api:tiny_factory"
+
+
+class Evil:
+    def __reduce__(self):  # what an untrusted pickle does: run code when loaded
+        return (print, ("this must never run",))
+
+
+def _released_layout(root, rounds=(100,)):
+    """<ckptdir>/fedavg/globalmodel_<log>.pth and localmodel0_<log>.pth, as approach/fedavg.py saves."""
+    d = root / "ckpt" / "fedavg"
+    d.mkdir(parents=True)
+    g, c = _trained_tiny(1), _trained_tiny(2)
+    torch.save(g.state_dict(), d / "globalmodel_experiment_log-2026.pth")
+    torch.save(c.state_dict(), d / "localmodel0_experiment_log-2026.pth")
+    return root / "ckpt", g, c
+
+
+def test_released_feddecorr_checkpoints_import_and_analyse(tmp_path):
+    src, g, c = _released_layout(tmp_path)
+    store = tmp_path / "store"
+    res = CliRunner().invoke(cli, ["import", str(src), "--store", str(store), "--global", "fedavg/globalmodel_*.pth",
+                                   "--client", "fedavg/localmodel{client}_*.pth", "--round", "100",
+                                   "--dataset", "digits", "--model", "tinyresnet", "--clients", "10",
+                                   "--alpha", "0.05", "--json"])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    run = cl.open_run(out["run"])
+    assert run.rounds == [100] and run.clients(100) == [0] and run.meta["alpha"] == "0.05"
+    assert run.meta["source"]["imported_from"] == str(src.resolve()) and run.status == "complete"
+    ds = load_dataset("digits")
+    x = ds.to_float(ds.test_x, torch.float64)
+    assert torch.equal(run.features(model_factory=FACTORY), cl.features(g, x))
+    assert torch.equal(run.features(client=0, model_factory=FACTORY), cl.features(c, x))
+    res = CliRunner().invoke(cli, ["spectrum", "--store", str(store), "--model-factory", FACTORY, "--json",
+                                   "--out", str(tmp_path / "fig")])
+    assert res.exit_code == 0, res.output
+    models = {e["model"] for e in json.loads(res.stdout)["spectra"]}
+    assert models == {"global", "client_0"}
+    res = CliRunner().invoke(cli, ["compare", "--store", str(store), "--model-factory", FACTORY,
+                                   "--out", str(tmp_path / "fig")])
+    assert res.exit_code == 0, res.output
+
+
+def test_per_round_checkpoints_keep_their_round_numbers(tmp_path):
+    src = tmp_path / "src"
+    for r in (1, 2, 3):
+        (src / f"round_{r}").mkdir(parents=True)
+        torch.save({"state_dict": _trained_tiny(r).state_dict(), "epoch": r}, src / f"round_{r}" / "global.pt")
+    res = CliRunner().invoke(cli, ["import", str(src), "--store", str(tmp_path / "s"), "--global",
+                                   "round_{round}/global.pt", "--dataset", "digits"])
+    assert res.exit_code == 0, res.output
+    (run,) = cl.open_store(tmp_path / "s")
+    assert run.rounds == [1, 2, 3]
+    assert all(torch.equal(run.state(2)[k], _trained_tiny(2).state_dict()[k]) for k in run.state(2))
+
+
+def test_code_in_a_pickle_is_refused_and_nothing_is_written(tmp_path, capfd):
+    src = tmp_path / "src"
+    src.mkdir()
+    torch.save({"weights": TinyResNet().state_dict(), "hook": Evil()}, src / "global.pt")
+    res = CliRunner().invoke(cli, ["import", str(src), "--store", str(tmp_path / "s"), "--global", "global.pt",
+                                   "--dataset", "digits"])
+    assert res.exit_code == 2 and "not a checkpoint of tensors that loads without running code" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists()
+    assert "this must never run" not in capfd.readouterr().out
+    for args, msg in ((["--global", "nothing_*.pt"], "no file under"), (["--global", "global.pt", "--key", "x"],
+                                                                           "not a checkpoint")):
+        res = CliRunner().invoke(cli, ["import", str(src), "--store", str(tmp_path / "s"), "--dataset", "digits",
+                                       *args])
+        assert res.exit_code == 2 and msg in res.stderr
