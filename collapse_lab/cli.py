@@ -6,6 +6,7 @@ import shlex
 import signal
 import sys
 import time
+from pathlib import Path
 
 import click
 from click.core import ParameterSource
@@ -117,6 +118,8 @@ def _explicit(ctx: click.Context, params: dict) -> dict:
                                                  "(another configuration, a diverged run), after saying what it replaces.")
 @click.option("--resume", is_flag=True, help="Continue unfinished runs from their last complete round, and extend complete "
                                               "runs to a larger --rounds (bit-identical on CPU).")
+@click.option("--log", "log_to", nargs=2, metavar="KIND DIR", default=None,
+              help="Also write each run's metrics as event files when it is trained: tensorboard DIR.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary of the runs on stdout.")
 @click.pass_context
 def train(ctx, **params):
@@ -133,6 +136,17 @@ def train(ctx, **params):
 
     if params["resume"] and params["overwrite"]:
         raise CollapseLabError("--resume and --overwrite contradict each other; choose one")
+    log_to = params.pop("log_to", None)
+    if log_to is not None:
+        from .commands.export import export_runs
+
+        if log_to[0] != "tensorboard":
+            raise CollapseLabError(f"--log {log_to[0]!r}: the one kind is tensorboard (--log tensorboard DIR)")
+        try:
+            import tensorboard  # noqa: F401  (checked before anything trains)
+        except ImportError:
+            raise CollapseLabError("--log tensorboard needs the tensorboard package: "
+                                   "pip install 'collapse-lab[tensorboard]'") from None
     configs = resolve_runs(_explicit(ctx, params), params["config"])
     out = check_store_for_writing(params["out"], "--store")
     prepared = prepare(configs, out, overwrite=params["overwrite"], resume=params["resume"])
@@ -162,6 +176,8 @@ def train(ctx, **params):
                 info = {"alpha": alpha_str(p.config.alpha), "seed": p.config.seed, "resumed_from": p.start}
                 try:
                     summaries.append({**train_run(p, on_step=lambda: bar.update(1), log=log, stop=stop), **info})
+                    if log_to is not None:
+                        export_runs(*log_to[:1], [p.path], Path(log_to[1]))
                 except Diverged as e:  # the other runs go on; the command exits 1 at the end
                     cfg = p.config
                     hint = f"lower --lr (now {cfg.lr:g})" + (f" or --beta (now {cfg.beta:g})" if cfg.reg != "none" else "")
@@ -251,7 +267,10 @@ cli.add_command(runs_cmd)
 cli.add_command(figures_cmd)
 cli.add_command(tables_cmd)
 
+from .commands.export import export_cmd  # noqa: E402
 from .commands.import_cmd import import_cmd  # noqa: E402
+
+cli.add_command(export_cmd)
 
 cli.add_command(import_cmd)
 
