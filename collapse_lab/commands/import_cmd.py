@@ -28,7 +28,8 @@ def state_of(path: Path, key: str | None) -> dict:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError) as e:
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise CollapseLabError(f"{path}: not a checkpoint of tensors that loads without running code ({first[:160]}); "
+        raise CollapseLabError(f"{path}: not a checkpoint of tensors that loads without running code "
+                               f"({first.split('. ')[0][:120]}); "
                                "save model.state_dict() with torch.save") from None
     for part in (key.split(".") if key else []):
         if not isinstance(obj, dict) or part not in obj:
