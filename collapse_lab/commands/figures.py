@@ -117,17 +117,18 @@ def _train(configs, store: Path, backend: str, workers: int | None, stack: int, 
     from ..store.paths import check_store_for_writing
 
     check_store_for_writing(store, "--store", smoke_ok=True)  # figures/tables checked the smoke mark
-    if drop_checkpoints:  # each run's files go once it is trained: the runs in flight are what must fit
-        from ..training.prepare import estimate_bytes
-
-        inflight = (workers or backends.cores()) * max(stack, 1)
-        check_disk(sorted(pending, key=estimate_bytes)[-inflight:], store)
-    else:
-        check_disk(pending, store)  # refuse before training rather than fill the disk mid-way
     todo = [p.config for p in pending]
     reasons = {p.config.run_name(): prepared_reason(p) for p in pending} if stack > 1 else {}
     work = backends.units(todo, stack, lambda c: reasons[c.run_name()])
     n = workers or backends.cores()
+    if drop_checkpoints:  # each run's files go once it is trained: the largest units in flight must fit
+        from ..training.prepare import estimate_bytes
+
+        by_name = {p.config.run_name(): p for p in pending}
+        sizes = sorted(((sum(estimate_bytes(by_name[c.run_name()]) for c in u), u) for u in work), key=lambda t: t[0])
+        check_disk([by_name[c.run_name()] for _, u in sizes[-n:] for c in u], store)
+    else:
+        check_disk(pending, store)  # refuse before training rather than fill the disk mid-way
     say(f"training {len(todo)} run(s) in {len(work)} unit(s) on {backend} "
         f"({n if backend == 'local' else 'Ray'} workers, --stack {stack})")
     state = {"done": 0, "t0": time.time()}
