@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import torch
 from click.testing import CliRunner
 
@@ -31,6 +32,7 @@ def _released_layout(root, rounds=(100,)):
     return root / "ckpt", g, c
 
 
+@pytest.mark.slow
 def test_released_feddecorr_checkpoints_import_and_analyse(tmp_path):
     src, g, c = _released_layout(tmp_path)
     store = tmp_path / "store"

@@ -21,6 +21,7 @@ def _read(folder):
     return acc
 
 
+@pytest.mark.slow
 def test_logged_values_equal_the_metrics_file(tmp_path):
     store, logs = tmp_path / "ck", tmp_path / "tb"
     res = CliRunner().invoke(cli, ["train", "--dataset", "gaussian", "--rounds", "2", "--local-epochs", "2",
