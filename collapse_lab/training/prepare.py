@@ -141,6 +141,8 @@ def _existing(path: Path, cfg: RunConfig, part: Partition, overwrite: bool, resu
         d = meta.get("diverged", {})
         raise CollapseLabError(f"{path} diverged in round {d.get('round')} ({d.get('what')}); resuming would diverge "
                                "again: --overwrite retrains it (with a lower --lr or --beta)")
+    if cfg.smoke and meta.get("checkpoints_dropped") and status == "complete" and had >= cfg.rounds:
+        return "skip", 0, notes  # a smoke run whose files tables --smoke dropped: its metrics are what is read
     damage = _damage(existing, cfg, done)
     if damage is not None:
         return _repair(path, cfg, existing, part, meta, damage, resume, notes)

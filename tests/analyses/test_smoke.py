@@ -110,3 +110,23 @@ def test_smoke_and_real_stores_never_mix(tmp_path, paper_root):
                                "--alpha", "inf"]).exit_code == 0
     res = runner.invoke(cli, ["figures", "feddecorr-fig1", "--preset", "paper", "--smoke", "--store", str(real)])
     assert res.exit_code == 2 and "holds real runs" in res.stderr
+
+
+def test_a_smoke_run_whose_checkpoints_were_dropped_is_not_retrained(tmp_path):
+    """tables --smoke keeps a run's metrics and drops its checkpoints: a second call skips it."""
+    from collapse_lab.resolve import resolve_runs
+    from collapse_lab.store import RunDir
+    from collapse_lab.store.paths import check_smoke
+    from collapse_lab.training.engine import train
+    from collapse_lab.training.prepare import prepare
+
+    store = check_smoke(tmp_path / "smoke", True)
+    (cfg,) = [smoke_of(c) for c in resolve_runs({}, values={"dataset": "gaussian", "alphas": [0.5], "clients": 3})]
+    (p,) = prepare([cfg], store)
+    train(p)
+    RunDir(p.path).drop_checkpoints("tables --smoke")
+    assert not list(p.path.glob("round_*")) and RunDir(p.path).meta["checkpoints_dropped"] == "tables --smoke"
+    (again,) = prepare([cfg], store, resume=True)
+    assert again.action == "skip"
+    (real,) = prepare([smoke_of(cfg, keep_clients=True)], store, resume=True)  # same identity, same decision
+    assert real.action == "skip"
