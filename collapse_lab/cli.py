@@ -147,6 +147,9 @@ def train(ctx, **params):
         except ImportError:
             raise CollapseLabError("--log tensorboard needs the tensorboard package: "
                                    "pip install 'collapse-lab[tensorboard]'") from None
+        from .store.paths import check_store_for_writing as check_folder
+
+        check_folder(log_to[1], "--log tensorboard DIR")  # a file or read-only folder: one line, before training
     configs = resolve_runs(_explicit(ctx, params), params["config"])
     out = check_store_for_writing(params["out"], "--store")
     prepared = prepare(configs, out, overwrite=params["overwrite"], resume=params["resume"])

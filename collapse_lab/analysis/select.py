@@ -91,7 +91,8 @@ def groups(entry: Entry, preset: str, store: Path, where: dict | None = None,
         if not (path / "run.json").is_file() or run.meta.get("status") != "complete":
             status = run.meta.get("status") if (path / "run.json").is_file() else "missing"
             raise CollapseLabError(f"{entry.name}: run {path.name} is {status} in {store}; "
-                                   f"`collapse-lab figures {entry.name} --preset {preset}` trains it")
+                                   f"`collapse-lab figures {entry.name} --preset {preset}"
+                                   f"{' --smoke' if cfg.smoke else ''}` trains it")
         runs.append(run)
     return group(configs, runs, fields)
 

@@ -80,7 +80,7 @@ def dataset_of(cfg) -> Dataset:
     if getattr(cfg, "smoke", False):  # a smoke run: the whole split (it must hold), a small test set
         skey = (*key, "smoke")
         if skey not in _LOADED:
-            _LOADED[skey] = stratified_subset(_LOADED[key], len(_LOADED[key].train_y), SMOKE_TEST)
+            _LOADED[skey] = stratified_subset(_LOADED[key], None, SMOKE_TEST)
         return _LOADED[skey]
     return _LOADED[key]
 

@@ -89,10 +89,11 @@ def validation_split(ds: Dataset, fraction: float, seed: int = 0) -> Dataset:
         train_domain=None if dom is None else dom[keep_t], test_domain=None if dom is None else dom[val_t])
 
 
-def stratified_subset(ds: Dataset, train: int, test: int) -> Dataset:
+def stratified_subset(ds: Dataset, train: int | None, test: int) -> Dataset:
     """The first samples of every (domain, class) in the stored order, about ``train`` and
-    ``test`` of them in all (every class and domain kept while there are enough): the
-    small data a smoke run trains and evaluates on (``RunConfig.smoke``)."""
+    ``test`` of them in all (every class and domain kept while there are enough; ``train``
+    None keeps the training set whole): the small test set a smoke run evaluates on
+    (``RunConfig.smoke``)."""
 
     def pick(y: torch.Tensor, d: torch.Tensor | None, n: int) -> torch.Tensor:
         keys = y if d is None else d * ds.num_classes + y
@@ -100,7 +101,7 @@ def stratified_subset(ds: Dataset, train: int, test: int) -> Dataset:
         per = max(1, -(-n // max(len(groups), 1)))
         return torch.sort(torch.cat([g[:per] for g in groups])).values if groups else y[:0].long()
 
-    tr = pick(ds.train_y, ds.train_domain, train)
+    tr = torch.arange(len(ds.train_y)) if train is None else pick(ds.train_y, ds.train_domain, train)
     te = pick(ds.test_y, ds.test_domain, test)
     return Dataset(ds.name, ds.train_x[tr], ds.train_y[tr], ds.test_x[te], ds.test_y[te], ds.num_classes, ds.scale,
                    ds.mean, ds.std, list(ds.class_names),

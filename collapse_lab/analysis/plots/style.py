@@ -49,7 +49,7 @@ def grid(rows: int, cols: int, scale: float = 1.5, sharey: bool = False):
     return fig, [list(r) for r in axes]
 
 
-def decorate(ax, xlabel: str = "", ylabel: str = "", title: str = "", legend: bool = True):
+def decorate(ax, xlabel: str = "", ylabel: str = "", title: str = "", legend: bool = True, loc: str = "best"):
     """Axis labels (keys of ``LABELS`` or text), a small title, a frameless legend when
     something is labelled; returns the figure (plot functions return it)."""
     ax.set_xlabel(LABELS.get(xlabel, xlabel))
@@ -57,7 +57,7 @@ def decorate(ax, xlabel: str = "", ylabel: str = "", title: str = "", legend: bo
     if title:
         ax.set_title(title, fontsize=8)
     if legend and any(not h.get_label().startswith("_") for h in ax.get_lines() + ax.collections):
-        ax.legend(fontsize=6, frameon=False)
+        ax.legend(fontsize=6, frameon=False, loc=loc)
     return ax.figure
 
 

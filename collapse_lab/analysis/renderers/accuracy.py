@@ -12,7 +12,7 @@ import numpy as np
 from .. import RENDERERS
 from ..select import panel_labels
 from ..context import Context
-from ..plots.style import LABELS, band, figure, finish, palette
+from ..plots.style import LABELS, band, decorate, figure, finish, palette
 
 
 def accuracy_curve(run) -> tuple[list[int], list[float]]:
@@ -64,10 +64,7 @@ class Accuracy:
         for ax, panel in zip(axes, values["panels"]):
             for s, c in zip(panel["series"], palette(len(panel["series"]))):
                 band(ax, s["x"], s["y"], s["y_std"], s["label"] + (f" (n={s['n']})" if s["n"] > 1 else ""), c)
-            ax.set_xlabel(LABELS["round"])
-            ax.set_ylabel(LABELS["acc"])
-            ax.set_title(panel["title"], fontsize=8)
-            ax.legend(fontsize=6, frameon=False, loc="lower right")
+            decorate(ax, LABELS["round"], LABELS["acc"], panel["title"], loc="lower right")
         return finish(fig, "; ".join(entry.differs))
 
 

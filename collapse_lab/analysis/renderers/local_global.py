@@ -17,7 +17,7 @@ import numpy as np
 from ...spectra.functional import local_global_gap, log10_mean_std
 from .. import RENDERERS
 from ..context import Context, last_round
-from ..plots.style import LABELS, band, figure, finish, palette
+from ..plots.style import LABELS, band, decorate, figure, finish, palette
 
 
 class LocalGlobal:
@@ -66,10 +66,7 @@ class LocalGlobal:
             ax.text(0.97, 0.97, f"R = {m['R_top']:.3f} (top {m['top']})\nR = {m['R_floor']:.3f} (above floor)",
                     transform=ax.transAxes, ha="right", va="top", fontsize=6,
                     bbox=dict(boxstyle="round", facecolor="white", alpha=0.8))
-            ax.set_xlabel(LABELS["k"])
-            ax.set_ylabel(LABELS["log_sv"])
-            ax.set_title(panel["title"], fontsize=8)
-            ax.legend(fontsize=6, frameon=False, loc="lower left")
+            decorate(ax, LABELS["k"], LABELS["log_sv"], panel["title"], loc="lower left")
         return finish(fig, "; ".join(entry.differs))
 
 
