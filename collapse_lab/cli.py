@@ -84,9 +84,9 @@ def _explicit(ctx: click.Context, params: dict) -> dict:
 @click.option("--reg-option", multiple=True, metavar="KEY=VALUE",
               help="Regularizer option, e.g. groups=8 (structured-decov), mu=0.5 lam=2.5 (feduv) (repeatable).")
 @click.option("--beta", type=float, help="Regularizer weight (Eq. 9); default 0.1, feduv 1.")
-@click.option("--decorr-norm", help="FedDecorr scaling: official (the released code's, which produced the papers' "
-                                    "numbers; default at --preset paper) or paper (Eq. 8 as printed; default at "
-                                    "--preset quick). See docs/conventions.md.")
+@click.option("--decorr-norm", help="FedDecorr scaling, short for --reg-option normalization=...: official (the released "
+                                    "code's, which produced the papers' numbers; default at --preset paper) or paper "
+                                    "(Eq. 8 as printed; default at --preset quick). See docs/conventions.md.")
 @click.option("--rounds", type=int, help="Communication rounds (paper preset: 100 CIFAR, 50 TinyImageNet, 300 domains, 30 otherwise).")
 @click.option("--local-epochs", type=int, help="Local epochs per round (paper 10).")
 @click.option("--batch-size", type=int, help="Local batch size (64).")

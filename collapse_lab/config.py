@@ -38,7 +38,6 @@ class RunConfig:
     reg: str = "none"
     reg_options: dict = field(default_factory=dict)
     beta: float = 0.1
-    decorr_norm: str = "paper"
     rounds: int = 20
     local_epochs: int = 10
     batch_size: int = 64
@@ -84,7 +83,7 @@ class RunConfig:
         for k in SPEED_ONLY:
             d.pop(k)
         d["alpha"] = alpha_str(self.alpha)
-        return d
+        return _with_moved_fields(d)
 
     def to_json(self) -> dict:
         d = self._as_dict()
@@ -93,7 +92,7 @@ class RunConfig:
 
     @staticmethod
     def from_json(d: dict) -> "RunConfig":
-        d = dict(d)
+        d = current_form(d)
         d["alpha"] = parse_alpha(d["alpha"])
         # Runs stored before the fast path trained without augmentation, in fp32; fields
         # that are gone (``graphs``, renamed ``cuda_graphs``) are dropped.
@@ -107,7 +106,7 @@ class RunConfig:
         regularizer and weight, partition, clients and seed; the hash (8 hex digits of
         sha256) covers every identity field but ``rounds`` that differs from ``RunConfig``'s
         default, so two runs that train differently never share a folder (e.g.
-        ``--decorr-norm``), runs that differ in length do (the longer extends the shorter),
+        FedDecorr's normalization), runs that differ in length do (the longer extends the shorter),
         and a field added later with a default that keeps old behaviour changes no name."""
         base = self.legacy_run_name(tag=False)
         name = f"{base}_{self.identity_hash()}"
@@ -133,6 +132,42 @@ class RunConfig:
         reg = "none" if self.reg == "none" else f"{self.reg}{self.beta:g}"
         name = f"{self.dataset}_{self.model}_{self.method}_{reg}_{part}_K{self.clients}_s{self.seed}"
         return f"{name}_{self.tag}" if self.tag and tag else name
+
+
+# Options that were RunConfig fields before their plugin declared them: regularizer ->
+# option -> (the old field, its default). A run's identity still shows them as the old
+# field, in the old place, so folder names, hashes and the analyses' grouping of stored runs
+# stay as they were; a run.json written before the move (format 1.1) reads as the option.
+MOVED_REG_OPTIONS = {"feddecorr": {"normalization": ("decorr_norm", "paper")}}
+
+
+def current_form(meta: dict) -> dict:
+    """A copy of a run.json (or config) dict with the fields that moved into a plugin's
+    options moved there (``MOVED_REG_OPTIONS``); dicts of the current format are unchanged."""
+    d = dict(meta)
+    for reg, moved in MOVED_REG_OPTIONS.items():
+        for option, (old, _) in moved.items():
+            if old in d:
+                value = d.pop(old)
+                if d.get("reg") == reg:
+                    d["reg_options"] = {option: value, **(d.get("reg_options") or {})}
+    return d
+
+
+def _with_moved_fields(identity: dict) -> dict:
+    """``identity`` with the moved options back in their old fields (after ``beta``, as before)."""
+    out = {}
+    for k, v in identity.items():
+        out[k] = v
+        if k == "beta":
+            for reg, moved in MOVED_REG_OPTIONS.items():
+                for option, (old, default) in moved.items():
+                    own = identity["reg"] == reg and option in identity["reg_options"]
+                    out[old] = identity["reg_options"][option] if own else default
+    for reg, moved in MOVED_REG_OPTIONS.items():
+        if identity["reg"] == reg:
+            out["reg_options"] = {k: v for k, v in identity["reg_options"].items() if k not in moved}
+    return out
 
 
 def clients_per_round(cfg: RunConfig) -> int:

@@ -14,7 +14,7 @@ import dataclasses
 import json
 import math
 
-from .config import DEFAULT_ALPHAS, RunConfig, clients_per_round, load_config_file, parse_alpha, preset_values
+from .config import DEFAULT_ALPHAS, MOVED_REG_OPTIONS, RunConfig, clients_per_round, load_config_file, parse_alpha, preset_values
 from .data import DATASETS, dataset_of
 from .data_root import default_data_root
 from .devices import resolve_device
@@ -28,11 +28,14 @@ from .store.paths import check_name, check_tag
 from .training import fast as fastpath
 from .training.augment import resolve as resolve_augment
 from .training.methods import METHODS
-from .training.regularizers import default_beta
+from .training.regularizers import default_beta, preset_options
 from .training.regularizers import resolve_options as resolve_reg_options
 
 METHOD_FLAGS = ("server_momentum", "server_lr", "gmv_warmup")  # named flags that fill method options
 AXES = ("alpha", "seed", "classes_per_client")  # list-valued: one run per value
+# Shorthands for options a plugin owns that were once fields of their own (``--decorr-norm X``
+# is ``--reg-option normalization=X``): old field -> (regularizer, option)
+MOVED = {old: (reg, option) for reg, moved in MOVED_REG_OPTIONS.items() for option, (old, _) in moved.items()}
 KEY_VALUE = {"dataset_option": ("dataset_options", "dim=64"), "method_option": ("method_options", "mu=0.01"),
              "reg_option": ("reg_options", "groups=8"), "partition_option": ("partition_options", "shards=2")}
 
@@ -111,12 +114,12 @@ def resolve_runs(flags: dict, config_file: str | None = None, values: dict | Non
     file_values = load_config_file(config_file) if config_file else {k.replace("-", "_"): v
                                                                       for k, v in (values or {}).items()}
     fields = {f.name for f in dataclasses.fields(RunConfig)}
-    unknown = sorted(set(file_values) - fields - {"alphas", "seeds", *METHOD_FLAGS})
+    unknown = sorted(set(file_values) - fields - {"alphas", "seeds", *METHOD_FLAGS, *MOVED})
     origin = where or (f"--config {config_file}" if config_file else "the options")
     if unknown:
         raise CollapseLabError(f"{origin}: unknown option(s) {', '.join(unknown)}; use the names of the train options")
     where = f"{origin}: " if (config_file or where) else ""
-    file_values = {k: (v if k in ("alphas", "seeds", *AXES, *METHOD_FLAGS) else coerce(k, v, where))
+    file_values = {k: (v if k in ("alphas", "seeds", *AXES, *METHOD_FLAGS, *MOVED) else coerce(k, v, where))
                    for k, v in file_values.items()}
     given = {**file_values, **{k: v for k, v in flags.items() if k in fields and k not in AXES}}
     dataset = given.get("dataset", "digits")
@@ -133,6 +136,10 @@ def resolve_runs(flags: dict, config_file: str | None = None, values: dict | Non
                          **parse_key_values(flags.get(flag, ()), f"--{flag.replace('_', '-')}", example)}
     values["method_options"].update({k: file_values[k] for k in METHOD_FLAGS if k in file_values})
     values["method_options"].update({k: flags[k] for k in METHOD_FLAGS if flags.get(k) is not None})
+    moved = {old: flags[old] if flags.get(old) is not None else file_values[old]
+             for old in MOVED if flags.get(old) is not None or old in file_values}
+    for old, v in moved.items():
+        values["reg_options"][MOVED[old][1]] = v
     if values.get("beta") is None:  # the regularizer's own default (FedDecorr 0.1, FedUV 1)
         values["beta"] = default_beta(values.get("reg", "none"))
     alphas = _axis(flags, file_values, "alpha", "alphas", DEFAULT_ALPHAS)
@@ -141,7 +148,7 @@ def resolve_runs(flags: dict, config_file: str | None = None, values: dict | Non
     alphas = [parse_alpha(a) for a in alphas]
     seeds = [coerce("seed", s_, where) for s_ in seeds]
     cpcs = [coerce("classes_per_client", m, where) for m in cpcs]
-    explicit = set(given) | {k for k in AXES if flags.get(k)} | {k for k in AXES if k in file_values} | (
+    explicit = set(given) | set(moved) | {k for k in AXES if flags.get(k)} | {k for k in AXES if k in file_values} | (
         {"alpha"} if file_values.get("alphas") is not None else set()) | (
         {"seed"} if file_values.get("seeds") is not None else set())
     for name in _no_effect(values, explicit, info, carried):
@@ -151,12 +158,14 @@ def resolve_runs(flags: dict, config_file: str | None = None, values: dict | Non
             cpcs = [RunConfig.classes_per_client]
         elif name == "beta":
             values["beta"] = default_beta(values.get("reg", "none"))
+        elif name in MOVED:
+            values["reg_options"].pop(MOVED[name][1], None)
         else:
             values[name] = getattr(RunConfig, name)
-    if values.get("reg") == "feddecorr" and "decorr_norm" not in explicit and values.get("preset", "paper") == "paper":
-        # The paper preset reproduces the printed numbers, and they came from the released code,
-        # whose scaling weighs the term about 62x Eq. 8's at batch 64, d = 1280 (docs/conventions.md).
-        values["decorr_norm"] = "official"
+    # the option values the regularizer declares for the preset, below the user's (FedDecorr's
+    # released scaling at --preset paper)
+    values["reg_options"] = {**preset_options(values.get("reg", "none"), values.get("preset", "paper")),
+                             **values["reg_options"]}
     if values["partition"] != "dirichlet":
         alphas = alphas[:1]  # stored as the partition's (unused) alpha, as before
     if "classes_per_client" not in partition_options(values["partition"]):
@@ -222,8 +231,9 @@ def _no_effect(values: dict, explicit: set, info: dict, carried=None) -> list[st
                                    f"{', '.join(flag(t) for t in takes if t != 'domains') or 'no option'})"))
     if "beta" in explicit and reg == "none":
         problems.append(("beta", "--beta has no effect without a regularizer (--reg none)"))
-    if "decorr_norm" in explicit and reg != "feddecorr":
-        problems.append(("decorr_norm", f"--decorr-norm has no effect with --reg {reg} (it scales feddecorr)"))
+    for old, (owner, option) in MOVED.items():
+        if old in explicit and reg != owner:
+            problems.append((old, f"{flag(old)} has no effect with --reg {reg} (it is {owner}'s option {option})"))
     if problems and carried is None:
         name, msg = problems[0]
         raise CollapseLabError(msg + ("; drop it or choose a --reg" if name == "beta" else "; drop it"))
@@ -313,8 +323,6 @@ def check_config(cfg: RunConfig) -> RunConfig:
         raise CollapseLabError(f"--eval-batch-size must be >= 1 (got {cfg.eval_batch_size})")
     check_tag(cfg.tag)
     check_name(cfg.run_name(), "the run folder name")
-    if cfg.decorr_norm not in ("paper", "official"):
-        raise CollapseLabError(f"--decorr-norm {cfg.decorr_norm!r}: use paper or official")
     cfg = _no_negative_zero(cfg)
     # the derived values of the record itself: the method's defaults, the data set's augmentation
     cfg = dataclasses.replace(

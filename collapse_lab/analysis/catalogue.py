@@ -123,7 +123,7 @@ def pick(names: tuple[str, ...], kind: str) -> list[Entry]:
 def matches(cfg: RunConfig, where: dict) -> bool:
     """Whether a run configuration has the values in ``where`` (alpha as train writes it)."""
     for k, v in where.items():
-        have = getattr(cfg, k)
+        have = getattr(cfg, k) if hasattr(cfg, k) else cfg.identity().get(k)  # decorr_norm: config.MOVED_REG_OPTIONS
         if k == "alpha":
             if alpha_str(cfg.alpha) != alpha_str(parse_alpha(v)):
                 return False

@@ -2,6 +2,8 @@
 tables and messages, in the papers' words (FedAvg + FedDecorr, alpha = 0.05, M = 2)."""
 from __future__ import annotations
 
+from ..config import current_form
+
 PRETTY_METHOD = {"fedavg+etf": "FedAvg + ETF", "fedavg+etf+gmv": "FedAvg + ETF + GMV", "fedavg": "FedAvg",
                  "fedavgm": "FedAvgM", "fedprox": "FedProx", "moon": "MOON", "scaffold": "SCAFFOLD",
                  "fednova": "FedNova", "fedbn": "FedBN", "fedetf": "FedETF"}
@@ -63,7 +65,7 @@ def reg_text(meta: dict) -> str:
     if meta.get("reg") in (None, "none"):
         return "none"
     text = f"{meta.get('reg')} {meta.get('beta')}"
-    if meta.get("reg") == "feddecorr" and meta.get("decorr_norm") == "official":
+    if meta.get("reg") == "feddecorr" and (current_form(meta).get("reg_options") or {}).get("normalization") == "official":
         text += " (official)"  # the released code's scaling: otherwise two runs would read alike
     return text
 

@@ -39,7 +39,11 @@ class Group:
 
 
 def field_value(cfg: RunConfig, field: str):
-    return alpha_str(cfg.alpha) if field == "alpha" else getattr(cfg, field)
+    """A field as the run's identity shows it (alpha as text; an option that moved into its
+    plugin, FedDecorr's ``decorr_norm``, under its old name: ``config.MOVED_REG_OPTIONS``)."""
+    if field == "alpha":
+        return alpha_str(cfg.alpha)
+    return getattr(cfg, field) if hasattr(cfg, field) else cfg.identity()[field]
 
 
 def varying(configs: list[RunConfig], skip: tuple[str, ...] = SEED_KEYS) -> list[str]:

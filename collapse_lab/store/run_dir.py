@@ -34,7 +34,7 @@ from .paths import child, is_run_folder
 
 # The store format (docs/store-format.md): a reader reads its own major version and older;
 # a minor version adds fields a reader may ignore. run.json without it is 1.0.
-FORMAT_VERSION = "1.1"
+FORMAT_VERSION = "1.2"
 
 
 def check_format(meta: dict, where) -> None:

@@ -121,7 +121,7 @@ class Session:
         # the evaluation's), and each new one would be timed for every convolution; cudnn's
         # heuristic choice needs no search (docs/fast-path.md: what the H100 showed).
         plan = p.plan
-        reg = build_regularizer(cfg.reg, normalization=cfg.decorr_norm, num_classes=ds.num_classes, **cfg.reg_options)
+        reg = build_regularizer(cfg.reg, num_classes=ds.num_classes, **cfg.reg_options)
         self.spec = StepSpec(ds.to_float, cfg.lr, cfg.momentum, cfg.weight_decay, reg, cfg.beta, fast)
         # one lane trains on the engine's model itself (a compiled forward is bound to it)
         lanes = [Lane(model if plan.lanes == 1 else copy.deepcopy(model), self.spec, plan.capture)

@@ -46,8 +46,7 @@ from .trainer import Job, StepSpec, Trained
 # What stacked runs must share: everything their local step computes with, besides data
 # and starting weights (their partitions, seeds, lengths and server rules may differ).
 SHARED = ("dataset", "data_root", "dataset_options", "image_size", "model", "model_revision", "reg", "reg_options", "beta",
-          "decorr_norm", "local_epochs", "batch_size", "lr", "momentum", "weight_decay", "device", "augment",
-          "precision", "compile")
+          "local_epochs", "batch_size", "lr", "momentum", "weight_decay", "device", "augment", "precision", "compile")
 
 
 def stack_key(cfg: RunConfig) -> tuple:
@@ -239,8 +238,7 @@ def train_together(preps: list, *, log: Callable[[str], None] | None = None, sto
     for entry in live:
         c = entry[1].ctx.cfg
         if stack_key(c) not in masked:
-            masked[stack_key(c)] = build_masked_regularizer(c.reg, normalization=c.decorr_norm,
-                                                            num_classes=entry[1].ctx.p.dataset.num_classes,
+            masked[stack_key(c)] = build_masked_regularizer(c.reg, num_classes=entry[1].ctx.p.dataset.num_classes,
                                                             **c.reg_options)
     with fastpath.no_tf32():
         while live:

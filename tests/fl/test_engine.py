@@ -109,7 +109,7 @@ def test_runs_that_train_differently_get_folders_of_their_own(tmp_path):
     names = sorted(p.name for p in tmp_path.iterdir() if not p.name.startswith('.'))
     assert len(names) == 3 and len({n[:-9] for n in names}) == 1  # one readable part, three hashes
     legacy = tmp_path / "gaussian_mlp_fedavg_feddecorr0.1_dir1_K3_s0"
-    plain = [p for p in tmp_path.iterdir() if not p.name.startswith('.') and json.loads((p / "run.json").read_text())["decorr_norm"] == "paper"
+    plain = [p for p in tmp_path.iterdir() if not p.name.startswith('.') and json.loads((p / "run.json").read_text())["reg_options"]["normalization"] == "paper"
              and json.loads((p / "run.json").read_text())["lr"] != 0.5]
     plain[0].rename(legacy)
     res = run_cli(*args, "--decorr-norm", "paper")

@@ -115,7 +115,50 @@ def test_the_paper_preset_uses_the_scaling_that_produced_the_printed_numbers():
         (cfg,) = resolve_runs({"alpha": ["0.5"], **flags})
         return cfg
 
-    assert one(reg="feddecorr").decorr_norm == "official"
-    assert one(reg="feddecorr", preset="quick").decorr_norm == "paper"
-    assert one(reg="feddecorr", decorr_norm="paper").decorr_norm == "paper"
-    assert one().decorr_norm == "paper" and one().run_name() == one(preset="paper").run_name()
+    def norm(cfg):
+        return cfg.reg_options["normalization"]
+
+    assert norm(one(reg="feddecorr")) == "official"
+    assert norm(one(reg="feddecorr", preset="quick")) == "paper"
+    assert norm(one(reg="feddecorr", decorr_norm="paper")) == "paper"
+    assert norm(one(reg="feddecorr", reg_option=["normalization=paper"])) == "paper"
+    assert one().reg_options == {} and one().run_name() == one(preset="paper").run_name()
+
+
+# Names the resolver gave when the scaling was the RunConfig field decorr_norm (commit
+# fb8a6c9): the option now declared in feddecorr.py must leave every one as it was.
+NAMES_BEFORE = [({"reg": "feddecorr"}, "digits_mlp_fedavg_feddecorr0.1_dir0.5_K10_s0_992f88ba"),
+                ({"reg": "feddecorr", "preset": "quick"}, "digits_mlp_fedavg_feddecorr0.1_dir0.5_K10_s0_5d108d75"),
+                ({"reg": "feddecorr", "decorr_norm": "paper"}, "digits_mlp_fedavg_feddecorr0.1_dir0.5_K10_s0_3df8f29e"),
+                ({"reg": "feddecorr", "preset": "quick", "decorr_norm": "official"},
+                 "digits_mlp_fedavg_feddecorr0.1_dir0.5_K10_s0_ff3c411c"),
+                ({}, "digits_mlp_fedavg_none_dir0.5_K10_s0_ebe5bf0e"),
+                ({"reg": "feduv"}, "digits_mlp_fedavg_feduv1_dir0.5_K10_s0_95cb6dbd"),
+                ({"reg": "decov", "preset": "quick"}, "digits_mlp_fedavg_decov0.1_dir0.5_K10_s0_e216df23")]
+
+
+@pytest.mark.parametrize("flags,name", NAMES_BEFORE)
+def test_the_scaling_as_feddecorrs_own_option_keeps_every_run_name(flags, name):
+    from collapse_lab.config import RunConfig
+    from collapse_lab.resolve import resolve_runs
+
+    (cfg,) = resolve_runs({"alpha": ["0.5"], **flags})
+    assert cfg.run_name() == name
+    # a run.json written then (format 1.1: the scaling a field of its own) reads as the option
+    old = {k: v for k, v in cfg.to_json().items()}
+    opts = dict(old["reg_options"])
+    old["decorr_norm"] = opts.pop("normalization", "paper")
+    old["reg_options"] = opts
+    back = RunConfig.from_json(old)
+    assert back.run_name() == name and back.identity() == cfg.identity()
+    assert back.reg_options.get("normalization") == cfg.reg_options.get("normalization")
+
+
+def test_the_scaling_option_refuses_other_values_and_other_regularizers():
+    from collapse_lab.errors import CollapseLabError
+    from collapse_lab.resolve import resolve_runs
+
+    with pytest.raises(CollapseLabError, match="option normalization='nope': use paper or official"):
+        resolve_runs({"alpha": ["0.5"], "reg": "feddecorr", "reg_option": ["normalization=nope"]})
+    with pytest.raises(CollapseLabError, match="regularizer none has no option normalization"):
+        resolve_runs({"alpha": ["0.5"], "reg_option": ["normalization=paper"]})

@@ -151,7 +151,7 @@ class Table:
                     runs.append(path.name)
                     devices.add(run.meta.get("device", "?"))
                     if cfg.reg == "feddecorr":  # which FedDecorr scaling made the cell (named in the header)
-                        scalings.add(run.meta.get("decorr_norm", "paper"))
+                        scalings.add(run.config.reg_options.get("normalization", "paper"))
                     cell["data"] = cfg.dataset + (f"-{cfg.dataset_options.get('num_classes')}"
                                                   if cfg.dataset_options.get("num_classes") else "")
                 else:

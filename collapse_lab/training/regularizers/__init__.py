@@ -2,10 +2,12 @@
 (Eq. 9 of the FedDecorr paper), keyed by the ``--reg`` name.
 
 A regularizer is one file here with a factory decorated
-``@REGULARIZERS.register(name, defaults=..., beta=..., derive=..., graph_safe=...)``: the
-factory takes its options (named in ``defaults``, with the papers' values) and, if it
-needs them, ``normalization`` (``--decorr-norm``) and ``num_classes``, and returns
-``callable(z, logits) -> scalar`` (or None for ``none``). ``masked`` (optional) is a factory
+``@REGULARIZERS.register(name, defaults=..., choices=..., presets=..., beta=..., derive=...,
+graph_safe=...)``: the factory takes its options (named in ``defaults``, with the papers'
+values; numbers, or text whose allowed values ``choices`` lists) and, if it needs it,
+``num_classes``, and returns ``callable(z, logits) -> scalar`` (or None for ``none``).
+``presets`` gives the option values a preset sets where the user does not (FedDecorr's
+released scaling at ``--preset paper``). Options are given as ``--reg-option KEY=VALUE``. ``masked`` (optional) is a factory
 with the same parameters whose callable ``(z, logits, w)`` computes the same loss on the
 rows where the 0/1 mask w is 1 (batches padded to one size, ``fl.stacked``); ``derive(options, num_classes)``
 fills options that depend on the data (None in ``defaults``); ``beta`` is the default
@@ -21,7 +23,7 @@ from typing import Callable
 from ...options import resolve_numeric
 from ...registry import Registry, option_names
 
-CONTEXT = ("normalization", "num_classes")  # what the engine hands a factory besides its options
+CONTEXT = ("num_classes",)  # what the engine hands a factory besides its options
 
 
 def _check(name: str, factory: Callable, info: dict) -> None:
@@ -44,29 +46,37 @@ class RegSpec:
     derive: Callable | None = None
     graph_safe: bool = True
     masked: Callable | None = None
+    choices: dict = field(default_factory=dict)
+    presets: dict = field(default_factory=dict)
 
 
 def reg_spec(name: str) -> RegSpec:
     info = REGULARIZERS.info(name)
     return RegSpec(REGULARIZERS.get(name), dict(info.get("defaults", {})), info.get("beta", 0.1), info.get("derive"),
-                   info.get("graph_safe", True), info.get("masked"))
+                   info.get("graph_safe", True), info.get("masked"), dict(info.get("choices", {})),
+                   dict(info.get("presets", {})))
 
 
 def default_beta(name: str) -> float:
     return reg_spec(name).beta
 
 
+def preset_options(name: str, preset: str) -> dict:
+    """The option values ``preset`` sets for regularizer ``name`` (below the user's)."""
+    return dict(reg_spec(name).presets.get(preset, {}))
+
+
 def resolve_options(name: str, given: dict, num_classes: int | None = None) -> dict:
     spec = reg_spec(name)
-    out = resolve_numeric("regularizer", name, spec.defaults, given)
+    out = resolve_numeric("regularizer", name, spec.defaults, given, choices=spec.choices)
     if spec.derive is not None and num_classes is not None:
         out = spec.derive(out, num_classes)
     return out
 
 
-def build_regularizer(name: str, normalization: str = "paper", num_classes: int | None = None, **options):
+def build_regularizer(name: str, num_classes: int | None = None, **options):
     spec = reg_spec(name)
-    context = {"normalization": normalization, "num_classes": num_classes}
+    context = {"num_classes": num_classes}
     wanted = option_names(spec.factory)
     return spec.factory(**resolve_options(name, options, num_classes), **{k: v for k, v in context.items() if k in wanted})
 
@@ -76,14 +86,15 @@ def has_masked_form(name: str) -> bool:
     return name == "none" or reg_spec(name).masked is not None
 
 
-def build_masked_regularizer(name: str, normalization: str = "paper", num_classes: int | None = None, **options):
+def build_masked_regularizer(name: str, num_classes: int | None = None, **options):
     """``callable(z, logits, w)`` on padded batches, or None for ``none``."""
     if name == "none":
         return None
     spec = reg_spec(name)
-    context = {"normalization": normalization, "num_classes": num_classes}
+    context = {"num_classes": num_classes}
     wanted = option_names(spec.masked)
     return spec.masked(**resolve_options(name, options, num_classes), **{k: v for k, v in context.items() if k in wanted})
 
 
-__all__ = ["build_masked_regularizer", "has_masked_form", "REGULARIZERS", "RegSpec", "build_regularizer", "default_beta", "reg_spec", "resolve_options"]
+__all__ = ["build_masked_regularizer", "has_masked_form", "REGULARIZERS", "RegSpec", "build_regularizer", "default_beta", "preset_options", "reg_spec",
+           "resolve_options"]
