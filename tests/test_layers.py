@@ -18,7 +18,6 @@ import ast
 import sys
 from pathlib import Path
 
-import pytest
 
 PKG = Path(__file__).resolve().parents[1] / "collapse_lab"
 CORE = {"collapse_lab", "errors", "faults", "signals", "seeds", "registry", "options", "devices", "io", "linalg",

@@ -5,7 +5,6 @@ The oracle is the eager lane itself, run in float64: there the two paths must ag
 missed momentum or weight-decay term or a member's steps applied to another would break
 by orders of magnitude. Whole runs (fp32, the engine's files) agree to fp32 round-off
 amplified over the rounds."""
-import tempfile
 from pathlib import Path
 
 import numpy as np
