@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import shlex
 import signal
 import sys
 import time
@@ -12,8 +11,11 @@ import click
 from click.core import ParameterSource
 
 from .config import alpha_str
+from .commands.common import check_time_limit, time_limit_option
 from .commands.failure import Group, strict
 from .errors import CollapseLabError
+from .signals import exit_status
+from .timelimit import TIME_LIMIT, continue_command, deadline
 
 def _registry(kind: str):
     """The registry of a plugin kind, imported when asked for (help, errors)."""
@@ -120,6 +122,7 @@ def _explicit(ctx: click.Context, params: dict) -> dict:
                                               "runs to a larger --rounds (bit-identical on CPU).")
 @click.option("--log", "log_to", nargs=2, metavar="KIND DIR", default=None,
               help="Also write each run's metrics as event files when it is trained: tensorboard DIR.")
+@time_limit_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary of the runs on stdout.")
 @click.pass_context
 def train(ctx, **params):
@@ -154,6 +157,7 @@ def train(ctx, **params):
     out = check_store_for_writing(params["out"], "--store")
     prepared = prepare(configs, out, overwrite=params["overwrite"], resume=params["resume"])
     todo = [p for p in prepared if p.action in ("train", "resume")]
+    check_time_limit(params["time_limit"], [p.config for p in todo])
     check_disk(prepared, out)
     for p in todo:  # one writer per run: refused here, before any run trains
         take_lock(p)
@@ -166,7 +170,7 @@ def train(ctx, **params):
     summaries = []
     t0 = time.time()
     # disable=None: the bar shows on a terminal and stays out of logs
-    stop = StopFlag()
+    stop = StopFlag(deadline(params["time_limit"]))
     old_handlers = _install_stop_handlers(stop)
     # a log (not a terminal: nohup, a cluster job) gets one plain line per round instead of the bar
     log = None if sys.stderr.isatty() else (lambda msg: click.echo(msg, err=True))
@@ -191,13 +195,19 @@ def train(ctx, **params):
                     summaries.append({"run": str(p.path), "status": "diverged", "diverged_round": e.round,
                                       "client": e.client, "what": e.what, **info})
     except Interrupted as e:
-        cmd = " ".join(shlex.quote(a) for a in ["collapse-lab", *sys.argv[1:]] if a != "--overwrite")
-        if "--resume" not in sys.argv:
-            cmd += " --resume"
+        cmd = continue_command(resume=True)
         where = f"after client {e.client}" if e.client is not None else "before storing any client"
+        if e.signame == TIME_LIMIT and e.client is None:
+            where = "before it started (the next round would not end in time)"
+        left = len(todo) - len(summaries) - 1
         click.echo(f"{e.signame}: stopped {e.path.name} in round {e.round} {where}; rounds up to "
-                   f"{e.round - 1} are stored. Continue with: {cmd}", err=True)
-        ctx.exit(130 if e.signame == "SIGINT" else 143)
+                   f"{e.round - 1} are stored" + (f"; {left} more run(s) to train" if left else "")
+                   + f". Continue with: {cmd}", err=True)
+        if params["as_json"]:
+            click.echo(json.dumps({"runs": summaries, "stopped": {"run": str(e.path), "round": e.round,
+                                                                  "reason": e.signame, "continue": cmd},
+                                   "seconds": round(time.time() - t0, 2)}, indent=2))
+        ctx.exit(exit_status(e.signame))
     finally:
         _restore_handlers(old_handlers)
     for p in prepared:

@@ -24,7 +24,10 @@ def signame_of(e: BaseException) -> str:
 
 
 def exit_status(signame: str) -> int:
-    return 143 if signame == "SIGTERM" else 130
+    """130 for SIGINT, 143 for SIGTERM, 75 for ``--time-limit`` (``timelimit``)."""
+    from .timelimit import EXIT_TIME_LIMIT, TIME_LIMIT
+
+    return {"SIGTERM": 143, TIME_LIMIT: EXIT_TIME_LIMIT}.get(signame, 130)
 
 
 @contextlib.contextmanager

@@ -16,7 +16,8 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # options of other programs that the docs show next to ours (pip, pytest, Chromium, git, torchrun, ...)
 OTHERS = {"--rewrite",  # analyses/check_specs.py, a script
           "--no-deps", "--durations", "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir", "--index-url",
-          "--extra-index-url", "--upgrade", "--version", "--help", "--nproc-per-node", "--sample"}
+          "--extra-index-url", "--upgrade", "--version", "--help", "--nproc-per-node", "--sample",
+          "--time", "--array"}  # sbatch (docs/training.md: a SLURM job array)
 
 
 def commands() -> dict[str, click.Command]:

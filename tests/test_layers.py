@@ -20,7 +20,7 @@ from pathlib import Path
 
 
 PKG = Path(__file__).resolve().parents[1] / "collapse_lab"
-CORE = {"collapse_lab", "errors", "faults", "signals", "seeds", "registry", "options", "devices", "io", "linalg",
+CORE = {"collapse_lab", "errors", "faults", "signals", "timelimit", "seeds", "registry", "options", "devices", "io", "linalg",
         "config_files", "config", "data_root"}
 BELOW_BOTH = {"spectra", "data", "models", "partition"}
 # top-level package or module -> what it may import (besides itself)

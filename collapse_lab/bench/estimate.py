@@ -157,3 +157,22 @@ def lines(plan: dict, label: str) -> list[str]:
         out.append(f"  {len(plan['unknown_size'])} run(s) not estimated (data set size unknown here): "
                    + ", ".join(plan["unknown_size"][:3]) + (" ..." if len(plan["unknown_size"]) > 3 else ""))
     return out
+
+
+def device_class(device: str) -> str:
+    """The measured device class nearest a run's device: the H100 figure for any GPU (the
+    project's one GPU measurement), the 2-core CPU figures for a CPU."""
+    return "cpu-2core" if device == "cpu" else "H100"
+
+
+def round_seconds(cfg: RunConfig, device: str) -> tuple[float, str] | None:
+    """One round of ``cfg`` on ``device`` (cpu, cuda), estimated as ``estimate`` does, and
+    where the rate comes from; None when the data set's size is unknown. FLOP-scaled rates
+    leave out per-batch overheads, so for small models this is a lower bound."""
+    import dataclasses
+
+    plan = estimate([dataclasses.replace(cfg, rounds=1)])
+    if plan["unknown_size"]:
+        return None
+    d = device_class(device)
+    return plan["total"]["hours"][d] * 3600, f"the project's {d} measurements (docs/fast-path.md)"

@@ -55,3 +55,32 @@ class Progress:
         self.done += 1
         click.echo(f"{self.what}: {self.done}/{self.total} {label} ({time.time() - self.t0:.1f} s)", err=True)
         sys.stderr.flush()
+
+
+def _limit(ctx, param, value):
+    if value is not None:
+        from ..timelimit import parse_duration
+
+        parse_duration(value)  # a bad duration is one line before anything runs
+    return value
+
+
+time_limit_option = click.option(
+    "--time-limit", metavar="DURATION", callback=_limit,
+    help="Stop cleanly after the last round that fits in DURATION (3h50m, 90m, 3600) from the command's start, "
+         "keep every complete round, exit 75 and print the command that continues (a SLURM job array chains them).")
+
+
+def check_time_limit(limit: str | None, configs) -> None:
+    """Refuse, before anything trains, a ``--time-limit`` shorter than the first run's first
+    round (``bench.estimate.round_seconds`` on the run's device)."""
+    if limit is None or not configs:
+        return
+    from ..bench.estimate import round_seconds
+    from ..devices import resolve_device
+    from ..timelimit import check_first_round
+
+    cfg = configs[0]
+    est = round_seconds(cfg, resolve_device(cfg.device).type)
+    if est is not None:
+        check_first_round(limit, est[0], cfg.run_name(), est[1])

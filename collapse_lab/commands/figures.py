@@ -12,7 +12,8 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
-from .common import data_root_option
+from .common import check_time_limit, data_root_option, time_limit_option
+from ..timelimit import deadline
 
 
 def plan(entries, preset: str, store: Path, warn, smoke: bool = False) -> tuple[list, list, dict]:
@@ -52,15 +53,30 @@ def smoke_paths(smoke: bool, store: str, out: str, out_default: str) -> tuple[Pa
 
 
 def train_missing(configs, store: Path, backend: str, workers: int | None, stack: int, address, say,
-                  drop_checkpoints: bool = False) -> list[dict]:
+                  drop_checkpoints: bool = False, time_limit: str | None = None) -> list[dict]:
     """Train (or finish) the runs not complete in the store through the sweep engine;
     returns the failures. Diverged runs are left alone (their figure says so). Runs tagged
     ``timing`` (the timing tables) train last, one at a time on all the cores, unstacked:
-    their ``train_seconds`` is what a round costs."""
+    their ``train_seconds`` is what a round costs. ``time_limit``: runs stop by it
+    (``timelimit``); theirs are ``time-limit`` outcomes (``stop_if_late``)."""
     timed = [c for c in configs if c.tag == "timing"]
     rest = [c for c in configs if c.tag != "timing"]
-    failed = _train(rest, store, backend, workers, stack, address, say, drop_checkpoints)
-    return failed + _train(timed, store, backend, 1, 1, address, say, drop_checkpoints)
+    failed = _train(rest, store, backend, workers, stack, address, say, drop_checkpoints, time_limit)
+    if any(f["status"] == "time-limit" for f in failed):
+        return failed + [{"run": c.run_name(), "status": "time-limit", "error": "not started before the time limit"}
+                         for c in timed]
+    return failed + _train(timed, store, backend, 1, 1, address, say, drop_checkpoints, time_limit)
+
+
+def stop_if_late(failed: list[dict], say) -> None:
+    """``--time-limit`` stopped training: nothing renders; exit 75 with the command that continues."""
+    from ..timelimit import EXIT_TIME_LIMIT, continue_command
+
+    late = [f for f in failed if f["status"] == "time-limit"]
+    if late:
+        say(f"time limit: {len(late)} run(s) stopped after their last round that fit or not started; every complete "
+            f"round is kept and nothing is rendered; continue with: {continue_command()}")
+        raise SystemExit(EXIT_TIME_LIMIT)
 
 
 def missing_data(configs, say) -> tuple[list[dict], list]:
@@ -91,7 +107,7 @@ def missing_data(configs, say) -> tuple[list[dict], list]:
 
 
 def _train(configs, store: Path, backend: str, workers: int | None, stack: int, address, say,
-           drop_checkpoints: bool = False) -> list[dict]:
+           drop_checkpoints: bool = False, time_limit: str | None = None) -> list[dict]:
     from .sweep import diverged
     from ..training.prepare import check_disk, prepare
     from ..training.stacked import prepared_reason
@@ -118,6 +134,7 @@ def _train(configs, store: Path, backend: str, workers: int | None, stack: int, 
 
     check_store_for_writing(store, "--store", smoke_ok=True)  # figures/tables checked the smoke mark
     todo = [p.config for p in pending]
+    check_time_limit(time_limit, todo)
     reasons = {p.config.run_name(): prepared_reason(p) for p in pending} if stack > 1 else {}
     work = backends.units(todo, stack, lambda c: reasons[c.run_name()])
     n = workers or backends.cores()
@@ -143,10 +160,11 @@ def _train(configs, store: Path, backend: str, workers: int | None, stack: int, 
             say(f"{state['done']}/{len(todo)} runs trained ({ev['run']}: {ev['status']}, "
                 f"{time.time() - state['t0']:.0f} s)")
 
+    until = deadline(time_limit)
     if backend == "local":
-        results = backends.run_local(work, store, min(n, len(work)), report, store / ".sweep-logs")
+        results = backends.run_local(work, store, min(n, len(work)), report, store / ".sweep-logs", until)
     else:
-        results = backends.run_ray(work, store, address, 1, 0.0, report)
+        results = backends.run_ray(work, store, address, 1, 0.0, report, until)
     return refused + [r for r in results if r["status"] not in ("complete", "skipped")]
 
 
@@ -247,6 +265,7 @@ def catalogue_options(out_default: str, out_help: str, list_help: str, json_help
         click.option("--smoke", is_flag=True, help="Prove the path without a GPU: every run of the entries at --preset, "
                      "cut to one round of a few local steps on a data subset, in a store of its own "
                      "(default checkpoints-smoke); outputs marked smoke, claims not checked."),
+        time_limit_option,
         data_root_option,
     ]
 
@@ -301,7 +320,7 @@ def check_training(workers: int | None, stack: int, backend: str = "local", addr
 @click.option("--check", is_flag=True, help="Print each claim with its numbers (always written to "
                                             "<out>/CLAIMS-<preset>.md and claims-<preset>.json, merged by entry).")
 def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, stack, address, as_json, dry_run_,
-                smoke, check):
+                smoke, time_limit, check):
     """Render NAMEs (default: every figure of the catalogue) at --preset."""
     from ..analysis.catalogue import pick
     from ..analysis.context import Context
@@ -320,12 +339,14 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
     from ..sweep.backends import Interrupted
 
     try:
-        failed_runs = [] if no_train else train_missing(configs, store, backend, workers, stack, address, say)
+        failed_runs = [] if no_train else train_missing(configs, store, backend, workers, stack, address, say,
+                                                        time_limit=time_limit)
     except Interrupted as e:
         from ..signals import exit_status
 
         say(f"figures interrupted ({e.signame}): finished runs are kept; the same command continues")
         raise SystemExit(exit_status(e.signame)) from None
+    stop_if_late(failed_runs, say)
     t_train = time.time() - t0
     ctx = Context(store, preset, smoke=smoke)
     records = []

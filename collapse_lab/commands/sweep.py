@@ -11,7 +11,8 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
-from .common import data_root_option
+from ..timelimit import EXIT_TIME_LIMIT, deadline
+from .common import check_time_limit, data_root_option, time_limit_option
 
 
 def diverged(store: Path, cfg) -> bool:
@@ -71,13 +72,16 @@ def _fmt(seconds: float | None) -> str:
 @click.option("--max-runs", type=int, default=10_000, show_default=True,
               help="Refuse a grid with more points than this (counted before it is expanded).")
 @click.option("--json", "as_json", is_flag=True, help="Print the runs and outcomes as JSON on stdout.")
+@time_limit_option
 @data_root_option
-def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, as_json):
+def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, as_json,
+              time_limit):
     """Expand SPEC (base options x grid axes x seeds, YAML/TOML/JSON) through the same
     resolver as train, skip complete runs, continue unfinished ones, train the rest.
 
     Exit status 1 when a run failed or diverged, 2 for a bad spec, 130 on Ctrl-C (finished
-    runs are kept; running the same command again continues the sweep)."""
+    runs are kept; running the same command again continues the sweep), 75 when
+    --time-limit stopped it (the same command continues)."""
     from ..training.prepare import check_disk, estimate_bytes, prepare, total_steps
     from ..training.stacked import prepared_reason
     from ..sweep import backends
@@ -131,6 +135,7 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
         for line in lines(plan, "to train"):
             click.echo(line)
         return
+    check_time_limit(time_limit, todo)
     if pending:
         from ..store.paths import check_store_for_writing
 
@@ -145,9 +150,9 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
         if ev["event"] == "start":
             state["running"] += 1
             return
-        state["running"] -= 1
+        state["running"] -= not ev.get("not_started")
         state["done"] += 1
-        ok = ev["status"] in ("complete", "skipped")
+        ok = ev["status"] in ("complete", "skipped", "time-limit")
         state["failed"] += not ok
         if ev["status"] == "complete":
             state["walls"].append(ev["wall_seconds"])
@@ -159,24 +164,31 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
                    f"running, {state['failed']} failed, {left} remaining; ETA {_fmt(eta_now)}", err=True)
 
     resume_cmd = " ".join(shlex.quote(a) for a in ["collapse-lab", *sys.argv[1:]])
+    until = deadline(time_limit)
     try:
         if backend == "local":
-            results = backends.run_local(work, store, min(n, max(1, len(work))), report, store / ".sweep-logs")
+            results = backends.run_local(work, store, min(n, max(1, len(work))), report, store / ".sweep-logs", until)
         else:
-            results = backends.run_ray(work, store, address, cpus_per_run, gpus_per_run, report)
+            results = backends.run_ray(work, store, address, cpus_per_run, gpus_per_run, report, until)
     except backends.Interrupted as e:
         from ..signals import exit_status
 
         click.echo(f"sweep interrupted ({e.signame}): finished runs are kept, the ones under way stopped after their "
                    f"current client; continue with: {resume_cmd}", err=True)
         sys.exit(exit_status(e.signame))
-    failed = [r for r in results if r["status"] not in ("complete", "skipped")]
+    late = [r for r in results if r["status"] == "time-limit"]
+    failed = [r for r in results if r["status"] not in ("complete", "skipped", "time-limit")]
     if as_json:
         click.echo(json.dumps({"results": results, "seconds": round(time.time() - t0, 2)}, indent=1))
-    click.echo(f"sweep: {len(results) - len(failed)} of {len(configs)} run(s) trained now, "
-               f"{len(configs) - len(todo)} already complete, {len(failed)} failed, in {time.time() - t0:.1f} s", err=True)
+    click.echo(f"sweep: {len(results) - len(failed) - len(late)} of {len(configs)} run(s) trained now, "
+               f"{len(configs) - len(todo)} already complete, {len(failed)} failed"
+               + (f", {len(late)} stopped by --time-limit" if late else "") + f", in {time.time() - t0:.1f} s", err=True)
     for r in failed:
         click.echo(f"  failed: {r['run']}: {r.get('error', r['status'])}", err=True)
+    if late:
+        click.echo(f"sweep: time limit: {len(late)} run(s) stopped after their last round that fit or not started; "
+                   f"every complete round is kept; continue with: {resume_cmd}", err=True)
+        sys.exit(EXIT_TIME_LIMIT)
     if failed:
         click.echo(f"  continue the sweep with: {resume_cmd}", err=True)
         sys.exit(1)

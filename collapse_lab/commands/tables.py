@@ -17,7 +17,7 @@ from .figures import catalogue_options
                    "Print every table's cells (with their runs) as JSON on stdout.")
 @click.option("--compare-paper", is_flag=True, help="Put the paper's printed value and the difference beside each cell.")
 def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, stack, address, as_json, dry_run_, smoke,
-               compare_paper):
+               time_limit, compare_paper):
     """Render NAMEs (default: every table of the catalogue) at --preset."""
     from ..analysis import RENDERERS
     from ..analysis.catalogue import pick
@@ -25,7 +25,7 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
     from ..analysis.renderers.table_format import render_all
     from ..io import write_bytes, write_json
     from ..sweep.backends import Interrupted
-    from .figures import _list, check_training, dry_run, plan, smoke_paths, train_missing
+    from .figures import _list, check_training, dry_run, plan, smoke_paths, stop_if_late, train_missing
 
     check_training(workers, stack, backend, address, list_, no_train,
                    **{"--compare-paper": compare_paper, "--dry-run": dry_run_})
@@ -40,12 +40,13 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
     t0 = time.time()
     try:
         failed = [] if no_train else train_missing(configs, store, backend, workers, stack, address, say,
-                                                   drop_checkpoints=smoke)
+                                                   drop_checkpoints=smoke, time_limit=time_limit)
     except Interrupted as e:
         from ..signals import exit_status
 
         say(f"interrupted ({e.signame}): finished runs are kept; the same command continues")
         raise SystemExit(exit_status(e.signame)) from None
+    stop_if_late(failed, say)
     t_train = time.time() - t0
     ctx, records = Context(store, preset, smoke=smoke), []
     for e in entries:

@@ -74,9 +74,10 @@ def units(configs: list[RunConfig], stack: int, reason: Callable[[RunConfig], st
 class _Worker:
     """A long-lived worker process (``sweep.worker``) and the unit it is training."""
 
-    def __init__(self, store: Path, threads: int, env: dict, log: Path):
+    def __init__(self, store: Path, threads: int, env: dict, log: Path, deadline: float | None = None):
         self.logf = open(log, "a")
-        self.proc = subprocess.Popen([sys.executable, "-m", "collapse_lab.sweep.worker", str(store), str(threads)],
+        extra = [] if deadline is None else [repr(deadline)]
+        self.proc = subprocess.Popen([sys.executable, "-m", "collapse_lab.sweep.worker", str(store), str(threads), *extra],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.logf, env=env,
                                      text=True, bufsize=1)
         self.log, self.unit, self.t0 = log, None, 0.0
@@ -111,17 +112,18 @@ class _Worker:
 
 
 def run_local(todo: list[list[RunConfig]], store: Path, workers: int, report: Callable[[dict], None],
-              log_dir: Path) -> list[dict]:
+              log_dir: Path, deadline: float | None = None) -> list[dict]:
     """The units on ``workers`` long-lived worker processes, each at its share of the
     cores; worker i logs to ``log_dir/worker-<i>.log``. A worker that dies fails its unit
-    only: a fresh one takes its place."""
+    only: a fresh one takes its place. ``deadline`` (``--time-limit``): the workers stop
+    their runs by it, and no unit starts after it (``not_started``)."""
     import selectors
 
     threads = threads_per_worker(workers)
     env = {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
     make_dirs(log_dir)
     queue, results = list(todo), []
-    pool = [_Worker(store, threads, env, log_dir / f"worker-{i}.log") for i in range(min(workers, len(todo)))]
+    pool = [_Worker(store, threads, env, log_dir / f"worker-{i}.log", deadline) for i in range(min(workers, len(todo)))]
     sel = selectors.DefaultSelector()
     try:
         for w in pool:
@@ -131,14 +133,21 @@ def run_local(todo: list[list[RunConfig]], store: Path, workers: int, report: Ca
         while len(sel.get_map()):
             for key, _ in sel.select():
                 w = key.data
+                late = False
                 for res in w.result():
                     results.append(res)
                     report({"event": "end", **res})
+                    late = late or res["status"] == "time-limit"
                 sel.unregister(w.proc.stdout)
-                if w.proc.poll() is not None:  # it died: a fresh worker in its place
+                # a run stopped for time (its next round would not fit), or the deadline passed:
+                # nothing more starts
+                if late or (deadline is not None and time.time() >= deadline):
+                    results += not_started(queue, report)
+                    queue = []
+                if w.proc.poll() is not None and queue:  # it died: a fresh worker in its place
                     w.close()
                     i = pool.index(w)
-                    w = pool[i] = _Worker(store, threads, env, log_dir / f"worker-{i}.log")
+                    w = pool[i] = _Worker(store, threads, env, log_dir / f"worker-{i}.log", deadline)
                 if queue:
                     _give(w, queue.pop(0), report)
                     sel.register(w.proc.stdout, selectors.EVENT_READ, w)
@@ -149,6 +158,18 @@ def run_local(todo: list[list[RunConfig]], store: Path, workers: int, report: Ca
         for w in pool:
             w.close()
     return results
+
+
+def not_started(queue: list[list[RunConfig]], report: Callable[[dict], None]) -> list[dict]:
+    """The outcomes of units left when ``--time-limit``'s deadline passed."""
+    out = []
+    for unit in queue:
+        for c in unit:
+            res = {"run": c.run_name(), "status": "time-limit", "error": "not started before the time limit",
+                   "wall_seconds": 0.0, "not_started": True}
+            out.append(res)
+            report({"event": "end", **res})
+    return out
 
 
 def _stop_workers(pool: list[_Worker]) -> None:
@@ -176,14 +197,15 @@ def _give(w: _Worker, unit: list[RunConfig], report: Callable[[dict], None]) -> 
         report({"event": "start", "run": c.run_name()})
 
 
-def _ray_task(unit: list[dict], store: str, threads: int) -> list[dict]:
+def _ray_task(unit: list[dict], store: str, threads: int, deadline: float | None = None) -> list[dict]:
+    from ..training.engine import StopFlag
     from .worker import run_unit
 
-    return run_unit(unit, store, threads, log=lambda m: print(m, flush=True))
+    return run_unit(unit, store, threads, log=lambda m: print(m, flush=True), stop=StopFlag(deadline))
 
 
 def run_ray(todo: list[list[RunConfig]], store: Path, address: str | None, cpus_per_run: int, gpus_per_run: float,
-            report: Callable[[dict], None]) -> list[dict]:
+            report: Callable[[dict], None], deadline: float | None = None) -> list[dict]:
     """One Ray task per unit (a run, or a stack of runs) with ``num_cpus``/``num_gpus`` declared; ``address`` None starts
     a local instance (with this machine's cores), ``auto`` or HOST:PORT joins a cluster."""
     try:
@@ -201,7 +223,7 @@ def run_ray(todo: list[list[RunConfig]], store: Path, address: str | None, cpus_
     try:
         remote = ray.remote(num_cpus=cpus_per_run, num_gpus=gpus_per_run, max_retries=0)(_ray_task)
         for unit in todo:
-            pending[remote.remote([c.to_json() for c in unit], str(store), cpus_per_run)] = (unit, time.time())
+            pending[remote.remote([c.to_json() for c in unit], str(store), cpus_per_run, deadline)] = (unit, time.time())
             for c in unit:
                 report({"event": "start", "run": c.run_name()})
         results = []

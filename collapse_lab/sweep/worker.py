@@ -1,7 +1,7 @@
 """A unit of a sweep: one run, or several runs trained as one stack (``fl.stacked``), each
 as ``train --resume`` would do it: skipped when complete, continued when unfinished,
 trained when missing. Called in a worker process of the local backend (``python -m
-collapse_lab.sweep.worker STORE THREADS``: a JSON list of run configurations per stdin
+collapse_lab.sweep.worker STORE THREADS [DEADLINE]``: a JSON list of run configurations per stdin
 line, a JSON list of their outcomes per stdout line) or inside a Ray task."""
 from __future__ import annotations
 
@@ -34,9 +34,17 @@ def run_one(cfg_json: dict, store: str, threads: int, log=None, stop=None) -> di
     except Diverged as e:
         return {"run": e.path.name, "status": "diverged", "error": str(e)}
     except Interrupted as e:
-        return {"run": e.path.name, "status": "interrupted", "error": str(e)}
+        return {"run": e.path.name, "status": stopped_status(e), "error": str(e)}
     except CollapseLabError as e:
         return {"run": cfg.run_name(), "status": "failed", "error": str(e)}
+
+
+def stopped_status(e) -> str:
+    """A run's outcome when it stopped early: ``time-limit`` (``--time-limit``; the same
+    command continues it) or ``interrupted`` (a signal)."""
+    from ..timelimit import TIME_LIMIT
+
+    return "time-limit" if e.signame == TIME_LIMIT else "interrupted"
 
 
 def run_unit(unit: list[dict], store: str, threads: int, log=None, stop=None) -> list[dict]:
@@ -70,7 +78,7 @@ def run_unit(unit: list[dict], store: str, threads: int, log=None, stop=None) ->
         elif isinstance(o, Diverged):
             results.append({"run": p.path.name, "status": "diverged", "error": str(o)})
         elif isinstance(o, Interrupted):
-            results.append({"run": p.path.name, "status": "interrupted", "error": str(o)})
+            results.append({"run": p.path.name, "status": stopped_status(o), "error": str(o)})
         elif isinstance(o, CollapseLabError):
             results.append({"run": p.path.name, "status": "failed", "error": str(o)})
         else:
@@ -85,7 +93,7 @@ def main() -> int:
     from ..training.engine import StopFlag
 
     store, threads = sys.argv[1], int(sys.argv[2])
-    stop = StopFlag()
+    stop = StopFlag(float(sys.argv[3]) if len(sys.argv) > 3 else None)  # --time-limit's time.time()
 
     def handler(signum, frame):  # finish the current client, keep every complete round
         stop.request(signal.Signals(signum).name)

@@ -32,6 +32,7 @@ from .local import cpu_state
 from .methods import ClientResult, EvalData, Method, make_method
 from .probe import NonFiniteProbe, Probe, probe_indices
 from ..store import lock
+from ..timelimit import TIME_LIMIT
 from .prepare import Prepared, init_model, take_lock
 from .sampling import sample_clients
 from .schedule import train_round
@@ -40,16 +41,26 @@ from .trainer import Job, Lane, StepSpec, Trained
 
 class StopFlag:
     """A request to stop (SIGINT/SIGTERM), set by whoever runs the training (the CLI's
-    signal handlers, a test) and read between clients: no module-level state."""
+    signal handlers, a test) and read between clients: no module-level state.
+    ``deadline``: the ``time.time()`` of ``--time-limit`` (``timelimit``): past it the
+    flag is set; before it, a round starts only if ``fits`` it."""
 
-    def __init__(self) -> None:
+    def __init__(self, deadline: float | None = None) -> None:
         self.requested: str | None = None  # the signal's name once one arrived
+        self.deadline = deadline
+        self.longest_round = 0.0  # seconds: the longest round this process trained (any run)
 
     def request(self, signame: str = "SIGINT") -> None:
         self.requested = signame
 
     def is_set(self) -> bool:
+        if self.requested is None and self.deadline is not None and time.time() >= self.deadline:
+            self.requested = TIME_LIMIT
         return self.requested is not None
+
+    def fits(self, seconds: float) -> bool:
+        """Whether a round of ``seconds`` started now ends before the deadline."""
+        return self.deadline is None or time.time() + seconds <= self.deadline
 
 
 class Interrupted(Exception):
@@ -258,7 +269,12 @@ def _rounds(ctx: RunContext, global_state: dict) -> Generator[list[Job], Iterato
     if start >= cfg.rounds:  # killed after its last round was stored: only the status is left
         ev = method.evaluate(ctx.model, global_state, ctx.eval_data)
     t0 = time.time()
+    longest = 0.0  # this run's longest round here: what the next one is expected to take
     for r in range(start + 1, cfg.rounds + 1):
+        if not ctx.stop.fits(longest or ctx.stop.longest_round):  # --time-limit: stop before, not during
+            ctx.stop.request(TIME_LIMIT)
+            raise Interrupted(ctx.p.path, r, None, TIME_LIMIT)
+        t_round = time.time()
         busy0 = run.writer.busy_seconds
         prep0 = sum(lane.prepare_seconds for lane in ctx.lanes)
         participants = sample_clients(cfg, r)
@@ -325,6 +341,8 @@ def _rounds(ctx: RunContext, global_state: dict) -> Generator[list[Job], Iterato
         # so the state a resume needs is never deleted before a newer round is recorded.
         run.update(rounds_complete=r)
         run.prune_local(r, keep, cfg.rounds)
+        longest = max(longest, time.time() - t_round)
+        ctx.stop.longest_round = max(ctx.stop.longest_round, longest)
         if ctx.log:
             ctx.log(f"{ctx.p.path.name} round {r}/{cfg.rounds}: test acc {ev['test_acc']:.4f} "
                     f"({time.time() - t0:.1f} s)")
