@@ -15,7 +15,7 @@ import json
 import math
 
 from .config import DEFAULT_ALPHAS, MOVED_REG_OPTIONS, RunConfig, clients_per_round, load_config_file, parse_alpha, preset_values
-from .data import DATASETS, dataset_of
+from .data import DATASETS, GENERIC, dataset_of
 from .data_root import default_data_root
 from .devices import resolve_device
 from .errors import CollapseLabError
@@ -245,9 +245,9 @@ def _no_effect(values: dict, explicit: set, info: dict, carried=None) -> list[st
             raise CollapseLabError(f"{flag(name)} has no effect on --dataset {values['dataset']}; drop it")
     if values.get("download") and "download" not in loader:
         raise CollapseLabError(f"--download has no effect on --dataset {values['dataset']} (nothing to fetch); drop it")
-    unknown = sorted(set(values.get("dataset_options", {})) - set(loader) - {"data_root", "download", "image_size", "val_fraction"})
+    unknown = sorted(set(values.get("dataset_options", {})) - set(loader) - {"data_root", "download", "image_size", *GENERIC})
     if unknown:
-        own = [k for k in loader if k not in ("data_root", "download", "image_size")] + ["val_fraction"]
+        own = [k for k in loader if k not in ("data_root", "download", "image_size")] + list(GENERIC)
         raise CollapseLabError(f"--dataset-option {unknown[0]}: data set {values['dataset']} has no such option"
                                f"; its keys: {', '.join(own)}")
     return [name for name, _ in problems]

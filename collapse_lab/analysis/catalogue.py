@@ -13,7 +13,7 @@ from ..analyses import SPECS  # the catalogue data: the top-level analyses/ fold
 from ..errors import CollapseLabError
 from ..sweep.spec import expand
 
-PRESETS = ("quick", "paper")
+PRESETS = ("quick", "cpu", "paper")  # cpu: real CIFAR-10 on a laptop, for the entries that have it
 KINDS = ("figure", "table")
 KEYS = {"name", "paper", "source", "kind", "caption", "renderer", "runs", "params", "claims", "differs", "unstated",
         "not_rendered"}
@@ -30,7 +30,7 @@ class Entry:
     runs: dict  # preset -> sweep spec (base, grid, seeds); empty for entries that train nothing
     params: dict = field(default_factory=dict)
     claims: list = field(default_factory=list)
-    differs: list = field(default_factory=list)  # how the quick form differs from the paper's
+    differs: list = field(default_factory=list)  # how the quick (or "cpu: ...") form differs from the paper's
     unstated: list = field(default_factory=list)  # settings the paper does not state (our assumption)
     not_rendered: str = ""  # why a figure is not drawn (a schematic): said by --list
 
@@ -50,6 +50,14 @@ class Entry:
         over = (self.params.get("presets") or {}).get(preset) or {}
         base = {k: v for k, v in self.params.items() if k != "presets"}
         return dataclasses.replace(self, params={**base, **over})
+
+    def differs_at(self, preset: str) -> list[str]:
+        """What the runs at ``preset`` change from the paper's (said under the figure): none
+        at paper; at cpu the lines that start ``cpu:``; at quick the others."""
+        if preset == "paper":
+            return []
+        others = tuple(f"{p}:" for p in PRESETS if p != preset)
+        return [d for d in self.differs if not d.startswith(others)]
 
     def reads_clients(self) -> bool:
         """Whether the entry reads client models (local spectra), so its runs keep them."""

@@ -167,7 +167,7 @@ def report_cmd(store, fig_dir, out, tau, device, as_json):
             f"<h3>{html.escape(p.stem)}</h3><img alt='{html.escape(p.stem)}' src='data:image/png;base64,"
             f"{base64.b64encode(p.read_bytes()).decode()}'>" for p in figs))
     rows = []
-    for preset in ("quick", "paper"):  # the claims figures checked, per preset
+    for preset in ("quick", "cpu", "paper"):  # the claims figures checked, per preset
         got = claims_rows(Path(fig_dir) / f"claims-{preset}.json")
         rows += [r + [preset] for r in got[1]] if got else []
     claims = (["entry", "claim", "measured", "holds", "preset"], rows) if rows else None

@@ -7,8 +7,10 @@ clients of ``RunConfig`` unless given) and the paper preset's training values th
 differ from the common ones (``config.PAPER``). The loader takes the options it
 understands as keyword arguments (``data_root``, ``download``, ``image_size`` or its own,
 e.g. gaussian's ``dim``); any other option is refused with the list of its options.
-Every data set also takes ``val_fraction`` (``base.validation_split``): a stratified share
-of the training set held out as the evaluation set, for the tables tuned on one.
+Every data set also takes ``GENERIC`` options: ``val_fraction`` (``base.validation_split``):
+a stratified share of the training set held out as the evaluation set, for the tables tuned
+on one; ``max_train_per_class``/``max_test_per_class`` (``base.first_per_class``): the first
+N samples of every class in the files' order (the cpu preset's fixed-size CIFAR-10).
 """
 from __future__ import annotations
 
@@ -18,10 +20,11 @@ from pathlib import Path
 
 from ..errors import CollapseLabError
 from ..registry import Registry, option_names
-from .base import Dataset, stratified_subset, validation_split
+from .base import Dataset, first_per_class, stratified_subset, validation_split
 
 INFO_KEYS = {"model", "partition", "augment", "clients", "paper"}
 FLAGS = {"data_root": "--data-root", "download": "--download", "image_size": "--image-size"}
+GENERIC = ("val_fraction", "max_train_per_class", "max_test_per_class")  # options every data set takes
 
 
 def _check(name: str, loader, info: dict) -> None:
@@ -39,6 +42,10 @@ def load_dataset(name: str, data_root: str | Path | None = None, download: bool 
     loader = DATASETS.get(name)
     given = dict(options)
     val = given.pop("val_fraction", None)
+    caps = {k: given.pop(k, None) for k in ("max_train_per_class", "max_test_per_class")}
+    for k, v in caps.items():
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or v < 1):
+            raise CollapseLabError(f"--dataset-option {k}={v!r}: give a whole number >= 1")
     if data_root is not None:
         given["data_root"] = Path(data_root)
     if download:
@@ -52,8 +59,14 @@ def load_dataset(name: str, data_root: str | Path | None = None, download: bool 
         named = ", ".join(FLAGS.get(k, f"--dataset-option {k}") for k in unknown)
         raise CollapseLabError(f"{named}: data set {name} does not take it; drop it"
                                + (f" (its --dataset-option keys: {', '.join(own)})" if own else ""))
+    def read():
+        ds = loader(**given)
+        if any(v is not None for v in caps.values()):
+            ds = first_per_class(ds, caps["max_train_per_class"], caps["max_test_per_class"])
+        return ds
+
     if val is None:
-        return loader(**given)
+        return read()
     try:
         val = float(val)
     except (TypeError, ValueError):
@@ -61,7 +74,7 @@ def load_dataset(name: str, data_root: str | Path | None = None, download: bool 
     if not 0 < val < 1:
         raise CollapseLabError(f"--dataset-option val_fraction={val:g} must be between 0 and 1 (e.g. 0.1)")
     try:
-        return validation_split(loader(**given), val)
+        return validation_split(read(), val)
     except ValueError as e:
         raise CollapseLabError(f"--dataset-option {e}") from None
 

@@ -89,6 +89,29 @@ def validation_split(ds: Dataset, fraction: float, seed: int = 0) -> Dataset:
         train_domain=None if dom is None else dom[keep_t], test_domain=None if dom is None else dom[val_t])
 
 
+def _first_of_each(ds: Dataset, y: torch.Tensor, d: torch.Tensor | None, per: int) -> torch.Tensor:
+    """Indices of the first ``per`` samples of every (domain, class) present, in stored order."""
+    keys = y if d is None else d * ds.num_classes + y
+    groups = [torch.nonzero(keys == k).flatten() for k in torch.unique(keys)]
+    return torch.sort(torch.cat([g[:per] for g in groups])).values if groups else y[:0].long()
+
+
+def first_per_class(ds: Dataset, train: int | None, test: int | None) -> Dataset:
+    """The first ``train`` training and ``test`` test samples of every (domain, class), in the
+    files' order (None: all of them): the cpu preset's fixed-size CIFAR-10 (``--dataset-option
+    max_train_per_class=1000``), the same size whether the full set or a subset is on disk."""
+    tr = torch.arange(len(ds.train_y)) if train is None else _first_of_each(ds, ds.train_y, ds.train_domain, train)
+    te = torch.arange(len(ds.test_y)) if test is None else _first_of_each(ds, ds.test_y, ds.test_domain, test)
+    return _subset(ds, tr, te)
+
+
+def _subset(ds: Dataset, tr: torch.Tensor, te: torch.Tensor) -> Dataset:
+    return Dataset(ds.name, ds.train_x[tr], ds.train_y[tr], ds.test_x[te], ds.test_y[te], ds.num_classes, ds.scale,
+                   ds.mean, ds.std, list(ds.class_names),
+                   None if ds.train_domain is None else ds.train_domain[tr],
+                   None if ds.test_domain is None else ds.test_domain[te], list(ds.domains))
+
+
 def stratified_subset(ds: Dataset, train: int | None, test: int) -> Dataset:
     """The first samples of every (domain, class) in the stored order, about ``train`` and
     ``test`` of them in all (every class and domain kept while there are enough; ``train``
@@ -97,13 +120,7 @@ def stratified_subset(ds: Dataset, train: int | None, test: int) -> Dataset:
 
     def pick(y: torch.Tensor, d: torch.Tensor | None, n: int) -> torch.Tensor:
         keys = y if d is None else d * ds.num_classes + y
-        groups = [torch.nonzero(keys == k).flatten() for k in torch.unique(keys)]
-        per = max(1, -(-n // max(len(groups), 1)))
-        return torch.sort(torch.cat([g[:per] for g in groups])).values if groups else y[:0].long()
+        return _first_of_each(ds, y, d, max(1, -(-n // max(len(torch.unique(keys)), 1))))
 
     tr = torch.arange(len(ds.train_y)) if train is None else pick(ds.train_y, ds.train_domain, train)
-    te = pick(ds.test_y, ds.test_domain, test)
-    return Dataset(ds.name, ds.train_x[tr], ds.train_y[tr], ds.test_x[te], ds.test_y[te], ds.num_classes, ds.scale,
-                   ds.mean, ds.std, list(ds.class_names),
-                   None if ds.train_domain is None else ds.train_domain[tr],
-                   None if ds.test_domain is None else ds.test_domain[te], list(ds.domains))
+    return _subset(ds, tr, pick(ds.test_y, ds.test_domain, test))

@@ -198,3 +198,30 @@ def test_claims_are_merged_by_entry_per_preset_and_escaped(tmp_path):
     assert "x \\| y" in md and "\\*bold\\*" in md and md.count("\n| feddecorr") == 2
     merge_claims(tmp_path, "paper", [a])
     assert len(json.loads((tmp_path / "claims-paper.json").read_text())) == 1  # one file per preset
+
+
+CPU_ENTRIES = {"feddecorr-fig2": "cnn", "feddecorr-fig3": "cnn", "feddecorr-fig7": "cnn", "journal-fig2": "cnn",
+               "journal-fig4": "resnet20", "journal-fig6": "resnet20", "feddecorr-table1": "cnn"}
+
+
+def test_the_cpu_preset_is_real_cifar10_with_small_models_for_its_entries():
+    """ICLR Fig. 2, 3, 7, Table 1's CIFAR-10 cells, journal Fig. 2, 4, 6: capped CIFAR-10,
+    the small CNN or ResNet-20, the cpu training values, FedDecorr in the released scaling;
+    the figure's note names the cpu form at cpu only."""
+    by_name = {e.name: e for e in catalogue()}
+    assert sorted(n for n, e in by_name.items() if "cpu" in e.runs) == sorted(CPU_ENTRIES)
+    for name, model in CPU_ENTRIES.items():
+        e = by_name[name]
+        configs = e.configs("cpu")
+        assert configs and {(c.dataset, c.model, c.preset, c.local_epochs, c.lr) for c in configs} == {
+            ("cifar10", model, "cpu", 2, 0.05)}
+        assert all(c.dataset_options == {"max_train_per_class": 1000, "max_test_per_class": 200} for c in configs)
+        assert all(c.reg_options == {"normalization": "official"} for c in configs if c.reg == "feddecorr")
+        at_cpu = e.differs_at("cpu")
+        assert [d[:4] for d in at_cpu if d.startswith(("cpu:", "quick:"))] == ["cpu:"]
+        assert not any(d.startswith("cpu:") for d in e.differs_at("quick"))
+        assert e.differs_at("paper") == []
+    # the paper preset's grid, one seed
+    assert len(by_name["feddecorr-fig7"].configs("cpu")) == 12 and len(by_name["feddecorr-table1"].configs("cpu")) == 32
+    cells = by_name["feddecorr-table1"].params["cells"]
+    assert all(("not_available" in c["cpu"]) != c["column"].startswith("cifar10/") for c in cells)

@@ -64,7 +64,12 @@ def decorate(ax, xlabel: str = "", ylabel: str = "", title: str = "", legend: bo
 def finish(fig, note: str = ""):
     """Tight layout, and the quick form's differences from the paper at the bottom."""
     if note:
-        fig.text(0.01, -0.01, note, fontsize=6, ha="left", va="top", color="0.35", wrap=True)
+        import textwrap
+
+        # wrapped here, to the figure's width (~22 characters an inch at 6 pt): matplotlib's own
+        # wrap lets a line run past the right edge of a tight-cropped figure
+        fig.text(0.01, -0.01, textwrap.fill(note, width=max(40, int(fig.get_figwidth() * 22))), fontsize=6,
+                 ha="left", va="top", color="0.35")
     import warnings
 
     with warnings.catch_warnings():  # 3-D axes, colour bars and wide legends: the layout is the best it can be

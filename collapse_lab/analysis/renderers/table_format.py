@@ -68,7 +68,7 @@ def render_all(values: dict, entry, compare: bool) -> dict:
     if values["preset"] != "paper":
         head.append("data actually used: " + "; ".join(f"{col} -> {', '.join(sorted(data.get(col, {'n/a'})))}"
                                                         for col in cols))
-        head.append("quick-preset numbers are not expected to match the paper's")
+        head.append(f"{values['preset']}-preset numbers are not expected to match the paper's")
     md = ["\n\n".join(head), "", "| | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
     for r in values["rows"]:
         md.append(f"| {r} | " + " | ".join(cell_text(at[(r, col)], compare, digits, best.get(col) == r)

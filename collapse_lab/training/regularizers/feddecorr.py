@@ -1,8 +1,8 @@
 """FedDecorr (Shi et al., ICLR 2023), Eq. 8: L = (1/d^2) ||K||_F^2, K the batch correlation matrix of z.
 
 Two normalisations of the same quantity, the option ``normalization`` (``--reg-option
-normalization=official``; the paper preset chooses ``official``, which produced the papers'
-numbers, the quick preset keeps ``paper``):
+normalization=official``; the paper and cpu presets choose ``official``, which produced the
+papers' numbers, the quick preset keeps ``paper``):
 
 ``paper`` (default), Eq. 8 exactly. z is z-scored per dimension with the population
 (1/N) standard deviation, K = (1/N) z_hat^T z_hat is then a true correlation matrix
@@ -85,7 +85,7 @@ NORMALIZATIONS = ("paper", "official")
 # The paper preset reproduces the printed numbers, and they came from the released code,
 # whose scaling weighs the term about 62x Eq. 8's at batch 64, d = 1280 (docs/conventions.md).
 @REGULARIZERS.register("feddecorr", defaults={"normalization": "paper"}, choices={"normalization": NORMALIZATIONS},
-                       presets={"paper": {"normalization": "official"}}, beta=0.1, masked=_masked)
+                       presets={"paper": {"normalization": "official"}, "cpu": {"normalization": "official"}}, beta=0.1, masked=_masked)
 def feddecorr(normalization: str = "paper"):
     if normalization == "official":
         return lambda z, logits=None: feddecorr_loss_official(z)
