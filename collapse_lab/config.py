@@ -139,6 +139,7 @@ class RunConfig:
 # field, in the old place, so folder names, hashes and the analyses' grouping of stored runs
 # stay as they were; a run.json written before the move (format 1.1) reads as the option.
 MOVED_REG_OPTIONS = {"feddecorr": {"normalization": ("decorr_norm", "paper")}}
+MOVED_FIELDS = {old: reg for reg, moved in MOVED_REG_OPTIONS.items() for old, _ in moved.values()}  # old field -> owner
 
 
 def current_form(meta: dict) -> dict:

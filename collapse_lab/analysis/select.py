@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ..config import RunConfig, alpha_str, parse_alpha
+from ..config import MOVED_FIELDS, RunConfig, alpha_str, parse_alpha
 from ..errors import CollapseLabError
 from ..store import RunDir, find_runs, run_path
 from .catalogue import Entry, matches
@@ -47,10 +47,14 @@ def field_value(cfg: RunConfig, field: str):
 
 
 def varying(configs: list[RunConfig], skip: tuple[str, ...] = SEED_KEYS) -> list[str]:
-    """Identity fields (not ``skip``: seed, rounds, tag) with more than one value among the configs."""
+    """Identity fields (not ``skip``: seed, rounds, tag) with more than one value among the
+    configs. A regularizer's option shown as a field of its own (FedDecorr's ``decorr_norm``,
+    ``config.MOVED_FIELDS``) counts among the runs of that regularizer only: FedDecorr in the
+    released scaling against FedAvg differs in the regularizer, not in a scaling FedAvg lacks."""
     ids = [c.identity() for c in configs]
     fields = [k for k in ids[0] if k not in skip] if ids else []
-    return [k for k in fields if len({repr(i.get(k)) for i in ids}) > 1]
+    return [k for k in fields
+            if len({repr(i.get(k)) for i, c in zip(ids, configs) if MOVED_FIELDS.get(k, c.reg) == c.reg}) > 1]
 
 
 def group(configs: list[RunConfig], runs: list[RunDir], fields: list[str]) -> list[Group]:

@@ -162,3 +162,19 @@ def test_the_scaling_option_refuses_other_values_and_other_regularizers():
         resolve_runs({"alpha": ["0.5"], "reg": "feddecorr", "reg_option": ["normalization=nope"]})
     with pytest.raises(CollapseLabError, match="regularizer none has no option normalization"):
         resolve_runs({"alpha": ["0.5"], "reg_option": ["normalization=paper"]})
+
+
+def test_the_scaling_varies_only_among_feddecorr_runs():
+    """FedAvg against FedDecorr in the released scaling differ in the regularizer only: a claim
+    pairing them (ICLR Fig. 3) must find the pair (it found none at the cpu and paper presets
+    while the scaling of the FedAvg run read as 'paper')."""
+    from collapse_lab.analysis.select import varying
+    from collapse_lab.resolve import resolve_runs
+
+    (plain,) = resolve_runs({"alpha": ["0.5"]})
+    (official,) = resolve_runs({"alpha": ["0.5"], "reg": "feddecorr"})
+    (eq8,) = resolve_runs({"alpha": ["0.5"], "reg": "feddecorr", "decorr_norm": "paper"})
+    assert plain.identity()["decorr_norm"] == "paper" and official.identity()["decorr_norm"] == "official"
+    assert varying([plain, official]) == ["reg"]
+    assert varying([official, eq8]) == ["decorr_norm"]
+    assert varying([plain, official, eq8]) == ["reg", "decorr_norm"]
