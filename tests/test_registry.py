@@ -76,9 +76,10 @@ PLUGINS = {
     "training/regularizers/zsquare.py": '''
         from . import REGULARIZERS
 
-        @REGULARIZERS.register("zsquare", defaults={"scale": 1.0}, beta=0.5)
-        def zsquare(scale=1.0):
-            return lambda z, logits=None: scale * z.pow(2).mean()
+        @REGULARIZERS.register("zsquare", defaults={"scale": 1.0, "pool": "mean"}, choices={"pool": ("mean", "max")},
+                               presets={"quick": {"pool": "max"}}, beta=0.5)
+        def zsquare(scale=1.0, pool="mean"):
+            return lambda z, logits=None: scale * (z.pow(2).mean() if pool == "mean" else z.pow(2).max())
     ''',
     "training/augment/invert.py": '''
         import torch
@@ -134,27 +135,33 @@ def test_one_file_per_plugin_is_found_and_trains(package_with_plugins, tmp_path)
     assert meta["client_sizes"] == [20, 20] and meta["status"] == "complete"
     events = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert all(e["reg"] > 0 for e in events if e["event"] == "local_epoch")  # the regularizer was applied
-    # the partition's new option and the regularizer's option, each declared in its one file,
-    # from the command line and from a config file
+    assert meta["reg_options"] == {"scale": 1.0, "pool": "mean"}  # the declared defaults, recorded
+    # the partition's new option and the regularizer's options (a number, and text with its
+    # choices and a preset's value), each declared in its one file, from the command line and
+    # from a config file
     for how, first, scale in (("flags", 0.25, 3.0), ("file", 0.75, 2.0)):
         out = tmp_path / how
         base = [sys.executable, "-m", "collapse_lab.cli", "train", "--dataset", "toyset", "--partition", "halves",
                 "--reg", "zsquare", "--clients", "2", "--rounds", "1", "--local-epochs", "1", "--batch-size", "8",
                 "--device", "cpu", "--store", str(out)]
         if how == "flags":
-            extra = ["--partition-option", f"first={first}", "--reg-option", f"scale={scale}"]
+            extra = ["--partition-option", f"first={first}", "--reg-option", f"scale={scale}", "--reg-option", "pool=max"]
         else:
-            (tmp_path / "c.yaml").write_text(f"partition_options: {{first: {first}}}\nreg_options: {{scale: {scale}}}\n")
+            (tmp_path / "c.yaml").write_text(f"partition_options: {{first: {first}}}\nreg_options: {{scale: {scale}}}\n"
+                                             "preset: quick\n")
             extra = ["--config", str(tmp_path / "c.yaml")]
         res = subprocess.run(base + extra, env=env, cwd=root, capture_output=True, text=True, timeout=300)
         assert res.returncode == 0, res.stderr[-800:]
         (run,) = [p for p in out.iterdir() if (p / "run.json").is_file()]
         meta = json.loads((run / "run.json").read_text())
-        assert meta["partition_options"] == {"first": first} and meta["reg_options"] == {"scale": scale}
+        assert meta["partition_options"] == {"first": first} and meta["reg_options"] == {"scale": scale, "pool": "max"}
         assert meta["client_sizes"] == [round(40 * first), 40 - round(40 * first)]
     bad = subprocess.run(base + ["--partition-option", "second=1"], env=env, cwd=root, capture_output=True, text=True,
                          timeout=120)
     assert bad.returncode == 2 and "partition halves has no such option; its options: first" in bad.stderr
+    bad = subprocess.run(base + ["--reg-option", "pool=median"], env=env, cwd=root, capture_output=True, text=True,
+                         timeout=120)
+    assert bad.returncode == 2 and "regularizer zsquare option pool='median': use mean or max" in bad.stderr
     help_ = subprocess.run([sys.executable, "-m", "collapse_lab.cli", "train", "--help"], env=env, cwd=root,
                            capture_output=True, text=True, timeout=120).stdout
     for name in ("toyset", "toynet", "halves", "fedtoy", "zsquare", "invert"):

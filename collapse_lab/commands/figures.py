@@ -312,9 +312,9 @@ def check_training(workers: int | None, stack: int, backend: str = "local", addr
         given = [name for name, v in (("--no-train", no_train), *with_list.items()) if v]
         if given:
             raise CollapseLabError(f"{given[0]} has no effect with --list (it only lists); drop it")
-    if no_train and (workers is not None or address or backend != "local"):
-        raise CollapseLabError("--workers, --backend and --address have no effect with --no-train (nothing trains); "
-                               "drop them")
+    if no_train and (workers is not None or address or backend != "local" or with_list.get("--time-limit")):
+        raise CollapseLabError("--workers, --backend, --address and --time-limit have no effect with --no-train "
+                               "(nothing trains); drop them")
 
 
 @click.command("figures", short_help="Render the papers' figures (training missing runs) and check their claims.")
@@ -328,7 +328,10 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
     from ..analysis.catalogue import pick
     from ..analysis.context import Context
 
-    check_training(workers, stack, backend, address, list_, no_train, **{"--check": check, "--dry-run": dry_run_})
+    check_training(workers, stack, backend, address, list_, no_train,
+                   **{"--check": check, "--dry-run": dry_run_, "--time-limit": time_limit})
+    if dry_run_ and time_limit:
+        raise CollapseLabError("--time-limit has no effect with --dry-run (nothing trains); drop it")
     entries = pick(names, "figure")
     if dry_run_:
         return dry_run(entries, smoke, as_json, None)

@@ -96,6 +96,8 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
         raise CollapseLabError("--workers has no effect with --backend ray (Ray places tasks by --cpus-per-run); drop it")
     if max_runs < 1:
         raise CollapseLabError(f"--max-runs must be >= 1 (got {max_runs})")
+    if dry_run and time_limit:
+        raise CollapseLabError("--time-limit has no effect with --dry-run (nothing trains); drop it")
     if stack < 1:
         raise CollapseLabError(f"--stack must be >= 1 (got {stack}); 1 trains every run on its own")
     if cpus_per_run < 1 or gpus_per_run < 0:

@@ -28,7 +28,9 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
     from .figures import _list, check_training, dry_run, plan, smoke_paths, stop_if_late, train_missing
 
     check_training(workers, stack, backend, address, list_, no_train,
-                   **{"--compare-paper": compare_paper, "--dry-run": dry_run_})
+                   **{"--compare-paper": compare_paper, "--dry-run": dry_run_, "--time-limit": time_limit})
+    if dry_run_ and time_limit:
+        raise CollapseLabError("--time-limit has no effect with --dry-run (nothing trains); drop it")
     entries = pick(names, "table")
     if dry_run_:
         return dry_run(entries, smoke, as_json, None)
