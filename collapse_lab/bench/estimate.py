@@ -24,6 +24,7 @@ import math
 from functools import lru_cache
 
 from ..config import RunConfig, clients_per_round
+from ..data import SMOKE_SAMPLES, SMOKE_TEST
 from ..store import parse_keep_local
 
 # (model, its forward MFLOP per image at the measured input, training images/s, where measured)
@@ -115,7 +116,10 @@ def estimate(configs: list[RunConfig]) -> dict:
             continue
         train, test, classes, shape = facts
         size, mflop = model_facts(cfg.model, classes, shape)
-        images = cfg.rounds * (cfg.local_epochs * train * clients_per_round(cfg) / max(cfg.clients, 1) + test / 3)
+        if cfg.smoke:  # one step on each participant's first samples, one evaluation of the small test set
+            images = cfg.rounds * (clients_per_round(cfg) * SMOKE_SAMPLES + min(test, SMOKE_TEST) / 3)
+        else:
+            images = cfg.rounds * (cfg.local_epochs * train * clients_per_round(cfg) / max(cfg.clients, 1) + test / 3)
         row = per_model.setdefault(cfg.model, {"model": cfg.model, "runs": 0, "bytes": 0, "images": 0.0,
                                                "mflop_per_image": mflop, "hours": {}})
         row["runs"] += 1

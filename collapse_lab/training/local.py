@@ -18,28 +18,28 @@ from .fastpath import PLAIN, FastPath  # noqa: F401 -- PLAIN re-exported
 
 
 def num_batches(n: int, batch_size: int) -> int:
-    """Batches per epoch under the rule of ``batches`` (a 1-sample tail is dropped when n > 1)."""
+    """Batches per epoch under the rule of ``batches`` (a batch of one sample is dropped)."""
     nb = -(-n // batch_size)
-    return nb - 1 if nb > 1 and n % batch_size == 1 else nb
+    return nb - 1 if n % batch_size == 1 else nb
 
 
 def batch_sizes(n: int, batch_size: int) -> set[int]:
     """The distinct batch sizes ``batches`` gives for n samples (a step program per size)."""
     sizes = {batch_size} if n >= batch_size else set()
     tail = n % batch_size
-    if tail and not (tail == 1 and n > 1):
+    if tail > 1:
         sizes.add(tail)
     return sizes
 
 
 def batches(n: int, batch_size: int, generator: torch.Generator) -> list[torch.Tensor]:
-    """A fresh random order each epoch, cut into batches. A trailing batch of a single
-    sample is dropped (when n > 1): BatchNorm cannot normalise one sample and a
-    one-sample correlation matrix carries no information. A client without samples (a
-    split with ``--min-size 0``) has no batch: it takes no step and keeps the global model."""
+    """A fresh random order each epoch, cut into batches. A batch of a single sample is
+    dropped: BatchNorm cannot normalise one sample and a one-sample correlation matrix
+    carries no information. So a client with no sample or one (a split with ``--min-size``
+    below 2, as a smoke run's) has no batch: it takes no step and keeps the global model."""
     order = torch.randperm(n, generator=generator)
     out = [b for b in order.split(batch_size) if len(b)]  # split of an empty order gives one empty batch
-    if len(out) > 1 and len(out[-1]) == 1:
+    if out and len(out[-1]) == 1:
         out.pop()
     return out
 

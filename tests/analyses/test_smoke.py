@@ -82,6 +82,19 @@ def test_dry_run_plans_both_presets_and_trains_nothing(tmp_path):
     paper = out["presets"]["paper"]
     assert paper["total"]["runs"] == 3 and paper["models"][0]["model"] == "resnet20"
     assert paper["total"]["hours"]["H100"] > 0 and not (tmp_path / "s").exists()
+    # --smoke plans the smoke runs: one round of one step on each participant's first
+    # SMOKE_SAMPLES images, and a third of SMOKE_TEST test images (the estimate's eval weight)
+    from collapse_lab.analysis.catalogue import pick
+    from collapse_lab.commands.figures import plan
+    from collapse_lab.config import clients_per_round
+    from collapse_lab.data import SMOKE_SAMPLES, SMOKE_TEST
+
+    res = CliRunner().invoke(cli, ["figures", "feddecorr-fig1", "--dry-run", "--json", "--smoke"])
+    smoke = json.loads(res.stdout)["presets"]["paper"]["models"][0]
+    configs, _, _ = plan(pick(["feddecorr-fig1"], "figure"), "paper", tmp_path, lambda m: None, True)
+    assert len(configs) == 3 and all(c.smoke and c.rounds == 1 for c in configs)
+    want = sum(clients_per_round(c) * SMOKE_SAMPLES + SMOKE_TEST / 3 for c in configs)
+    assert math.isclose(smoke["images"], want) and smoke["images"] < paper["models"][0]["images"] / 1000
 
 
 @pytest.mark.slow

@@ -1,10 +1,11 @@
 """Local training against a hand-written SGD loop."""
 from __future__ import annotations
 
+import pytest
 import torch
 import torch.nn.functional as F
 
-from collapse_lab.training.local import batches, num_batches
+from collapse_lab.training.local import batch_sizes, batches, num_batches
 from collapse_lab.training.trainer import train_client
 from collapse_lab.models import build_model
 from collapse_lab.training.regularizers.feddecorr import feddecorr_loss
@@ -43,7 +44,23 @@ def test_batches_cover_and_drop_single_tail():
     g = torch.Generator().manual_seed(0)
     b = batches(129, 64, g)
     assert [len(t) for t in b] == [64, 64]  # the 1-sample tail is dropped
-    for n in (1, 2, 63, 64, 65, 129, 130):
-        assert num_batches(n, 64) == len(batches(n, 64, torch.Generator().manual_seed(0)))
+    for n in (0, 1, 2, 63, 64, 65, 129, 130):
+        b = batches(n, 64, torch.Generator().manual_seed(0))
+        assert num_batches(n, 64) == len(b) and batch_sizes(n, 64) == {len(t) for t in b}
+    assert batches(1, 64, g) == [] and num_batches(1, 64) == 0  # one sample: no batch at all
+
+
+def test_a_one_sample_client_of_a_batchnorm_model_takes_no_step():
+    """A split with --min-size below 2 (a smoke run's) can give a client one sample: BatchNorm
+    cannot normalise it in training mode, so the client keeps the global model, as an empty one."""
+    torch.manual_seed(0)
+    model = build_model("small-cnn", 10, (3, 32, 32))
+    with pytest.raises(ValueError, match="more than 1 value per channel"):  # why the sample is dropped
+        model.train()(torch.randn(1, 3, 32, 32))
+    before = {n: v.clone() for n, v in model.state_dict().items()}
+    hist = train_client(model, torch.randn(1, 3, 32, 32), torch.tensor([3]), lambda t: t, epochs=2, batch_size=64,
+                        lr=0.1, momentum=0.9, weight_decay=1e-4, reg=None, beta=0.0, generator=torch.Generator())
+    assert sum(h["steps"] for h in hist) == 0
+    assert all(torch.equal(before[n], v) for n, v in model.state_dict().items())
     b = batches(130, 64, torch.Generator().manual_seed(0))
     assert sorted(torch.cat(b).tolist()) == list(range(130))
