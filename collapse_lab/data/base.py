@@ -114,13 +114,20 @@ def _subset(ds: Dataset, tr: torch.Tensor, te: torch.Tensor) -> Dataset:
 
 def stratified_subset(ds: Dataset, train: int | None, test: int) -> Dataset:
     """The first samples of every (domain, class) in the stored order, about ``train`` and
-    ``test`` of them in all (every class and domain kept while there are enough; ``train``
-    None keeps the training set whole): the small test set a smoke run evaluates on
-    (``RunConfig.smoke``)."""
+    ``test`` of them in all (``train`` None keeps the training set whole): the small test set
+    a smoke run evaluates on (``RunConfig.smoke``). Every group is kept while there are
+    enough; with more groups than samples (TinyImageNet's 200 classes, DomainNet's 6 x 345)
+    one sample of each of the first groups, the domains taking turns, so every domain stays."""
 
     def pick(y: torch.Tensor, d: torch.Tensor | None, n: int) -> torch.Tensor:
         keys = y if d is None else d * ds.num_classes + y
-        return _first_of_each(ds, y, d, max(1, -(-n // max(len(torch.unique(keys)), 1))))
+        groups = torch.unique(keys)
+        if len(groups) <= n:
+            return _first_of_each(ds, y, d, max(1, -(-n // max(len(groups), 1))))
+        dom = groups // ds.num_classes
+        turn = torch.tensor([int((dom[:i] == dom[i]).sum()) for i in range(len(groups))])  # rank within its domain
+        chosen = groups[sorted(range(len(groups)), key=lambda i: (int(turn[i]), int(dom[i])))[:n]]
+        return torch.sort(torch.stack([torch.nonzero(keys == k).flatten()[0] for k in chosen])).values
 
     tr = torch.arange(len(ds.train_y)) if train is None else pick(ds.train_y, ds.train_domain, train)
     return _subset(ds, tr, pick(ds.test_y, ds.test_domain, test))

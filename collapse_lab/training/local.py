@@ -18,9 +18,10 @@ from .fastpath import PLAIN, FastPath  # noqa: F401 -- PLAIN re-exported
 
 
 def num_batches(n: int, batch_size: int) -> int:
-    """Batches per epoch under the rule of ``batches`` (a batch of one sample is dropped)."""
+    """Batches per epoch under the rule of ``batches`` (a batch of one sample is dropped,
+    unless every batch is one sample: ``batch_size`` 1)."""
     nb = -(-n // batch_size)
-    return nb - 1 if n % batch_size == 1 else nb
+    return nb - 1 if batch_size > 1 and n % batch_size == 1 else nb
 
 
 def batch_sizes(n: int, batch_size: int) -> set[int]:
@@ -34,12 +35,12 @@ def batch_sizes(n: int, batch_size: int) -> set[int]:
 
 def batches(n: int, batch_size: int, generator: torch.Generator) -> list[torch.Tensor]:
     """A fresh random order each epoch, cut into batches. A batch of a single sample is
-    dropped: BatchNorm cannot normalise one sample and a one-sample correlation matrix
+    dropped (unless ``batch_size`` is 1): BatchNorm cannot normalise one sample and a one-sample correlation matrix
     carries no information. So a client with no sample or one (a split with ``--min-size``
     below 2, as a smoke run's) has no batch: it takes no step and keeps the global model."""
     order = torch.randperm(n, generator=generator)
     out = [b for b in order.split(batch_size) if len(b)]  # split of an empty order gives one empty batch
-    if out and len(out[-1]) == 1:
+    if batch_size > 1 and out and len(out[-1]) == 1:
         out.pop()
     return out
 

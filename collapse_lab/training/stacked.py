@@ -123,6 +123,8 @@ def _schedule(epochs: int, batch_size: int, order: list[int], plans: list[list[l
     mask = torch.zeros(m, s_max, batch_size)
     epoch = torch.zeros(m, s_max, dtype=torch.long)
     for pos, i in enumerate(order):
+        if not steps[pos]:  # a client with no batch (no sample, or one): never active, keeps its start
+            continue
         flat = torch.cat([b for e in plans[i] for b in e]) + offsets[i]
         sizes = torch.tensor([len(b) for e in plans[i] for b in e])
         step_of = torch.repeat_interleave(torch.arange(len(sizes)), sizes)

@@ -28,11 +28,16 @@ def test_stratified_subset_keeps_every_domain_and_class_in_order():
     d = torch.tensor([0, 0, 0, 0, 1, 1, 1, 1, 1, 1])
     ds = Dataset("t", torch.arange(10).float()[:, None], y, torch.arange(4).float()[:, None], torch.tensor([0, 1, 2, 2]),
                  3, train_domain=d, test_domain=torch.tensor([0, 0, 1, 1]), domains=["a", "b"])
-    sub = stratified_subset(ds, train=5, test=2)
+    sub = stratified_subset(ds, train=5, test=3)
     # 5 groups (domain, class) present: one sample each, the first in stored order, order kept
     assert sub.train_x[:, 0].tolist() == [0, 1, 4, 5, 6]
     assert sub.train_domain.tolist() == [0, 0, 1, 1, 1] and sub.train_y.tolist() == [0, 1, 0, 1, 2]
     assert sub.test_y.tolist() == [0, 1, 2] and sub.test_domain.tolist() == [0, 0, 1]  # 3 groups: one each
+    # more groups than samples: a strict cap, one sample of a group, the domains taking turns
+    # (domain a's class 0, b's class 0, a's class 1, ...), so both domains stay
+    sub = stratified_subset(ds, train=3, test=2)
+    assert sub.train_x[:, 0].tolist() == [0, 1, 4] and sub.train_domain.tolist() == [0, 0, 1]
+    assert sub.test_y.tolist() == [0, 2] and sub.test_domain.tolist() == [0, 1]
 
 
 def test_smoke_form_keeps_what_is_computed_and_cuts_its_length():

@@ -57,8 +57,8 @@ def _jobs(x, y, sizes, seed, model, start):
 @pytest.mark.parametrize("reg,norm,atol", [("none", "paper", 1e-12), ("feddecorr", "paper", 1e-12),
                                            ("feddecorr", "official", 1e-9)])
 def test_stacked_equals_eager_lane_in_float64(reg, norm, atol):
-    """Clients of unequal sizes (a 1-sample tail dropped, tails of several sizes, one
-    smaller than a batch), momentum and weight decay, three epochs: each member's weights
+    """Clients of unequal sizes (a 1-sample tail dropped, a 1-sample client without a step,
+    tails of several sizes, one smaller than a batch), momentum and weight decay, three epochs: each member's weights
     and loss records are the eager lane's."""
     torch.manual_seed(0)
     sizes = [45, 16, 7, 33, 1]
@@ -82,7 +82,9 @@ def test_stacked_equals_eager_lane_in_float64(reg, norm, atol):
         for ra, rb in zip(a.history, b.history):
             assert (ra["samples"], ra["steps"], ra["epoch"]) == (rb["samples"], rb["steps"], rb["epoch"])
             np.testing.assert_allclose([rb["ce"], rb["reg"], rb["loss"]], [ra["ce"], ra["reg"], ra["loss"]], rtol=1e-10)
-    assert stacked[4].steps == 3 and stacked[4].history[0]["samples"] == 1  # one sample: its only batch
+    # one sample: no batch (BatchNorm could not take it), so no step, and the start kept
+    assert stacked[4].steps == 0 and stacked[4].history[0]["samples"] == 0
+    assert all(torch.equal(stacked[4].state[k], starts[4][k]) for k in starts[4])
 
 
 def _globals(store: Path, cfg: RunConfig, rounds: int) -> dict:
