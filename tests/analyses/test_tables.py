@@ -126,6 +126,10 @@ def test_mean_last_and_domain_metrics_by_hand():
     with pytest.raises(CollapseLabError, match="the run has 20 rounds"):
         T.run_value(run, "mean_last:50")
     assert T.metric_of({"metric": {"quick": "final", "paper": "mean_last:50"}}, "paper") == "mean_last:50"
+    # a smoke run (one round) averages the rounds it has: FedETF's tables rendered nowhere at --smoke
+    smoke = _Run([0.1, 0.37])
+    smoke.meta["smoke"] = True
+    assert T.run_value(smoke, "mean_last:50") == pytest.approx(37.0)
     run = _Run([0.5, 0.6], ["amazon", "caltech", "dslr"], [0.5, None, 0.8])
     assert T.run_value(run, "domain_acc:dslr") == pytest.approx(80.0)
     assert T.run_value(run, "domain_acc:avg") == pytest.approx(65.0)  # domains with test samples

@@ -37,18 +37,21 @@ def run_value(run, metric: str) -> float:
         return domain_acc(run, metric.split(":", 1)[1])
     _, y = accuracy_curve(run)
     if metric.startswith("mean_last:"):
-        return mean_last(y, metric.split(":", 1)[1])
+        return mean_last(y, metric.split(":", 1)[1], cut=bool(run.meta.get("smoke")))
     return float(y[-1]) if metric == "final" else tail_mean(y)
 
 
-def mean_last(y, n: str) -> float:
+def mean_last(y, n: str, cut: bool = False) -> float:
     """The mean accuracy over the last ``n`` rounds (``"50"``) or the last share of the
-    rounds after round 0 (``"5%"``, at least one)."""
+    rounds after round 0 (``"5%"``, at least one). ``cut``: a smoke run, cut to one round,
+    averages the rounds it has (its window is cut with it) instead of being refused."""
     rounds = len(y) - 1
     try:
         k = max(1, int(round(float(n[:-1]) / 100 * rounds))) if n.endswith("%") else int(n)
     except ValueError:
         raise CollapseLabError(f"metric mean_last:{n}: give a number of rounds or a percentage") from None
+    if cut:
+        k = min(k, rounds)
     if not 1 <= k <= rounds:
         raise CollapseLabError(f"metric mean_last:{n}: the run has {rounds} rounds")
     return float(np.mean(y[-k:]))
