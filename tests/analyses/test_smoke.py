@@ -100,6 +100,13 @@ def test_dry_run_plans_both_presets_and_trains_nothing(tmp_path):
     assert len(configs) == 3 and all(c.smoke and c.rounds == 1 for c in configs)
     want = sum(clients_per_round(c) * SMOKE_SAMPLES + SMOKE_TEST / 3 for c in configs)
     assert math.isclose(smoke["images"], want) and smoke["images"] < paper["models"][0]["images"] / 1000
+    # the cpu preset's per-class caps hold without the data too: 10 rounds x (2 epochs x 10 x
+    # 1,000 images + a third of 10 x 200), not the official 50,000 / 10,000; at the rate measured
+    # for its cnn runs (4,013 images/s on 2 cores)
+    res = CliRunner().invoke(cli, ["figures", "feddecorr-fig2", "--dry-run", "--json", "--data-root", str(tmp_path)])
+    (cnn,) = json.loads(res.stdout)["presets"]["cpu"]["models"]
+    assert cnn["runs"] == 4 and math.isclose(cnn["images"], 4 * 10 * (2 * 10_000 + 2_000 / 3))
+    assert math.isclose(cnn["hours"]["cpu-2core"], cnn["images"] / 4_013 / 3600)
 
 
 @pytest.mark.slow
