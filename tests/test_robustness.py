@@ -74,6 +74,7 @@ def test_config_file_values_are_typed_and_checked(tmp_path, text, msg):
     assert not (tmp_path / "ck").exists()
 
 
+@pytest.mark.slow
 def test_a_corrupt_run_json_among_good_runs(tmp_path):
     out = tmp_path / "ck"
     assert run("train", *FAST, "--alpha", "0.5", "--alpha", "inf", "--rounds", "1", "--store", out).exit_code == 0

@@ -80,6 +80,7 @@ def test_linear_flops_are_two_multiply_adds_per_weight():
     assert math.isclose(mflop * 1e6, 2 * weights)
 
 
+@pytest.mark.slow
 def test_dry_run_plans_both_presets_and_trains_nothing(tmp_path):
     res = CliRunner().invoke(cli, ["figures", "feddecorr-fig1", "--dry-run", "--json", "--store", str(tmp_path / "s")])
     assert res.exit_code == 0, res.output

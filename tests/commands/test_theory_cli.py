@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from collapse_lab.cli import cli
 
 
+@pytest.mark.slow
 def test_prop1_cli(store):
     res = CliRunner().invoke(cli, ["theory", "prop1", "--store", str(store), "--json"])
     assert res.exit_code == 0, res.output
