@@ -54,3 +54,6 @@ def test_missing_data_sets_are_named_before_anything_trains(tmp_path):
     assert len(lines) == 1 and "data set cifar100" in lines[0] and "cifar-100-python/" in lines[0]
     assert f"(looked in: {tmp_path})" in lines[0] or "looked in: --data-root" in lines[0]
     assert not any(p.name.startswith("cifar100") for p in (tmp_path / "ck").glob("*"))
+    # the entry says the data are what it lacks, not that `figures` would train its runs
+    (why,) = [ln for ln in res.stderr.splitlines() if "feddecorr-fig2: not rendered" in ln]
+    assert "data set cifar100 is missing" in why and "give --data-root" in why and "trains it" not in why

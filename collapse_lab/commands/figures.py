@@ -68,6 +68,15 @@ def train_missing(configs, store: Path, backend: str, workers: int | None, stack
     return failed + _train(timed, store, backend, 1, 1, address, say, drop_checkpoints, time_limit)
 
 
+def lacking_data(names: list[str], failed: list[dict]) -> str | None:
+    """Why an entry whose runs (``names``) could not train for missing data is not rendered
+    (``missing_data`` named the folders), instead of "run ... is missing: figures trains it"."""
+    missing = {f["run"]: f["error"] for f in failed if f["error"].startswith("data set ")
+               and f["error"].endswith(" is missing")}
+    lacking = sorted({missing[n] for n in names if n in missing})
+    return f"{'; '.join(lacking)} (the folder expected is named above; give --data-root)" if lacking else None
+
+
 def stop_if_late(failed: list[dict], say) -> None:
     """``--time-limit`` stopped training: nothing renders; exit 75 with the command that continues."""
     from ..timelimit import EXIT_TIME_LIMIT, continue_command
@@ -364,6 +373,10 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
         if e.not_rendered:
             records.append({"entry": e.name, "not_rendered": e.not_rendered})
             say(f"figures: {e.name}: not rendered ({e.not_rendered})")
+            continue
+        if lacking := lacking_data(per_entry[e.name], failed_runs):
+            records.append({"entry": e.name, "error": lacking})
+            say(f"figures: {e.name}: not rendered: {lacking}")
             continue
         try:
             rec = render(e, ctx, out)

@@ -25,7 +25,7 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
     from ..analysis.renderers.table_format import render_all
     from ..io import write_bytes, write_json
     from ..sweep.backends import Interrupted
-    from .figures import _list, check_training, dry_run, plan, smoke_paths, stop_if_late, train_missing
+    from .figures import _list, check_training, dry_run, lacking_data, plan, smoke_paths, stop_if_late, train_missing
 
     check_training(workers, stack, backend, address, list_, no_train,
                    **{"--compare-paper": compare_paper, "--dry-run": dry_run_, "--time-limit": time_limit})
@@ -56,6 +56,10 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
             why = per_entry[e.name] if isinstance(per_entry[e.name], str) else e.not_rendered
             records.append({"entry": e.name, "not_rendered": why})
             say(f"{e.name}: not rendered ({why})")
+            continue
+        if lacking := lacking_data(per_entry[e.name], failed):
+            records.append({"entry": e.name, "error": lacking})
+            say(f"{e.name}: not rendered: {lacking}")
             continue
         try:
             values = RENDERERS.get(e.renderer).compute(e.at(preset), ctx)
