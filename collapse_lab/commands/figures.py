@@ -71,8 +71,7 @@ def train_missing(configs, store: Path, backend: str, workers: int | None, stack
 def lacking_data(names: list[str], failed: list[dict]) -> str | None:
     """Why an entry whose runs (``names``) could not train for missing data is not rendered
     (``missing_data`` named the folders), instead of "run ... is missing: figures trains it"."""
-    missing = {f["run"]: f["error"] for f in failed if f["error"].startswith("data set ")
-               and f["error"].endswith(" is missing")}
+    missing = {f["run"]: f["error"] for f in failed if f.get("missing_data")}
     lacking = sorted({missing[n] for n in names if n in missing})
     return f"{'; '.join(lacking)} (the folder expected is named above; give --data-root)" if lacking else None
 
@@ -110,8 +109,8 @@ def missing_data(configs, say) -> tuple[list[dict], list]:
     for (name, root, _, _), msg in missing.items():
         where = default_data_root()[1] if root is None else f"{root}"
         say(f"data set {name} is missing: {msg} (looked in: {where})")
-    failed = [{"run": c.run_name(), "status": "failed", "error": f"data set {c.dataset} is missing"}
-              for c in configs if key(c) in missing]
+    failed = [{"run": c.run_name(), "status": "failed", "error": f"data set {c.dataset} is missing",
+               "missing_data": c.dataset} for c in configs if key(c) in missing]
     return failed, [c for c in configs if key(c) not in missing]
 
 

@@ -124,8 +124,8 @@ def stratified_subset(ds: Dataset, train: int | None, test: int) -> Dataset:
         groups = torch.unique(keys)
         if len(groups) <= n:
             return _first_of_each(ds, y, d, max(1, -(-n // max(len(groups), 1))))
-        dom = groups // ds.num_classes
-        turn = torch.tensor([int((dom[:i] == dom[i]).sum()) for i in range(len(groups))])  # rank within its domain
+        dom = groups // ds.num_classes  # groups are sorted, so a domain's groups are contiguous
+        turn = torch.arange(len(groups)) - torch.searchsorted(groups, dom * ds.num_classes)  # rank within its domain
         chosen = groups[sorted(range(len(groups)), key=lambda i: (int(turn[i]), int(dom[i])))[:n]]
         return torch.sort(torch.stack([torch.nonzero(keys == k).flatten()[0] for k in chosen])).values
 
