@@ -148,8 +148,8 @@ class Lane:
 
     def start(self, job: Job) -> LocalHooks:
         """Fresh optimizer state and loss sums, training mode, the client's starting model."""
-        for buf in self.buffers:
-            buf.zero_()
+        if self.buffers:
+            torch._foreach_zero_(self.buffers)  # one call, not one per parameter
         self.sums.zero_()
         self.model.train()
         hooks = job.start(self.model)

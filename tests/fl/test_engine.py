@@ -168,3 +168,24 @@ def test_a_client_without_samples_keeps_the_global_model(tmp_path, cifar_root):
     assert all(torch.equal(g0[n], local[n]) for n in g0)
     ev = [e for e in run.metrics() if e.get("event") == "local_epoch" and e["client"] == k]
     assert ev[0]["samples"] == 0 and ev[0]["steps"] == 0 and ev[0]["loss"] == 0
+
+
+def test_the_divergence_check_names_the_first_non_finite_tensor_as_a_check_per_tensor_would():
+    """``engine.non_finite`` checks all tensors at once; its answer must be the one a check of
+    each tensor in order gives, whatever the dtypes: a float64 1e300 is finite (it would not
+    be in float32), integer tensors are never checked, bf16 is checked in bf16."""
+    from collapse_lab.training.engine import non_finite
+
+    def reference(state):
+        return next((n for n, v in state.items() if v.is_floating_point() and not torch.isfinite(v).all()), None)
+
+    big = torch.tensor([1e300], dtype=torch.float64)
+    cases = [
+        {},
+        {"w": torch.ones(3), "big": big, "steps": torch.arange(4)},
+        {"w": torch.ones(3), "b": torch.tensor([1.0, float("nan")]), "c": torch.tensor([float("inf")], dtype=torch.float64)},
+        {"w": torch.ones(3), "h": torch.tensor([float("-inf")], dtype=torch.bfloat16), "b": torch.tensor([float("nan")])},
+        {"big": big, "w": torch.full((2, 2), 3.0e38) * 10},
+    ]
+    answers = [non_finite(s) for s in cases]
+    assert answers == [reference(s) for s in cases] == [None, None, "b", "h", "w"]
