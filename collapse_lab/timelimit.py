@@ -63,6 +63,10 @@ def deadline(limit: str | None) -> float | None:
 
 
 def human(seconds: float) -> str:
+    """A duration as a person reads it; under a second to two significant digits (a digits
+    round's 0.04 s is not "0.0 s")."""
+    if seconds < 1:
+        return f"{seconds:.2g} s"
     if seconds < 60:
         return f"{seconds:.1f} s"
     if seconds < 3600:

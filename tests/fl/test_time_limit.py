@@ -35,6 +35,14 @@ def test_bad_durations_are_one_line(text):
         parse_duration(text)
 
 
+@pytest.mark.parametrize("seconds,text", [(0.0432, "0.043 s"), (0.0, "0 s"), (0.5, "0.5 s"), (1.0, "1.0 s"),
+                                          (59.94, "59.9 s"), (90, "1.5 min"), (13_800, "3.83 h")])
+def test_durations_read_back_to_a_person_without_rounding_a_short_round_to_zero(seconds, text):
+    from collapse_lab.timelimit import human
+
+    assert human(seconds) == text
+
+
 class RoundsThenOut(StopFlag):
     """A deadline that leaves room for ``n`` more round starts: the engine's decision, without a clock."""
 
