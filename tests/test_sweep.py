@@ -213,3 +213,23 @@ def test_units_group_runs_that_stack_evenly_and_leave_the_rest_alone():
     assert [len(u) for u in got][-2:] == [1, 1] and all(u[0].method == "fedprox" for u in got[-2:])
     assert all(len({(c.lr,) for c in u}) == 1 for u in got)
     assert units(cfgs, 1, config_reason) == [[c] for c in cfgs]
+
+
+@pytest.mark.slow  # a worker process (1.4 s)
+def test_an_internal_error_in_a_worker_names_its_runs_and_leaves_the_traceback_in_the_log(tmp_path):
+    """A bug (not a refusal) inside a worker's unit: each run of the unit is reported failed
+    under its own name (a sweep's progress line said "?: failed"), and the worker's log,
+    where its stderr goes, holds the traceback to find the bug by."""
+    from collapse_lab.config import RunConfig
+
+    cfgs = [RunConfig(dataset="digits", model="mlp", rounds=1, seed=s) for s in (0, 1)]
+    code = ("import sys, collapse_lab.sweep.worker as w\n"
+            "def boom(*a, **k): raise ZeroDivisionError('a bug')\n"
+            "w.run_unit = boom\nsys.argv = ['worker', sys.argv[1], '1']\nsys.exit(w.main())\n")
+    res = subprocess.run([sys.executable, "-c", code, str(tmp_path)], input=json.dumps([c.to_json() for c in cfgs]) + "\n",
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert [o["run"] for o in out] == [c.run_name() for c in cfgs]
+    assert {o["status"] for o in out} == {"failed"} and out[0]["error"] == "internal error: ZeroDivisionError: a bug"
+    assert "Traceback" in res.stderr and "ZeroDivisionError: a bug" in res.stderr

@@ -165,7 +165,8 @@ def _train(configs, store: Path, backend: str, workers: int | None, stack: int, 
 
                 RunDir(store / Path(ev["run"]).name).drop_checkpoints("tables --smoke")
             state["done"] += 1
-            say(f"{state['done']}/{len(todo)} runs trained ({ev['run']}: {ev['status']}, "
+            why = f": {ev['error']}" if ev.get("error") and ev["status"] != "complete" else ""
+            say(f"{state['done']}/{len(todo)} runs trained ({ev['run']}: {ev['status']}{why}, "
                 f"{time.time() - state['t0']:.0f} s)")
 
     until = deadline(time_limit)

@@ -86,6 +86,16 @@ def run_unit(unit: list[dict], store: str, threads: int, log=None, stop=None) ->
     return results
 
 
+def unit_name(cfg_json: dict) -> str:
+    """The run a unit's configuration names, for an outcome line even when training failed."""
+    try:
+        from ..config import RunConfig
+
+        return RunConfig.from_json(cfg_json).run_name()
+    except Exception:  # noqa: BLE001 -- a configuration that does not even parse
+        return "?"
+
+
 def main() -> int:
     """A long-lived worker: one run configuration per stdin line, one result per stdout
     line (torch is imported and the process warmed up once, not once per run). SIGTERM or
@@ -110,7 +120,11 @@ def main() -> int:
         try:
             result = run_unit(unit, store, threads, log=lambda m: print(m, file=sys.stderr, flush=True), stop=stop)
         except Exception as e:  # noqa: BLE001 -- reported as the runs' one-line error
-            result = [{"run": "?", "status": "failed", "error": f"internal error: {type(e).__name__}: {e}"}] * len(unit)
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)  # the worker's log keeps where it came from
+            result = [{"run": unit_name(c), "status": "failed", "error": f"internal error: {type(e).__name__}: {e}"}
+                      for c in unit]
         print(json.dumps(result), flush=True)
         if stop.is_set():
             return 130

@@ -93,19 +93,25 @@ def normalized_average(global_state: dict[str, torch.Tensor], states: Sequence[d
     """FedNova (Wang et al. 2020, Eq. 7): with p_k = n_k / n and a_k = ||a_k||_1,
     w <- w - tau_eff * sum_k p_k (w - w_k) / a_k, tau_eff = sum_k p_k a_k, for the
     entries in ``keys``; the other entries (BatchNorm statistics) are the plain average.
-    With equal a_k this is exactly FedAvg."""
+    With equal a_k this is exactly FedAvg.
+
+    A client that took no step (a_k = 0: too few samples for one batch) returns w itself, so
+    its term p_k (w - w_k) / a_k is 0/0; it is taken as 0, the limit of a vanishing update,
+    and its a_k = 0 still enters tau_eff. The paper's algorithm assumes tau_k >= 1, and the
+    released code (NIID-Bench) would divide by zero. No step anywhere leaves w unchanged."""
     normalized = set(keys)
     out = weighted_average([{k: v for k, v in st.items() if k not in normalized} for st in states], weights)
     p = torch.tensor([float(x) for x in weights], dtype=torch.float64)
     p = p / p.sum()
     a = torch.tensor([float(x) for x in norms], dtype=torch.float64)
-    if (a <= 0).any():
-        raise ValueError("FedNova needs at least one local step per client")
+    if (a < 0).any():
+        raise ValueError("FedNova: a negative number of local steps")
     tau_eff = float((p * a).sum())
     for key in keys:
         w = global_state[key].to(torch.float64)
         d = torch.zeros_like(w)
         for pk, ak, s in zip(p.tolist(), a.tolist(), states):
-            d += (pk / ak) * (w - s[key].to(torch.float64))
+            if ak > 0:
+                d += (pk / ak) * (w - s[key].to(torch.float64))
         out[key] = (w - tau_eff * d).to(global_state[key].dtype)
     return {k: out[k] for k in states[0]}  # the state-dict order

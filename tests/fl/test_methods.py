@@ -142,6 +142,24 @@ def test_fednova_unequal_steps_by_hand_and_momentum_norm():
     assert not np.allclose(ref, 0.75 * states[0]["w"].numpy() + 0.25 * states[1]["w"].numpy())
 
 
+def test_fednova_a_client_that_took_no_step_adds_no_direction_and_all_idle_changes_nothing():
+    """A one-sample client of a BatchNorm model (or any client short of one batch) takes no
+    step and returns the global model: its term of Eq. 7 is 0/0, taken as 0, and a_k = 0
+    still enters tau_eff (a smoke run of Table 1 failed on it with a ValueError)."""
+    cfg, model, nova = make("fednova", momentum=0.9)
+    g = {"w": torch.tensor([1.0, 2.0])}
+    nova.keys = ["w"]
+    moved, idle = {"w": torch.tensor([0.0, 1.0])}, {"w": g["w"].clone()}
+    out = nova.aggregate(1, g, [ClientResult(0, moved, 30, 3), ClientResult(1, idle, 10, 0)])
+    p, a = [0.75, 0.25], momentum_norm(3, 0.9)
+    tau_eff = p[0] * a + p[1] * 0.0
+    ref = np.array([1.0, 2.0]) - tau_eff * p[0] * (np.array([1.0, 2.0]) - np.array([0.0, 1.0])) / a
+    assert np.allclose(out["w"].numpy(), ref, atol=1e-6) and np.isfinite(out["w"].numpy()).all()
+    assert np.allclose(ref, [1.0 - 0.75 ** 2, 2.0 - 0.75 ** 2])  # the hand value: 0.75 of 0.75 of the move
+    still = nova.aggregate(1, g, [ClientResult(0, idle, 30, 0), ClientResult(1, idle, 10, 0)])
+    assert torch.equal(still["w"], g["w"])
+
+
 # -- FedAvgM -------------------------------------------------------------------------
 
 
