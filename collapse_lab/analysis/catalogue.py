@@ -96,6 +96,11 @@ def load_entry(path: Path) -> Entry:
     for c in claims:
         if not isinstance(c, dict) or "check" not in c or "text" not in c:
             raise CollapseLabError(f"{where}: each claim needs a check and a text")
+    for k in ("differs", "unstated"):  # a line with ": " in it is YAML's mapping, not text
+        bad = next((x for x in d.get(k) or [] if not isinstance(x, str)), None)
+        if bad is not None or not isinstance(d.get(k) or [], list):
+            raise CollapseLabError(f"{where}: {k} must be a list of texts (quote a line that holds ': '); "
+                                   f"got {bad if bad is not None else d.get(k)!r}")
     return Entry(d["name"], d["paper"], d["source"], d["kind"], d["caption"], d["renderer"], runs,
                  d.get("params") or {}, claims, d.get("differs") or [], d.get("unstated") or [],
                  d.get("not_rendered") or "")

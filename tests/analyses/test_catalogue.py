@@ -226,3 +226,16 @@ def test_the_cpu_preset_is_real_cifar10_with_small_models_for_its_entries():
     assert len(by_name["feddecorr-fig7"].configs("cpu")) == 12 and len(by_name["feddecorr-table1"].configs("cpu")) == 32
     cells = by_name["feddecorr-table1"].params["cells"]
     assert all(("not_available" in c["cpu"]) != c["column"].startswith("cifar10/") for c in cells)
+
+
+def test_a_spec_line_that_yaml_reads_as_a_mapping_is_one_line_naming_the_spec(tmp_path):
+    """A ``differs`` line holding ": " unquoted is a mapping to YAML; it was an
+    AttributeError (a traceback) in every command that loads the catalogue."""
+    from collapse_lab.analysis.catalogue import load_entry
+
+    src = (Path(__file__).parents[2] / "analyses" / "specs" / "journal-fig4.yaml").read_text()
+    assert load_entry(Path(__file__).parents[2] / "analyses" / "specs" / "journal-fig4.yaml").differs
+    bad = tmp_path / "journal-fig4.yaml"
+    bad.write_text(src.replace("differs:\n", "differs:\n- R over the top 100: every index\n", 1))
+    with pytest.raises(CollapseLabError, match=r"analyses/specs/journal-fig4.yaml: differs must be a list of texts"):
+        load_entry(bad)

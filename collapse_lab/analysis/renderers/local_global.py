@@ -63,10 +63,10 @@ class LocalGlobal:
             for s, c in zip(panel["series"], palette(2)):
                 band(ax, s["x"], s["y"], s["y_std"], s["label"], c)
             m = panel["metrics"]
-            ax.text(0.97, 0.97, f"R = {m['R_top']:.3f} (top {m['top']})\nR = {m['R_floor']:.3f} (above floor)",
-                    transform=ax.transAxes, ha="right", va="top", fontsize=6,
-                    bbox=dict(boxstyle="round", facecolor="white", alpha=0.8))
-            decorate(ax, LABELS["k"], LABELS["log_sv"], panel["title"], loc="lower left")
+            # R under the title, not in a box on the curves: a box hid part of the top grid
+            # line, which then read as a short stray series
+            title = f"{panel['title']}\nR = {m['R_top']:.3f} (top {m['top']}), {m['R_floor']:.3f} (above floor)"
+            decorate(ax, LABELS["k"], LABELS["log_sv"], title, loc="lower left")
         return finish(fig, "; ".join(entry.differs))
 
 
