@@ -81,8 +81,17 @@ def open_store(store="checkpoints", **where) -> list[Run]:
     path = Path(store)
     if not path.is_dir():
         raise CollapseLabError(f"{store}: no such store folder")
+    runs = find_runs(path)
+    known = set(RunConfig.__dataclass_fields__).union(*(r.meta for r in runs))
+    unknown = sorted(set(where) - known)
+    if unknown:
+        import difflib
+
+        near = difflib.get_close_matches(unknown[0], sorted(known), n=1)
+        raise CollapseLabError(f"open_store({unknown[0]}=...): no run.json field of that name"
+                               + (f"; did you mean {near[0]}?" if near else f"; fields: {', '.join(sorted(known)[:30])}"))
     out = []
-    for r in find_runs(path):
+    for r in runs:
         meta = r.meta
         ok = all((alpha_str(parse_alpha(v)) == meta.get("alpha")) if k == "alpha" else meta.get(k) == v
                  for k, v in where.items())

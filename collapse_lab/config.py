@@ -61,6 +61,9 @@ class RunConfig:
     local_eval: bool = False  # also evaluate every client's model on the test set (the official code does, 4x)
     probe: int = 1000  # test samples on which each round's global spectrum is logged (fl.probe); 0 = none
     image_size: int | None = None
+    # the input normalisation the model was trained with (data.normalize): "dataset" for
+    # collapse-lab's own runs; a run recorded from other code says what it used, or "unknown"
+    normalize: str = "dataset"
     dataset_options: dict = field(default_factory=dict)  # e.g. gaussian dim / num_classes
     # a partition's own options beyond the shared fields alpha, min_size, classes_per_client
     # (declared by the partition's signature; empty leaves every existing run name as it was)

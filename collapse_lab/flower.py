@@ -1,20 +1,23 @@
-"""Record a Flower run into a collapse-lab store (docs/flower.md): the global model and
-every client's returned parameters each round, so that ``spectrum``, ``compare``, ``cka``
-and ``report`` analyse it. Needs the ``flower`` extra (``pip install 'collapse-lab[flower]'``).
+"""Record a Flower run into a collapse-lab store (docs/flower.md): the initial and every
+round's global model, every client's returned parameters, Flower's own evaluation, so that
+``spectrum``, ``compare``, ``cka`` and ``report`` analyse it. Needs the ``flower`` extra
+(``pip install 'collapse-lab[flower]'``).
 
 Flower's Message API strategies (``flwr.serverapp.strategy``) aggregate the clients'
-replies in ``aggregate_train``; ``record`` wraps that method of any strategy instance::
+replies in ``aggregate_train`` and ``aggregate_evaluate``; ``record`` wraps those methods
+and ``start`` of any strategy instance::
 
-    from collapse_lab.flower import record
-    from collapse_lab import RunWriter
+    strategy = record(FedAvg(...), RunWriter("checkpoints", {...}, normalize="0.5/0.5"))
+    strategy.start(grid=grid, initial_arrays=..., num_rounds=5, evaluate_fn=global_evaluate)
 
-    strategy = record(FedAvg(...), RunWriter("checkpoints", {"dataset": "digits", "model": "mlp",
-                                                             "clients": 3, "rounds": 5}))
-    strategy.start(grid=grid, initial_arrays=..., num_rounds=5)
-
-A client is identified by the ``partition-id`` its reply's metrics carry (Flower's
-simulation gives each node one in ``context.node_config``), else by its node id in
-ascending order. Nothing of Flower is imported at collapse-lab's import time.
+A client is identified by the ``partition-id`` its reply's metrics carry (one line in the
+ClientApp: ``context.node_config["partition-id"]``), else by its node id in ascending
+order. That key, and a client's ``label-counts`` (its partition's count of each class),
+are taken out of the reply before the strategy aggregates it: no strategy averages an id.
+A round is written once its evaluations are in (Flower evaluates after aggregating): its
+``test_acc`` is the server-side ``evaluate_fn``'s ``accuracy``, else the clients'
+aggregated ``eval_acc``/``accuracy``, and the event says which. Nothing of Flower is
+imported at collapse-lab's import time.
 """
 from __future__ import annotations
 
@@ -23,43 +26,140 @@ from typing import Callable
 from .errors import CollapseLabError
 from .store.writer import RunWriter
 
-
-def _client_index(msg, metrics_key: str, order: dict) -> int:
-    metrics = msg.content.get(metrics_key) if hasattr(msg.content, "get") else None
-    if metrics is not None and "partition-id" in metrics:
-        return int(metrics["partition-id"])
-    node = int(msg.metadata.src_node_id)
-    return order.setdefault(node, len(order))
+CLIENT_KEYS = ("partition-id", "label-counts")  # per-client facts, never aggregated
 
 
-def record(strategy, writer: RunWriter, client_of: Callable | None = None, metrics_key: str = "metrics"):
-    """``strategy`` (a ``flwr.serverapp.strategy`` instance) whose every aggregation also
-    writes the round to ``writer``: each client's returned arrays, then the aggregate, with
-    the aggregated train metrics. ``client_of(message) -> int`` overrides how a reply's
-    client index is found. Returns the same strategy; the writer is closed after the last
-    round of ``writer.config.rounds``."""
-    inner = strategy.aggregate_train
+def _numbers(record) -> dict:
+    return {k: v for k, v in dict(record or {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+class _Recorder:
+    def __init__(self, writer: RunWriter, client_of, metrics_key: str, id_key: str, accuracy_key: str):
+        self.writer, self.client_of, self.metrics_key = writer, client_of, metrics_key
+        self.id_key, self.accuracy_key = id_key, accuracy_key
+        self.order: dict[int, int] = {}
+        self.pending: dict | None = None  # the last aggregated round, written once its evaluations are in
+        self.sizes: dict[int, int] = {}
+        self.counts: dict[int, list] = {}
+        self.in_start = False
+
+    def client(self, msg) -> int:
+        if self.client_of is not None:
+            return int(self.client_of(msg))
+        metrics = msg.content.get(self.metrics_key) if hasattr(msg.content, "get") else None
+        if metrics is not None and self.id_key in metrics:
+            return int(metrics[self.id_key])
+        node = int(msg.metadata.src_node_id)
+        return self.order.setdefault(node, len(self.order))
+
+    def take_client_facts(self, k: int, msg) -> None:
+        metrics = msg.content.get(self.metrics_key) if hasattr(msg.content, "get") else None
+        if metrics is None:
+            return
+        if "num-examples" in metrics:
+            self.sizes[k] = int(metrics["num-examples"])
+        if "label-counts" in metrics:
+            self.counts[k] = [int(c) for c in metrics["label-counts"]]
+        for key in (self.id_key, *CLIENT_KEYS):
+            if key in metrics:
+                del metrics[key]
+
+    def flush(self) -> None:
+        p, self.pending = self.pending, None
+        if p is None:
+            return
+        metrics = {"train_metrics": p["train"]}
+        if p.get("eval") is not None:
+            metrics["eval_metrics"] = p["eval"]
+        if p.get("server") is not None:
+            metrics["server_eval"] = p["server"]
+        for source, rec, keys in (("server evaluate_fn", p.get("server"), (self.accuracy_key,)),
+                                  ("clients' evaluation", p.get("eval"), ("eval_acc", self.accuracy_key))):
+            acc = next((rec[k] for k in keys if rec and k in rec), None)
+            if acc is not None:
+                metrics.update(test_acc=float(acc), test_acc_from=source)
+                loss = next((rec[k] for k in ("loss", "eval_loss") if k in rec), None)
+                if loss is not None:
+                    metrics["test_loss"] = float(loss)
+                break
+        w = self.writer
+        w.write_round(p["round"], p["arrays"], p["clients"], metrics)
+        self.note_clients()
+        if p["round"] >= w.config.rounds:
+            w.close()
+
+    def note_clients(self) -> None:
+        n = self.writer.config.clients
+        meta = self.writer.run.meta
+        facts = {}
+        if meta.get("client_sizes") is None and sorted(self.sizes) == list(range(n)):
+            facts["client_sizes"] = [self.sizes[k] for k in range(n)]
+        if meta.get("client_label_counts") is None and sorted(self.counts) == list(range(n)):
+            facts["client_label_counts"] = [self.counts[k] for k in range(n)]
+        if facts:
+            self.writer.note(**facts)
+
+
+def record(strategy, writer: RunWriter, client_of: Callable | None = None, metrics_key: str = "metrics",
+           id_key: str = "partition-id", accuracy_key: str = "accuracy"):
+    """``strategy`` (a ``flwr.serverapp.strategy`` instance) whose every round is also
+    written to ``writer``: each client's returned arrays, the aggregate, the aggregated train
+    and evaluation metrics, the server-side ``evaluate_fn``'s metrics; ``start``'s initial
+    arrays become round 0 when the writer has none. ``client_of(message) -> int`` overrides
+    how a reply's client index is found. Returns the same strategy; the writer is closed
+    after the last round of ``writer.config.rounds``."""
+    rec = _Recorder(writer, client_of, metrics_key, id_key, accuracy_key)
+    inner_train, inner_eval, inner_start = strategy.aggregate_train, strategy.aggregate_evaluate, strategy.start
     key = getattr(strategy, "arrayrecord_key", "arrays")
-    order: dict[int, int] = {}
 
     def aggregate_train(server_round: int, replies):
+        rec.flush()  # the previous round's evaluations are all in
         replies = list(replies)
         clients = {}
         for msg in replies:
             if msg.has_error():
                 continue
-            k = client_of(msg) if client_of is not None else _client_index(msg, metrics_key, order)
+            k = rec.client(msg)
             if k in clients:
                 raise CollapseLabError(f"flower record: two replies of round {server_round} are client {k}; give "
                                        "client_of=... to tell them apart")
+            rec.take_client_facts(k, msg)
             clients[k] = msg.content[key].to_torch_state_dict()
-        arrays, metrics = inner(server_round, replies)
+        arrays, metrics = inner_train(server_round, replies)
         if arrays is not None:
-            numbers = {k: float(v) for k, v in dict(metrics or {}).items() if isinstance(v, (int, float))}
-            writer.write_round(server_round, arrays.to_torch_state_dict(), clients, {"train_metrics": numbers})
-            if server_round >= writer.config.rounds:
-                writer.close()
+            rec.pending = {"round": server_round, "arrays": arrays.to_torch_state_dict(), "clients": clients,
+                           "train": _numbers(metrics)}
+            if not rec.in_start:  # a loop of the user's own: nothing tells when evaluation ends
+                rec.flush()
         return arrays, metrics
 
-    strategy.aggregate_train = aggregate_train
+    def aggregate_evaluate(server_round: int, replies):
+        metrics = inner_eval(server_round, replies)
+        if rec.pending is not None and rec.pending["round"] == server_round and metrics is not None:
+            rec.pending["eval"] = _numbers(metrics)
+        return metrics
+
+    def start(*args, **kwargs):
+        import inspect
+
+        bound = inspect.signature(inner_start).bind(*args, **kwargs)
+        initial, fn = bound.arguments.get("initial_arrays"), bound.arguments.get("evaluate_fn")
+        if initial is not None and writer.next_round == 1 and not writer.run.global_path(0).is_file():
+            writer.write_initial(initial.to_torch_state_dict())
+        if fn is not None:
+            def evaluate_fn(server_round, arrays):
+                res = fn(server_round, arrays)
+                if res is not None and rec.pending is not None and rec.pending["round"] == server_round:
+                    rec.pending["server"] = _numbers(res)
+                return res
+
+            bound.arguments["evaluate_fn"] = evaluate_fn
+        rec.in_start = True
+        try:
+            return inner_start(*bound.args, **bound.kwargs)
+        finally:
+            rec.in_start = False
+            rec.flush()  # the last round (or the last complete one, when Flower stopped early)
+
+    strategy.aggregate_train, strategy.aggregate_evaluate, strategy.start = aggregate_train, aggregate_evaluate, start
     return strategy

@@ -28,7 +28,7 @@ ALLOWED = {
     **{m: CORE for m in CORE},
     **{m: CORE for m in BELOW_BOTH},
     "analyses": set(),  # the catalogue's data (the top-level analyses/ folder)
-    "store": CORE | {"partition"},
+    "store": CORE | {"partition", "data", "models"},  # the writer checks a foreign run's data set, model, inputs
     "training": CORE | BELOW_BOTH | {"store"},
     "resolve": CORE | BELOW_BOTH | {"store", "training"},
     "sweep": CORE | BELOW_BOTH | {"store", "training", "resolve"},

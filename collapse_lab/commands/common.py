@@ -26,6 +26,11 @@ def _foreign(ctx, param, value):
     from ..analysis.features.extract import FOREIGN
     from ..analysis.features.hooks import load_factory
 
+    if param.name == "layer" and value is not None and not value.strip():
+        from ..errors import CollapseLabError
+
+        raise CollapseLabError("--layer is empty; name a module (model.named_modules()) or leave --layer out for the "
+                               "input of the last linear layer")
     if value is not None and param.name == "model_factory":
         load_factory(value)  # a factory that cannot be imported is one line before any work
     # set on every call, given or not: a second command in one process starts clean

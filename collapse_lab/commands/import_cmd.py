@@ -2,11 +2,16 @@
 run of a store (``store.writer``), so that every analysis reads them.
 
 Files are read with ``torch.load(weights_only=True)``: tensors and plain containers only;
-a checkpoint that needs arbitrary code to unpickle is refused, never run."""
+a checkpoint that needs arbitrary code to unpickle is refused, never run. Every file is read
+and checked against the model before anything is written, and the run is assembled in a
+temporary folder of the store and renamed into place: an import that fails leaves nothing.
+"""
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 from pathlib import Path
 
 import click
@@ -20,17 +25,16 @@ PLACE = {"round": r"(?P<round>\d+)", "client": r"(?P<client>\d+)"}
 def state_of(path: Path, key: str | None) -> dict:
     """The state dict in a checkpoint file: the file itself when it is one (name -> tensor),
     else the entry ``key`` of it (``a.b`` for a nested one), else its ``state_dict``/``model`` entry."""
-    import pickle
-
     import torch
 
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
-    except (pickle.UnpicklingError, RuntimeError, EOFError, ValueError) as e:
+    except KeyboardInterrupt:
+        raise
+    except Exception as e:  # noqa: BLE001 (any file: a zip of other things, text, a truncated pickle)
         first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
         raise CollapseLabError(f"{path}: not a checkpoint of tensors that loads without running code "
-                               f"({first.split('. ')[0][:120]}); "
-                               "save model.state_dict() with torch.save") from None
+                               f"({first.split('. ')[0][:120]}); save model.state_dict() with torch.save") from None
     for part in (key.split(".") if key else []):
         if not isinstance(obj, dict) or part not in obj:
             raise CollapseLabError(f"{path}: no entry {part!r} (--key {key}); it has: "
@@ -41,9 +45,23 @@ def state_of(path: Path, key: str | None) -> dict:
             if isinstance(obj.get(name), dict):
                 obj = obj[name]
                 break
-    if not isinstance(obj, dict) or not obj or not all(isinstance(v, torch.Tensor) for v in obj.values()):
+    if not isinstance(obj, dict) or not obj or not all(isinstance(k, str) and isinstance(v, torch.Tensor)
+                                                       for k, v in obj.items()):
         raise CollapseLabError(f"{path}: holds no state dict (name -> tensor); name the entry that does with --key")
-    return obj
+    return dict(obj)
+
+
+def files_under(src: Path) -> list[Path]:
+    """Every file under ``src``, following symbolic links to folders (each real folder once)."""
+    out, seen = [], set()
+    for root, dirs, files in os.walk(src, followlinks=True):
+        real = os.path.realpath(root)
+        if real in seen:
+            dirs[:] = []
+            continue
+        seen.add(real)
+        out += [Path(root) / f for f in files if os.path.isfile(os.path.join(root, f))]
+    return sorted(out, key=lambda p: p.relative_to(src).as_posix())
 
 
 def find(src: Path, pattern: str) -> list[tuple[dict, Path]]:
@@ -53,19 +71,72 @@ def find(src: Path, pattern: str) -> list[tuple[dict, Path]]:
     for k, v in PLACE.items():
         rx = rx.replace(re.escape("{" + k + "}"), v)
     out = []
-    for p in sorted(src.rglob("*")):
-        m = re.fullmatch(rx, p.relative_to(src).as_posix()) if p.is_file() else None
+    for p in files_under(src):
+        m = re.fullmatch(rx, p.relative_to(src).as_posix())
         if m:
             out.append(({k: int(v) for k, v in m.groupdict().items()}, p))
     return out
+
+
+def model_check(model: str, dataset: str):
+    """``fit(state, where) -> state``: the state under the registry model's own names, checked
+    to load strictly (every name, every shape); None for a model outside the registry (its
+    factory is named at analysis time). Names of the model's other code (the released
+    FedDecorr ResNets' ``layer1.0.``) are read through the model's ``foreign_names``."""
+    from ..data import DATASETS
+    from ..models import MODELS, build_model
+
+    if model not in MODELS:
+        return None
+    info = DATASETS.info(dataset)
+    shape, classes = info.get("shape"), info.get("classes")
+    if shape is None or classes is None:
+        from ..data import load_dataset
+        from ..data_root import default_data_root
+
+        try:
+            ds = load_dataset(dataset, data_root=default_data_root()[0])
+        except CollapseLabError as e:
+            raise CollapseLabError(f"--model {model}: to check the checkpoints against it the data set {dataset} "
+                                   f"must be readable ({e}); give --data-root") from None
+        shape, classes = ds.input_shape, ds.num_classes
+    expected = {k: tuple(v.shape) for k, v in build_model(model, classes, shape).state_dict().items()}
+    rename = MODELS.info(model).get("foreign_names")
+
+    def problems(state: dict) -> list[str]:
+        missing = [k for k in expected if k not in state]
+        extra = [k for k in state if k not in expected]
+        shapes = [f"{k} {tuple(state[k].shape)} (the model's {expected[k]})" for k in expected
+                  if k in state and tuple(state[k].shape) != expected[k]]
+        out = []
+        for what, keys in (("missing", missing), ("unexpected", extra), ("of another shape", shapes)):
+            if keys:
+                out.append(f"{len(keys)} {what}: {', '.join(keys[:3])}{', ...' if len(keys) > 3 else ''}")
+        return out
+
+    def fit(state: dict, where: str) -> dict:
+        bad = problems(state)
+        if not bad:
+            return state
+        if rename is not None:
+            renamed = {rename(k): v for k, v in state.items()}
+            if len(renamed) == len(state) and not problems(renamed):
+                return renamed
+        raise CollapseLabError(f"{where} does not load into --model {model} ({dataset}, {classes} classes): "
+                               f"{'; '.join(bad)}; name the model it was trained with")
+
+    return fit
+
+
+TRAINING = {"lr": float, "momentum": float, "weight_decay": float, "local_epochs": int, "batch_size": int}
 
 
 @click.command("import", short_help="Turn per-round checkpoints of other code into a run of the store.")
 @click.argument("src", type=click.Path(file_okay=False, exists=True))
 @click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False), help="Run store.")
 @click.option("--global", "global_pattern", required=True, metavar="PATTERN",
-              help="The global models' files under SRC, e.g. 'round_{round}/global.pt' or 'globalmodel_*.pth' "
-                   "(no {round}: one checkpoint, numbered --round).")
+              help="The global models' files under SRC, e.g. 'round_{round}/global.pt' (round 0: the initial model) "
+                   "or 'globalmodel_*.pth' (no {round}: one checkpoint, numbered --round).")
 @click.option("--client", "client_pattern", metavar="PATTERN",
               help="The clients' files, e.g. 'round_{round}/client_{client}.pt' or 'localmodel{client}_*.pth'.")
 @click.option("--key", default=None, help="Entry of each file that holds the state dict (a.b for nested).")
@@ -73,26 +144,58 @@ def find(src: Path, pattern: str) -> list[tuple[dict, Path]]:
               help="The round of checkpoints whose pattern has no {round}.")
 @click.option("--dataset", required=True, help="The data set the run trained on (a registry name).")
 @click.option("--model", default="external", show_default=True,
-              help="Registry name of the model, or a name of your own with --model-factory at analysis time.")
+              help="Registry name of the model (its checkpoints are checked to load strictly; resnet20/resnet32 also "
+                   "read the released FedDecorr code's names), or a name of your own with --model-factory at analysis.")
+@click.option("--normalize", default="unknown", show_default=True, metavar="MEAN/STD",
+              help="The input normalisation the model was trained with, on inputs scaled to [0, 1] (e.g. 0.5/0.5, "
+                   "or per channel 0.4914,0.4822,0.4465/0.247,0.2435,0.2616; dataset: collapse-lab's; none).")
+@click.option("--method", default="fedavg", show_default=True, help="The federated method the run trained with.")
+@click.option("--reg", default="none", show_default=True, help="The regularizer it trained with (e.g. feddecorr).")
+@click.option("--beta", type=float, default=None, help="The regularizer's weight (default: the regularizer's).")
 @click.option("--clients", type=int, default=None, help="Clients of the run (default: the clients found).")
 @click.option("--alpha", default=None, help="Dirichlet alpha of the run's split, where known.")
 @click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE",
+              help="A training setting it used, recorded in run.json: lr, momentum, weight_decay, local_epochs, "
+                   "batch_size (repeatable; those not given are recorded as unknown).")
 @click.option("--tag", default="", help="Suffix for the run folder name.")
 @click.option("--json", "as_json", is_flag=True, help="Print the imported run as JSON on stdout.")
 @data_root_option
-def import_cmd(src, store, global_pattern, client_pattern, key, round_, dataset, model, clients, alpha, seed, tag,
-               as_json):
+def import_cmd(src, store, global_pattern, client_pattern, key, round_, dataset, model, normalize, method, reg, beta,
+               clients, alpha, seed, settings, tag, as_json):
     """Read SRC's checkpoints (torch.load with weights_only=True: tensors only) and record
-    them as one run of --store: the global model of each round and, with --client, the
-    clients' models."""
+    them as one run of --store: the global model of each round (round 0: the initial model)
+    and, with --client, the clients' models. Nothing is written unless every file reads and
+    loads into --model."""
     from ..config import parse_alpha
     from ..data import DATASETS
-    from ..store.writer import RunWriter
+    from ..data_root import default_data_root
+    from ..io import temp_dir
+    from ..store import lock
+    from ..store.paths import check_store_for_writing, child
+    from ..store.writer import RunWriter, run_config
+    from ..training.methods import METHODS
+    from ..training.regularizers import REGULARIZERS, default_beta
 
     src = Path(src)
     DATASETS.get(dataset)  # an unknown data set is one line listing the known
-    if round_ < 1:
-        raise CollapseLabError(f"--round must be >= 1 (got {round_})")
+    METHODS.get(method)
+    REGULARIZERS.get(reg)
+    if round_ < 0:
+        raise CollapseLabError(f"--round must be >= 0 (got {round_}; 0 is the initial model)")
+    if clients is not None and clients < 1:
+        raise CollapseLabError(f"--clients must be >= 1 (got {clients})")
+    train = {}
+    for s in settings:
+        k, eq, v = s.partition("=")
+        k = k.strip().replace("-", "_")
+        if not eq or k not in TRAINING:
+            raise CollapseLabError(f"--set {s!r}: write KEY=VALUE with KEY one of {', '.join(TRAINING)}")
+        try:
+            train[k] = TRAINING[k](v)
+        except ValueError:
+            raise CollapseLabError(f"--set {s!r}: {v!r} is not a{'n integer' if TRAINING[k] is int else ' number'}") \
+                from None
     globals_ = {(m.get("round", round_)): p for m, p in find(src, global_pattern)}
     if not globals_:
         raise CollapseLabError(f"--global {global_pattern}: no file under {src} matches it")
@@ -104,24 +207,57 @@ def import_cmd(src, store, global_pattern, client_pattern, key, round_, dataset,
         if "client" not in m:
             raise CollapseLabError(f"--client {client_pattern}: put {{client}} where the client number is")
         per_round.setdefault(m.get("round", round_), {})[m["client"]] = p
-    rounds = sorted(globals_)
+    rounds = sorted(r for r in globals_ if r > 0)
+    if not rounds:
+        raise CollapseLabError(f"--global {global_pattern}: only the initial model (round 0) under {src}; a run "
+                               "needs the global model of at least one round")
+    orphans = sorted(set(per_round) - set(globals_))
+    if orphans:
+        raise CollapseLabError(f"--client {client_pattern}: clients of round {orphans[0]}, which has no global model "
+                               f"(--global {global_pattern})")
     found = sorted({k for c in per_round.values() for k in c})
-    config = {"dataset": dataset, "model": model, "clients": clients or (max(found) + 1 if found else 1),
-              "rounds": rounds[-1], "seed": seed, "tag": tag, "partition": "natural" if alpha is None else "dirichlet"}
+    n_clients = clients or (max(found) + 1 if found else 1)
+    if found and max(found) >= n_clients:
+        raise CollapseLabError(f"--clients {n_clients}: client {max(found)} was found; give --clients > {max(found)}")
+    config = {"dataset": dataset, "model": model, "clients": n_clients, "rounds": rounds[-1], "seed": seed, "tag": tag,
+              "partition": "natural" if alpha is None else "dirichlet", "method": method, "reg": reg, **train}
+    if reg != "none":
+        config["beta"] = default_beta(reg) if beta is None else beta
     if alpha is not None:
         config["alpha"] = parse_alpha(alpha)
-    states = {r: state_of(globals_[r], key) for r in rounds}  # every file read before anything is written
-    client_states = {r: {k: state_of(p, key) for k, p in per_round.get(r, {}).items()} for r in rounds}
-    w = RunWriter(store, config, gaps=True, source={"imported_from": str(src.resolve()), "global": global_pattern,
-                                                    "client": client_pattern})
-    if w.next_round != 1:
-        w.close(complete=False)
-        raise CollapseLabError(f"{w.run.path} exists already; choose another --store or --tag")
-    for r in rounds:  # the rounds the other code saved keep their numbers; the others have no files
-        w.write_round(r, states[r], client_states[r], {"imported": True})
-    path = w.close()
-    out = {"run": str(path), "rounds": rounds, "clients": {r: sorted(c) for r, c in client_states.items() if c}}
+    root, where = default_data_root()
+    data_root = root if where == "--data-root" else None  # what this command was given, recorded
+    cfg = run_config(config, normalize, data_root)
+    # every file read and checked before anything is written
+    fit = model_check(cfg.model, dataset) or (lambda state, where: state)
+    init = fit(state_of(globals_[0], key), str(globals_[0])) if 0 in globals_ else None
+    states = {r: fit(state_of(globals_[r], key), str(globals_[r])) for r in rounds}
+    client_states = {r: {k: fit(state_of(p, key), str(p)) for k, p in sorted(per_round.get(r, {}).items())}
+                     for r in rounds}
+    out_store = check_store_for_writing(store, "--store")
+    final = child(out_store, cfg.run_name())
+    if final.exists() or final.is_symlink():
+        raise CollapseLabError(f"{final} exists already; choose another --store or --tag")
+    out_store.mkdir(parents=True, exist_ok=True)
+    lock.acquire(final)
+    tmp = temp_dir(out_store, ".import.")
+    try:
+        w = RunWriter(tmp, config, initial=init, gaps=True, normalize=normalize, data_root=data_root,
+                      source={"imported_from": str(src.resolve()), "global": global_pattern, "client": client_pattern})
+        for r in rounds:  # the rounds the other code saved keep their numbers; the others have no files
+            w.write_round(r, states[r], client_states[r], {"imported": True})
+        w.close()
+        if final.exists():
+            raise CollapseLabError(f"{final} appeared while importing; choose another --store or --tag")
+        os.replace(tmp / cfg.run_name(), final)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        lock.release(final)
+    out = {"run": str(final), "rounds": ([0] if init is not None else []) + rounds,
+           "clients": {r: sorted(c) for r, c in client_states.items() if c}, "model": cfg.model,
+           "model_revision": cfg.model_revision, "normalize": cfg.normalize, "method": cfg.method, "reg": cfg.reg}
     if as_json:
         click.echo(json.dumps(out, indent=1))
     else:
-        click.echo(f"imported {len(rounds)} round(s) of {src} into {path}")
+        click.echo(f"imported {len(rounds)} round(s) of {src} into {final}"
+                   + (" with the initial model (round 0)" if init is not None else ""))

@@ -42,6 +42,9 @@ def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, t
     from ..analysis.plots.similarity import plot_matrix
 
     check_common(tau, client, None)
+    if click.get_current_context().get_parameter_source("client") == click.core.ParameterSource.COMMANDLINE:
+        raise CollapseLabError("--client has no effect on cka: it compares the global model with every client stored "
+                               "at the round; drop --client")
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
     fs = FeatureSource(split=split, dtype=feature_dtype, device=device)
     out = []

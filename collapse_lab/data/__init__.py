@@ -22,7 +22,9 @@ from ..errors import CollapseLabError
 from ..registry import Registry, option_names
 from .base import Dataset, first_per_class, stratified_subset, validation_split
 
-INFO_KEYS = {"model", "partition", "augment", "clients", "paper"}
+# shape and classes: what a model built for the data set takes, known without reading its files
+# (collapse-lab import checks a checkpoint against the model on a machine without the data)
+INFO_KEYS = {"model", "partition", "augment", "clients", "paper", "shape", "classes"}
 FLAGS = {"data_root": "--data-root", "download": "--download", "image_size": "--image-size"}
 GENERIC = ("val_fraction", "max_train_per_class", "max_test_per_class")  # options every data set takes
 
@@ -85,11 +87,14 @@ _LOADED: dict[tuple, Dataset] = {}
 def dataset_of(cfg) -> Dataset:
     """A run's data set (``cfg`` a ``RunConfig``), read once per process: the resolver
     reads its class count and domains, ``prepare`` trains on the same object."""
+    from .normalize import apply
+
+    norm = getattr(cfg, "normalize", "dataset")
     key = (cfg.dataset, str(cfg.data_root), cfg.download, cfg.image_size,
-           json.dumps(cfg.dataset_options, sort_keys=True, default=str))
+           json.dumps(cfg.dataset_options, sort_keys=True, default=str), norm)
     if key not in _LOADED:
-        _LOADED[key] = load_dataset(cfg.dataset, data_root=cfg.data_root, download=cfg.download,
-                                    image_size=cfg.image_size, **cfg.dataset_options)
+        _LOADED[key] = apply(load_dataset(cfg.dataset, data_root=cfg.data_root, download=cfg.download,
+                                          image_size=cfg.image_size, **cfg.dataset_options), norm)
     if getattr(cfg, "smoke", False):  # a smoke run: the whole split (it must hold), a small test set
         skey = (*key, "smoke")
         if skey not in _LOADED:

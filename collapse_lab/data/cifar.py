@@ -117,13 +117,13 @@ def _load(name: str, folder: str, train_files: list[str], test_file: str, label_
 
 # FedDecorr Sec. 5.1 and its code: 100 rounds, weight decay 1e-5 for CIFAR-10 (1e-4 elsewhere), crop (4-pixel
 # zero padding) + flip; CIFAR-100 the same followed by AutoAugment.
-@DATASETS.register("cifar10", model="mobilenetv2", augment="crop+flip", paper=dict(rounds=100, weight_decay=1e-5))
+@DATASETS.register("cifar10", shape=(3, 32, 32), classes=10, model="mobilenetv2", augment="crop+flip", paper=dict(rounds=100, weight_decay=1e-5))
 def load_cifar10(data_root=None, download: bool = False) -> Dataset:
     return _load("cifar10", "cifar-10-batches-py", [f"data_batch_{i}" for i in range(1, 6)], "test_batch",
                  "labels", "batches.meta", "label_names", 10, data_root, download)
 
 
-@DATASETS.register("cifar100", model="mobilenetv2", augment="crop+flip+autoaugment", paper=dict(rounds=100))
+@DATASETS.register("cifar100", shape=(3, 32, 32), classes=100, model="mobilenetv2", augment="crop+flip+autoaugment", paper=dict(rounds=100))
 def load_cifar100(data_root=None, download: bool = False) -> Dataset:
     return _load("cifar100", "cifar-100-python", ["train"], "test", "fine_labels", "meta",
                  "fine_label_names", 100, data_root, download)

@@ -11,7 +11,7 @@ TEST_FRACTION = 0.2
 SPLIT_SEED = 0  # fixed: the split is part of the data set, not of a run
 
 
-@DATASETS.register("digits", model="mlp")
+@DATASETS.register("digits", shape=(1, 8, 8), classes=10, model="mlp")
 def load_digits() -> Dataset:
     from sklearn.datasets import load_digits as sk_digits
     from sklearn.model_selection import train_test_split

@@ -63,7 +63,7 @@ def read_split(root: Path, split: str, required: bool = True):
     return torch.from_numpy(x.copy()).unsqueeze(1), torch.from_numpy(y.astype(np.int64))
 
 
-@DATASETS.register("mnist", model="cnn")
+@DATASETS.register("mnist", shape=(1, 28, 28), classes=10, model="cnn")
 def load_mnist(data_root: Path | None = None, download: bool = False, test_only: bool = False) -> Dataset:
     """``test_only``: the test files serve as both splits (for analyses that train
     nothing on it, e.g. ``theory`` on a copy of the test set alone)."""

@@ -13,6 +13,8 @@ zero-padded) and Kaiming-normal initial weights of every convolution and linear 
 run.json has no ``model_revision``, which reads as revision 1)."""
 from __future__ import annotations
 
+import re
+
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -111,12 +113,28 @@ def _released_init(model: ResNet) -> ResNet:
     return model
 
 
-@MODELS.register("resnet20", revision=2, earlier={1: "resnet20-proj"})
+def _released_names(blocks: int):
+    """The released code's parameter names (networks/resnetcifar.py: ``layer1.0.conv1.weight``,
+    a module per stage) -> ours (``layers.0.conv1.weight``, the blocks in one Sequential):
+    the same network, so ``collapse-lab import --model resnet20`` reads its checkpoints."""
+    rx = re.compile(r"^layer([1-9])\.(\d+)\.")
+
+    def rename(key: str) -> str:
+        m = rx.match(key)
+        if m is None:
+            return key
+        stage, block = int(m.group(1)) - 1, int(m.group(2))
+        return f"layers.{stage * blocks + block}." + key[m.end():]
+
+    return rename
+
+
+@MODELS.register("resnet20", revision=2, earlier={1: "resnet20-proj"}, foreign_names=_released_names(3))
 def resnet20(num_classes: int, input_shape) -> ResNet:
     return _released_init(ResNet([16, 32, 64], [3, 3, 3], num_classes, input_shape[0], shortcut="pad"))
 
 
-@MODELS.register("resnet32", revision=2, earlier={1: "resnet32-proj"})
+@MODELS.register("resnet32", revision=2, earlier={1: "resnet32-proj"}, foreign_names=_released_names(5))
 def resnet32(num_classes: int, input_shape) -> ResNet:
     return _released_init(ResNet([16, 32, 64], [5, 5, 5], num_classes, input_shape[0], shortcut="pad"))
 

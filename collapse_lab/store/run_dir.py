@@ -32,6 +32,11 @@ from ..partition import Partition
 from .paths import child, is_run_folder
 
 
+class NewerFormatError(CollapseLabError):
+    """A run written by a newer collapse-lab: never to be deleted or overwritten, only read
+    after an upgrade."""
+
+
 # The store format (docs/store-format.md): a reader reads its own major version and older;
 # a minor version adds fields a reader may ignore. run.json without it is 1.0.
 FORMAT_VERSION = "1.2"
@@ -45,7 +50,7 @@ def check_format(meta: dict, where) -> None:
     except ValueError:
         raise CollapseLabError(f"{where}: format_version {v!r} is not MAJOR.MINOR; the file was edited or damaged") from None
     if major > int(FORMAT_VERSION.split(".")[0]):
-        raise CollapseLabError(f"{where}: store format {v} is newer than this collapse-lab reads ({FORMAT_VERSION}); "
+        raise NewerFormatError(f"{where}: store format {v} is newer than this collapse-lab reads ({FORMAT_VERSION}); "
                                "upgrade collapse-lab (pip install -U collapse-lab)")
 
 

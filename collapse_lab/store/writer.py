@@ -30,60 +30,136 @@ from .paths import check_name, check_store_for_writing, child
 from .run_dir import RunDir
 
 RUN_FIELDS = {f for f in RunConfig.__dataclass_fields__}
+# What a loop outside collapse-lab trained with, when its writer does not say: recorded as
+# null ("not recorded"), never as collapse-lab's defaults.
+UNSTATED = ("lr", "momentum", "weight_decay", "local_epochs", "batch_size")
+EVENT_KEYS = ("event", "round", "clients")
 
 
-def _tensors(state: dict, what: str) -> dict[str, torch.Tensor]:
-    if not isinstance(state, dict) or not all(isinstance(v, torch.Tensor) for v in state.values()):
-        raise CollapseLabError(f"{what}: give a state dict of tensors (model.state_dict())")
+def _tensors(state, what: str) -> dict[str, torch.Tensor]:
+    if not isinstance(state, dict) or not state or not all(isinstance(k, str) for k in state) \
+            or not all(isinstance(v, torch.Tensor) for v in state.values()):
+        raise CollapseLabError(f"{what}: give a non-empty state dict of tensors (model.state_dict())")
     return {k: v.detach().to("cpu").contiguous().clone() for k, v in state.items()}
+
+
+def whole(v) -> bool:
+    """An int (numpy's too), never a bool or a float that happens to be whole."""
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
+def json_value(v, where: str):
+    """``v`` as plain JSON: numbers, text, lists and dicts; a one-element tensor or array and
+    numpy scalars become numbers; anything else is refused in one line."""
+    if isinstance(v, (torch.Tensor, np.ndarray)):
+        if v.size == 1 if isinstance(v, np.ndarray) else v.numel() == 1:
+            return v.item()
+        raise CollapseLabError(f"{where}: a tensor of {tuple(v.shape)} values is not a number; give a number "
+                               "(tensor.item()) or a list")
+    if isinstance(v, np.generic):
+        return v.item()
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, (list, tuple)):
+        return [json_value(x, f"{where}[{i}]") for i, x in enumerate(v)]
+    if isinstance(v, dict):
+        if not all(isinstance(k, str) for k in v):
+            raise CollapseLabError(f"{where}: metric names must be text")
+        return {k: json_value(x, f"{where}.{k}") for k, x in v.items()}
+    raise CollapseLabError(f"{where}: {type(v).__name__} is not a number, text, list or dict; convert it first")
+
+
+def run_config(config: dict, normalize=None, data_root=None) -> RunConfig:
+    """The RunConfig a writer records: the options given, a data root and normalisation
+    where given, the model's current revision, and null for the training settings not given."""
+    from ..data import DATASETS
+    from ..data.normalize import canonical
+    from ..models import MODELS, revision
+
+    if not isinstance(config, dict):
+        raise CollapseLabError("RunWriter config: give a dict of train's option names")
+    unknown = sorted(set(config) - RUN_FIELDS)
+    if unknown:
+        raise CollapseLabError(f"RunWriter config: unknown option(s) {', '.join(map(str, unknown))}; use train's option "
+                               "names (put other facts in source=...)")
+    given = dict(config)
+    if normalize is not None:
+        given["normalize"] = normalize
+    given["normalize"] = canonical(given.get("normalize", "unknown"), "RunWriter normalize")
+    if data_root is not None:
+        given["data_root"] = str(data_root)
+    for k in ("clients", "rounds"):
+        if k in given and (not whole(given[k]) or given[k] < 1):
+            raise CollapseLabError(f"RunWriter config: {k} {given[k]!r} is not a whole number >= 1")
+    DATASETS.get(given.get("dataset", RunConfig.dataset))  # an unknown data set: one line listing the known
+    model = given.get("model", RunConfig.model)
+    if "model_revision" not in given and model in MODELS:
+        given["model_revision"] = revision(model)  # the network as registered now
+    defaults = {**RunConfig().to_json(), "preset": "external", "probe": 0, **{k: None for k in UNSTATED}}
+    try:
+        return RunConfig.from_json({**defaults, **given})
+    except (TypeError, ValueError) as e:
+        raise CollapseLabError(f"RunWriter config: {e}") from None
 
 
 class RunWriter:
     """Open (or continue) one run of ``store``. ``config``: the run's options, named as
     ``collapse-lab train``'s (``dataset``, ``model``, ``clients``, ``rounds``, ``alpha``,
-    ``partition``, ``seed``, ``lr``, ...; unknown keys are refused), ``source``: free-form
-    facts about where it was trained (kept in run.json). The split: ``client_indices`` (one
-    index list into the training set per client) with the training ``labels`` and
-    ``num_classes``, or only ``client_sizes``. ``initial``: the global state before round 1
-    (round 0), where you have it. ``gaps``: rounds may be skipped (an import of the rounds
-    another code saved; a skipped round has no files and its number no event)."""
+    ``partition``, ``seed``, ``lr``, ``local_epochs``, ...; unknown keys are refused; the
+    training settings not given are recorded as null, not as collapse-lab's defaults),
+    ``source``: free-form facts about where it was trained (kept in run.json). The split:
+    ``client_indices`` (one index list into the training set per client) with the training
+    ``labels`` and ``num_classes``, or only ``client_sizes``. ``initial``: the global state
+    before round 1 (round 0), where you have it. ``normalize``: the input normalisation the
+    model was trained with (``data.normalize``: ``"0.5/0.5"``, ``((mean...), (std...))``,
+    ``"dataset"``, ``"none"``; not given: ``unknown``, and the analyses say so).
+    ``data_root``: where the data set's files are (the analyses otherwise use the command's
+    ``--data-root``). ``gaps``: rounds may be skipped (an import of the rounds another code
+    saved; a skipped round has no files and its number no event).
+
+    Every argument is checked before anything is written; a bad one is one CollapseLabError."""
 
     def __init__(self, store, config: dict, client_indices=None, labels=None, num_classes: int | None = None,
                  client_sizes=None, initial: dict | None = None, name: str | None = None, source: dict | None = None,
-                 gaps: bool = False):
-        unknown = sorted(set(config) - RUN_FIELDS)
-        if unknown:
-            raise CollapseLabError(f"RunWriter config: unknown option(s) {', '.join(unknown)}; use train's option names "
-                                   "(put other facts in source=...)")
-        cfg = RunConfig.from_json({**RunConfig().to_json(), **{k: v for k, v in config.items()}})
-        self.config, self.gaps = cfg, gaps
-        self.store = check_store_for_writing(store, "store")
-        self.name = name or cfg.run_name()
-        check_name(self.name, "the run name")
-        path = child(self.store, self.name)
-        lock.acquire(path)
-        self.run = RunDir(path)
-        if (path / "run.json").is_file():  # continue a run recorded before
-            if self.run.config.identity() != cfg.identity():
-                lock.release(path)
-                raise CollapseLabError(f"{path} holds a run of another configuration; give another name= or store")
-            return
+                 gaps: bool = False, normalize=None, data_root=None):
+        cfg = run_config(config, normalize, data_root)
+        init = None if initial is None else _tensors(initial, "initial")
+        source = json_value(source or {}, "RunWriter source")
         partition = None
         if client_indices is not None:
             from ..partition import Partition
 
             if labels is None or num_classes is None:
-                lock.release(path)
                 raise CollapseLabError("RunWriter: client_indices need the training labels and num_classes")
-            partition = Partition.from_indices([np.asarray(ix, dtype=np.int64) for ix in client_indices],
-                                               np.asarray(labels), int(num_classes))
+            try:
+                partition = Partition.from_indices([np.asarray(ix, dtype=np.int64) for ix in client_indices],
+                                                   np.asarray(labels), int(num_classes))
+            except (ValueError, IndexError, TypeError) as e:
+                raise CollapseLabError(f"RunWriter: client_indices do not index the labels ({e})") from None
             client_sizes = [len(ix) for ix in client_indices]
-        extra = {"client_sizes": [int(n) for n in client_sizes] if client_sizes is not None else None,
-                 "recorded_by": "collapse_lab.store.writer", "source": source or {}}
+        if client_sizes is not None:
+            if not all(whole(n) and n >= 0 for n in client_sizes):
+                raise CollapseLabError("RunWriter: client_sizes must be whole numbers >= 0")
+            if len(client_sizes) != cfg.clients:
+                raise CollapseLabError(f"RunWriter: {len(client_sizes)} clients' data given, the config says clients "
+                                       f"{cfg.clients}")
+        self.config, self.gaps = cfg, gaps
+        self.name = name or cfg.run_name()
+        check_name(self.name, "the run name")
+        self.store = check_store_for_writing(store, "store")
+        path = child(self.store, self.name)
+        lock.acquire(path)
+        self.run = RunDir(path)
         try:
+            if (path / "run.json").is_file():  # continue a run recorded before
+                if self.run.config.identity() != cfg.identity():
+                    raise CollapseLabError(f"{path} holds a run of another configuration; give another name= or store")
+                self.run.discard_after(int(self.run.meta.get("rounds_complete", 0)))  # a crashed round's files
+                return
+            extra = {"client_sizes": [int(n) for n in client_sizes] if client_sizes is not None else None,
+                     "recorded_by": "collapse_lab.store.writer", "source": source}
             self.store.mkdir(parents=True, exist_ok=True)
-            RunDir.create(self.store, self.name, cfg.to_json(), partition,
-                          None if initial is None else _tensors(initial, "initial"), extra)
+            RunDir.create(self.store, self.name, cfg.to_json(), partition, init, extra)
         except BaseException:
             lock.release(path)
             raise
@@ -93,20 +169,52 @@ class RunWriter:
         """The round to write next (1 for a new run; after a crash, the first incomplete one)."""
         return int(self.run.meta.get("rounds_complete", 0)) + 1
 
+    def write_initial(self, state: dict) -> None:
+        """The global model before round 1 (round 0), before any round is written."""
+        tensors = _tensors(state, "initial")
+        if self.next_round != 1 or self.run.global_path(0).is_file():
+            raise CollapseLabError("RunWriter: the initial model (round 0) is written once, before round 1")
+        self.run.save_global(0, tensors)
+
+    def note(self, **facts) -> None:
+        """Facts learnt while the run goes (the clients' sizes and label counts from their
+        replies): kept in run.json beside what the writer was given."""
+        facts = json_value(facts, "RunWriter note")
+        if "client_sizes" in facts and len(facts["client_sizes"]) != self.config.clients:
+            raise CollapseLabError(f"RunWriter: {len(facts['client_sizes'])} client sizes, the run has "
+                                   f"{self.config.clients} clients")
+        self.run.update(**facts)
+
     def write_round(self, r: int, global_state: dict, clients: dict | None = None, metrics: dict | None = None) -> None:
         """Round ``r``'s global model, each client's model after its local training
         (``{client index: state dict}``) and its numbers (``test_acc`` and anything
-        JSON-able), in that order; then the round counts as complete."""
+        JSON-able), in that order; then the round counts as complete. Everything is checked
+        before the round's first file is written."""
+        if not whole(r) or r < 1:
+            raise CollapseLabError(f"RunWriter: round {r!r} is not a whole number >= 1 (round 0 is initial=...)")
+        r = int(r)
         if r != self.next_round and not (self.gaps and r > self.next_round):
             raise CollapseLabError(f"RunWriter: round {r} given, round {self.next_round} is next (rounds are written "
                                    "in order, each once)")
+        if clients is not None and not isinstance(clients, dict):
+            raise CollapseLabError("RunWriter: clients is a dict {client index: state dict}")
+        states = {}
         for k, state in (clients or {}).items():
-            if not isinstance(k, int) or k < 0:
-                raise CollapseLabError(f"RunWriter: client {k!r} is not an index >= 0")
-            self.run.save_client(r, k, _tensors(state, f"client {k} of round {r}"))
-        self.run.save_global(r, _tensors(global_state, f"global model of round {r}"))
-        event = {"event": "round", "round": r, "clients": sorted(clients or {}), **(metrics or {})}
-        self.run.log(event)
+            if not whole(k) or not 0 <= k < self.config.clients:
+                raise CollapseLabError(f"RunWriter: client {k!r} is not an index in 0..{self.config.clients - 1} "
+                                       f"(the run has {self.config.clients} clients)")
+            states[int(k)] = _tensors(state, f"client {k} of round {r}")
+        glob = _tensors(global_state, f"global model of round {r}")
+        if metrics is not None and not isinstance(metrics, dict):
+            raise CollapseLabError("RunWriter: metrics is a dict of numbers")
+        numbers = json_value(metrics or {}, f"metrics of round {r}")
+        clash = [k for k in numbers if k in EVENT_KEYS]
+        if clash:
+            raise CollapseLabError(f"RunWriter: metric {clash[0]!r} is a name the store keeps for itself; rename it")
+        for k, state in states.items():
+            self.run.save_client(r, k, state)
+        self.run.save_global(r, glob)
+        self.run.log({"event": "round", "round": r, "clients": sorted(states), **numbers})
         self.run.update(rounds_complete=r, status="running", updated=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
 
     def close(self, complete: bool | None = None) -> Path:

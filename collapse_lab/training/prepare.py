@@ -22,6 +22,7 @@ from ..models import check_forward
 from ..partition import Partition, make_partition
 from ..seeds import PURPOSE_INIT, seed_for
 from ..store import RunDir, lock, package_versions, parse_keep_local, run_path
+from ..store.run_dir import NewerFormatError
 from . import fast as fastpath
 from .integrity import can_restart_after, first_damage
 from .local import num_batches
@@ -124,6 +125,8 @@ def _existing(path: Path, cfg: RunConfig, part: Partition, overwrite: bool, resu
     existing = RunDir(path)
     try:
         old, meta = existing.config.identity(), existing.meta
+    except NewerFormatError:
+        raise  # a newer collapse-lab's run: upgrade to read it; never --overwrite it
     except CollapseLabError:
         if overwrite:
             return "train", 0, notes + (f"--overwrite replaces {path} (its run.json is unreadable)",)

@@ -13,7 +13,7 @@ from pathlib import Path
 import torch
 
 from ...config import RunConfig
-from ...data import Dataset, load_dataset
+from ...data import Dataset, load_dataset, normalize
 from ...data_root import default_data_root
 from ...devices import resolve_device
 from ...errors import CollapseLabError
@@ -84,29 +84,58 @@ class FeatureSource:
         self.layer = layer if layer is not None else FOREIGN["layer"]
         from .hooks import load_factory
 
+        if self.layer is not None and not str(self.layer).strip():
+            raise CollapseLabError("--layer is empty; name a module (model.named_modules()) or leave --layer out for "
+                                   "the input of the last linear layer")
         self.factory = load_factory(self.factory_spec) if self.factory_spec else None
+        self._factory_norm: str | None = None  # what a factory returning (model, normalize) says
+        self._warned: set[str] = set()
 
     def dataset(self, cfg: RunConfig) -> tuple[Dataset, str]:
-        key = (cfg.dataset, cfg.data_root, cfg.image_size, tuple(sorted(cfg.dataset_options.items())))
+        """The run's evaluation data, normalised as its model saw it (``cfg.normalize``)."""
+        key = (cfg.dataset, cfg.data_root, cfg.image_size, tuple(sorted(cfg.dataset_options.items())), cfg.normalize,
+               self._factory_norm)
         if key not in self._datasets:
-            try:
-                ds = load_dataset(cfg.dataset, data_root=cfg.data_root, image_size=cfg.image_size,
-                                  **cfg.dataset_options)
-            except CollapseLabError as e:
-                # the run's files moved (another machine, a store trained elsewhere): the data root
-                # of the command (--data-root, $COLLAPSE_LAB_DATA, the user config file) is tried next
-                root, where = default_data_root()
-                if root is None or cfg.data_root is None or root == cfg.data_root:
-                    raise CollapseLabError(f"the run's data set {cfg.dataset} cannot be read from the data root its "
-                                           f"run.json records ({cfg.data_root}): {e}; give --data-root DIR or set "
-                                           "COLLAPSE_LAB_DATA") from None
-                try:
-                    ds = load_dataset(cfg.dataset, data_root=root, image_size=cfg.image_size, **cfg.dataset_options)
-                except CollapseLabError as e2:
-                    raise CollapseLabError(f"the run's data set {cfg.dataset} is neither in {cfg.data_root} (its "
-                                           f"run.json) nor in {root} ({where}): {e2}") from None
+            ds = normalize.apply(self._load(cfg), self._normalization(cfg))
             self._datasets[key] = (ds, dataset_fingerprint(ds, self.split))
         return self._datasets[key]
+
+    def _load(self, cfg: RunConfig) -> Dataset:
+        """The run's data set from the data root its run.json records; where it records none
+        (a run recorded from other code) or its files moved, from the command's data root
+        (--data-root, $COLLAPSE_LAB_DATA, the user config file). Errors name the source used."""
+        root, where = default_data_root()
+        tried = []
+        for r, src in ((cfg.data_root, "its run.json"), (root, where)):
+            if (r is None and cfg.data_root is not None) or any(r == t for t, _ in tried):
+                continue  # a run that records a root is read from there or from the command's root
+            try:
+                return load_dataset(cfg.dataset, data_root=r, image_size=cfg.image_size, **cfg.dataset_options)
+            except CollapseLabError as e:
+                tried.append((r, f"{r} ({src}): {e}" if r is not None else f"{e} (no data root: the run.json records "
+                              f"none, and {where})"))
+        if len(tried) == 1 and tried[0][0] is None:
+            raise CollapseLabError(f"the run's data set {cfg.dataset} cannot be read: {tried[0][1]}; give --data-root "
+                                   "DIR or set COLLAPSE_LAB_DATA")
+        raise CollapseLabError(f"the run's data set {cfg.dataset} cannot be read from "
+                               + "; nor from ".join(t for _, t in tried)
+                               + ("" if root is not None else "; give --data-root DIR or set COLLAPSE_LAB_DATA"))
+
+    def _normalization(self, cfg: RunConfig) -> str:
+        """The normalisation the run records; where it records none ("unknown"), the model
+        factory's, else the data set's, said once per run on stderr."""
+        if cfg.normalize != "unknown":
+            return cfg.normalize
+        if self._factory_norm is not None:
+            return self._factory_norm
+        if cfg.dataset not in self._warned:
+            self._warned.add(cfg.dataset)
+            import sys
+
+            print(f"warning: runs of {cfg.dataset} recorded without their input normalisation are analysed with "
+                  "collapse-lab's; if the model was trained on other inputs, record them (RunWriter "
+                  "normalize=..., import --normalize MEAN/STD)", file=sys.stderr)
+        return "dataset"
 
     def checkpoint_path(self, run: RunDir, r: int, client: int | None) -> Path:
         p = run.global_path(r) if client is None else run.client_path(r, client)
@@ -133,9 +162,14 @@ class FeatureSource:
         if self.factory is not None or self.layer is not None:  # a model from elsewhere, or another layer
             from .hooks import build_from_factory, features
 
-            model = (build_from_factory(self.factory, ds.num_classes, ds.input_shape, self.factory_spec)
-                     if self.factory is not None else build_model(builder(cfg.model, cfg.model_revision),
-                                                                  ds.num_classes, ds.input_shape))
+            if self.factory is not None:
+                model, norm = build_from_factory(self.factory, ds.num_classes, ds.input_shape, self.factory_spec,
+                                                 with_normalize=True)
+                if norm is not None and cfg.normalize == "unknown" and norm != self._factory_norm:
+                    self._factory_norm = norm  # the factory says what the run did not: read the data again
+                    ds, fp = self.dataset(cfg)
+            else:
+                model = build_model(builder(cfg.model, cfg.model_revision), ds.num_classes, ds.input_shape)
             model.load_state_dict(load_state(ckpt, model, extra_ok=True))
             z = features(model, x, self.layer, ds.to_float, DTYPES[self.dtype], self.device, self.batch_size)
         else:

@@ -67,27 +67,49 @@ def load_factory(spec: str) -> Callable:
     mod, sep, fn = spec.partition(":")
     if not sep or not mod or not fn:
         raise CollapseLabError(f"--model-factory {spec!r}: write it as package.module:function")
+    import os
+    import sys
+
+    # A console script does not have the working directory on sys.path, as ``python -m``
+    # does: a Flower app's ``pytorchexample.task`` is found when run from the app's folder.
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.append(os.getcwd())
     try:
         module = importlib.import_module(mod)
-    except Exception as e:  # noqa: BLE001 (the user's module: any import error is one line)
-        raise CollapseLabError(f"--model-factory {spec}: cannot import {mod} ({type(e).__name__}: "
-                               f"{str(e).splitlines()[0] if str(e) else ''})") from None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001 (the user's module: any import error, sys.exit included, is one line)
+        why = f"it exited with status {e.code}" if isinstance(e, SystemExit) else (
+            f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}")
+        raise CollapseLabError(f"--model-factory {spec}: cannot import {mod} ({why}); run from the folder that holds "
+                               "the package or add it to PYTHONPATH") from None
     obj = getattr(module, fn, None)
     if not callable(obj):
         raise CollapseLabError(f"--model-factory {spec}: {mod} has no function {fn}")
     return obj
 
 
-def build_from_factory(factory: Callable, num_classes: int, input_shape: tuple, spec: str = "the factory") -> nn.Module:
+def build_from_factory(factory: Callable, num_classes: int, input_shape: tuple, spec: str = "the factory",
+                       with_normalize: bool = False):
     """Call a user's model factory with what it asks for of ``num_classes`` and
-    ``input_shape`` (by parameter name), and check that it returns a module."""
+    ``input_shape`` (by parameter name), and check that it returns a module. A factory may
+    return ``(module, normalize)``, the input normalisation its model was trained with
+    (``data.normalize``: ``"0.5/0.5"`` or ``((mean...), (std...))``); ``with_normalize``
+    returns ``(module, canonical normalize or None)``."""
     params = inspect.signature(factory).parameters
     kwargs = {k: v for k, v in (("num_classes", num_classes), ("input_shape", tuple(input_shape))) if k in params}
     try:
         model = factory(**kwargs)
-    except Exception as e:  # noqa: BLE001 (the user's code: its failure is one line)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as e:  # noqa: BLE001 (the user's code: its failure is one line)
         raise CollapseLabError(f"--model-factory {spec}: calling it failed ({type(e).__name__}: "
                                f"{str(e).splitlines()[0] if str(e) else ''})") from None
+    norm = None
+    if isinstance(model, tuple) and len(model) == 2 and isinstance(model[0], nn.Module):
+        from ...data.normalize import canonical
+
+        model, norm = model[0], canonical(model[1], f"--model-factory {spec}: its normalize")
     if not isinstance(model, nn.Module):
         raise CollapseLabError(f"--model-factory {spec}: it returned {type(model).__name__}, not a torch.nn.Module")
-    return model
+    return (model, norm) if with_normalize else model
