@@ -97,6 +97,8 @@ class RunConfig:
     def from_json(d: dict) -> "RunConfig":
         d = current_form(d)
         d["alpha"] = parse_alpha(d["alpha"])
+        if "normalize" not in d and d.get("recorded_by"):  # recorded from other code before format 1.3
+            d["normalize"] = "unknown"
         # Runs stored before the fast path trained without augmentation, in fp32; fields
         # that are gone (``graphs``, renamed ``cuda_graphs``) are dropped.
         d.setdefault("augment", "none")

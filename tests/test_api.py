@@ -105,7 +105,7 @@ def test_the_writer_records_a_run_every_analysis_reads(tmp_path):
     path = w.close()
     run = cl.open_run(path)
     assert run.status == "complete" and run.rounds == [1, 2] and run.clients(2) == [0, 1, 2]
-    assert run.meta["format_version"] == "1.2" and run.meta["client_sizes"] == [479, 479, 479]
+    assert run.meta["format_version"] == "1.3" and run.meta["client_sizes"] == [479, 479, 479]
     assert [e["test_acc"] for e in run.metrics()] == [0.1, 0.2] and run.meta["source"] == {"framework": "a test loop"}
     # its representations through --model-factory equal the hook on the same parameters
     ds = load_dataset("digits")

@@ -118,11 +118,16 @@ def model_check(model: str, dataset: str):
         bad = problems(state)
         if not bad:
             return state
+        note = ""
         if rename is not None:
             renamed = {rename(k): v for k, v in state.items()}
-            if len(renamed) == len(state) and not problems(renamed):
-                return renamed
-        raise CollapseLabError(f"{where} does not load into --model {model} ({dataset}, {classes} classes): "
+            if len(renamed) == len(state):
+                again = problems(renamed)
+                if not again:
+                    return renamed
+                if sum(int(b.split()[0]) for b in again) < sum(int(b.split()[0]) for b in bad):
+                    bad, note = again, " (its names read as the model's other code's, e.g. layer1.0. -> layers.0.)"
+        raise CollapseLabError(f"{where} does not load into --model {model} ({dataset}, {classes} classes){note}: "
                                f"{'; '.join(bad)}; name the model it was trained with")
 
     return fit

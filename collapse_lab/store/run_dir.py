@@ -39,7 +39,7 @@ class NewerFormatError(CollapseLabError):
 
 # The store format (docs/store-format.md): a reader reads its own major version and older;
 # a minor version adds fields a reader may ignore. run.json without it is 1.0.
-FORMAT_VERSION = "1.2"
+FORMAT_VERSION = "1.3"
 
 
 def check_format(meta: dict, where) -> None:

@@ -53,9 +53,10 @@ def _jobs(x, y, sizes, seed, model, start):
 
 
 # The official scaling divides by sqrt(1e-8 + var): a unit with a tiny variance amplifies
-# round-off ~1e4-fold per step (its loss gradient alone agrees to 1e-15).
+# round-off ~1e4-fold per step (its loss gradient alone agrees to 1e-15): 1.005e-9 on one
+# Xeon of this project's machines, under 1e-9 on others, so 1e-8 (still 1e7 x below a weight).
 @pytest.mark.parametrize("reg,norm,atol", [("none", "paper", 1e-12), ("feddecorr", "paper", 1e-12),
-                                           ("feddecorr", "official", 1e-9)])
+                                           ("feddecorr", "official", 1e-8)])
 def test_stacked_equals_eager_lane_in_float64(reg, norm, atol):
     """Clients of unequal sizes (a 1-sample tail dropped, a 1-sample client without a step,
     tails of several sizes, one smaller than a batch), momentum and weight decay, three epochs: each member's weights

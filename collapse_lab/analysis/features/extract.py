@@ -128,6 +128,11 @@ class FeatureSource:
             return cfg.normalize
         if self._factory_norm is not None:
             return self._factory_norm
+        if self.factory is None:  # a factory may still say (checked once it is built)
+            self._warn_unknown(cfg)
+        return "dataset"
+
+    def _warn_unknown(self, cfg: RunConfig) -> None:
         if cfg.dataset not in self._warned:
             self._warned.add(cfg.dataset)
             import sys
@@ -135,7 +140,6 @@ class FeatureSource:
             print(f"warning: runs of {cfg.dataset} recorded without their input normalisation are analysed with "
                   "collapse-lab's; if the model was trained on other inputs, record them (RunWriter "
                   "normalize=..., import --normalize MEAN/STD)", file=sys.stderr)
-        return "dataset"
 
     def checkpoint_path(self, run: RunDir, r: int, client: int | None) -> Path:
         p = run.global_path(r) if client is None else run.client_path(r, client)
@@ -168,6 +172,8 @@ class FeatureSource:
                 if norm is not None and cfg.normalize == "unknown" and norm != self._factory_norm:
                     self._factory_norm = norm  # the factory says what the run did not: read the data again
                     ds, fp = self.dataset(cfg)
+                elif cfg.normalize == "unknown" and self._factory_norm is None:
+                    self._warn_unknown(cfg)
             else:
                 model = build_model(builder(cfg.model, cfg.model_revision), ds.num_classes, ds.input_shape)
             model.load_state_dict(load_state(ckpt, model, extra_ok=True))
