@@ -112,8 +112,8 @@ class FeatureSource:
             try:
                 return load_dataset(cfg.dataset, data_root=r, image_size=cfg.image_size, **cfg.dataset_options)
             except CollapseLabError as e:
-                tried.append((r, f"{r} ({src}): {e}" if r is not None else f"{e} (no data root: the run.json records "
-                              f"none, and {where})"))
+                tried.append((r, f"{r} ({src}): {e}" if r is not None else f"{e} (its run.json records no data root, "
+                              "and the command has none)"))
         if len(tried) == 1 and tried[0][0] is None:
             raise CollapseLabError(f"the run's data set {cfg.dataset} cannot be read: {tried[0][1]}; give --data-root "
                                    "DIR or set COLLAPSE_LAB_DATA")

@@ -32,7 +32,8 @@ def plot_run_panel(axes, acc: tuple[list, list], probes: list[dict], tau: float,
         decorate(a2, "round", "", "probe set")
     else:
         for ax in (a1, a2):
-            ax.text(0.5, 0.5, "no probe records (trained with --probe 0)", ha="center", va="center", fontsize=8)
+            ax.text(0.5, 0.5, "no probe records (trained with --probe 0,\nor recorded from other code)", ha="center",
+                    va="center", fontsize=8)
     if cka is not None:
         plot_matrix(a3, cka, cka_labels, "linear CKA, last round", vmin=max(0.0, float(int(min(np.min(cka), 0.95) * 20)) / 20))
     else:
