@@ -207,7 +207,9 @@ class RunWriter:
         glob = _tensors(global_state, f"global model of round {r}")
         if metrics is not None and not isinstance(metrics, dict):
             raise CollapseLabError("RunWriter: metrics is a dict of numbers")
-        numbers = json_value(metrics or {}, f"metrics of round {r}")
+        if not all(isinstance(k, str) for k in (metrics or {})):
+            raise CollapseLabError("RunWriter: metric names must be text")
+        numbers = {k: json_value(v, f"RunWriter: metric {k!r} of round {r}") for k, v in (metrics or {}).items()}
         clash = [k for k in numbers if k in EVENT_KEYS]
         if clash:
             raise CollapseLabError(f"RunWriter: metric {clash[0]!r} is a name the store keeps for itself; rename it")

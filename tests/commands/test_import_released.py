@@ -149,7 +149,7 @@ def test_data_root_for_a_run_that_records_none(tmp_path, cifar_root, monkeypatch
     monkeypatch.delenv("COLLAPSE_LAB_DATA", raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "nocfg"))
     res = CliRunner().invoke(cli, args)
-    assert res.exit_code == 2 and "--data-root" in res.stderr and "records none" in res.stderr
+    assert res.exit_code == 2 and "--data-root" in res.stderr and "records no data root" in res.stderr
     assert CliRunner().invoke(cli, [*args, "--data-root", str(cifar_root)]).exit_code == 0
     monkeypatch.setenv("COLLAPSE_LAB_DATA", str(cifar_root))
     assert CliRunner().invoke(cli, args).exit_code == 0
