@@ -9,8 +9,9 @@ understands as keyword arguments (``data_root``, ``download``, ``image_size`` or
 e.g. gaussian's ``dim``); any other option is refused with the list of its options.
 Every data set also takes ``GENERIC`` options: ``val_fraction`` (``base.validation_split``):
 a stratified share of the training set held out as the evaluation set, for the tables tuned
-on one; ``max_train_per_class``/``max_test_per_class`` (``base.first_per_class``): the first
-N samples of every class in the files' order (the cpu preset's fixed-size CIFAR-10).
+on one; ``max_train_per_class``/``max_test_per_class`` (``caps.capped_per_class``): N samples
+of every class chosen and ordered by a hash of their bytes, so any copy of the data set in any
+file order gives the same subset in the same order (the cpu preset's fixed-size CIFAR-10).
 """
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from pathlib import Path
 
 from ..errors import CollapseLabError
 from ..registry import Registry, option_names
-from .base import Dataset, first_per_class, stratified_subset, validation_split
+from .base import Dataset, stratified_subset, validation_split
+from .caps import capped_per_class
 
 # shape and classes: what a model built for the data set takes, known without reading its files
 # (collapse-lab import checks a checkpoint against the model on a machine without the data)
@@ -64,7 +66,7 @@ def load_dataset(name: str, data_root: str | Path | None = None, download: bool 
     def read():
         ds = loader(**given)
         if any(v is not None for v in caps.values()):
-            ds = first_per_class(ds, caps["max_train_per_class"], caps["max_test_per_class"])
+            ds = capped_per_class(ds, caps["max_train_per_class"], caps["max_test_per_class"])
         return ds
 
     if val is None:

@@ -96,15 +96,6 @@ def _first_of_each(ds: Dataset, y: torch.Tensor, d: torch.Tensor | None, per: in
     return torch.sort(torch.cat([g[:per] for g in groups])).values if groups else y[:0].long()
 
 
-def first_per_class(ds: Dataset, train: int | None, test: int | None) -> Dataset:
-    """The first ``train`` training and ``test`` test samples of every (domain, class), in the
-    files' order (None: all of them): the cpu preset's fixed-size CIFAR-10 (``--dataset-option
-    max_train_per_class=1000``), the same size whether the full set or a subset is on disk."""
-    tr = torch.arange(len(ds.train_y)) if train is None else _first_of_each(ds, ds.train_y, ds.train_domain, train)
-    te = torch.arange(len(ds.test_y)) if test is None else _first_of_each(ds, ds.test_y, ds.test_domain, test)
-    return _subset(ds, tr, te)
-
-
 def _subset(ds: Dataset, tr: torch.Tensor, te: torch.Tensor) -> Dataset:
     return Dataset(ds.name, ds.train_x[tr], ds.train_y[tr], ds.test_x[te], ds.test_y[te], ds.num_classes, ds.scale,
                    ds.mean, ds.std, list(ds.class_names),
