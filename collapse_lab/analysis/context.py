@@ -20,6 +20,7 @@ class Context:
     preset: str
     features: FeatureSource = field(default_factory=lambda: FeatureSource(split="test", dtype="float64"))
     smoke: bool = False  # the entry's smoke runs (figures/tables --smoke)
+    seed: int | None = None  # only the runs of this seed (a claim checked per seed); None: every seed
     _configs: dict = field(default_factory=dict)
 
     def configs(self, entry: Entry) -> list[RunConfig]:
@@ -28,7 +29,14 @@ class Context:
         return self._configs[entry.name]
 
     def groups(self, entry: Entry, where: dict | None = None) -> list[Group]:
-        return groups(entry, self.preset, self.store, where, self.configs(entry))
+        configs = self.configs(entry)
+        if self.seed is not None:
+            configs = [c for c in configs if c.seed == self.seed]
+        return groups(entry, self.preset, self.store, where, configs)
+
+    def seeds(self, entry: Entry) -> list[int]:
+        """The seeds the entry's runs at this preset train."""
+        return sorted({c.seed for c in self.configs(entry)})
 
     def spectrum(self, run: RunDir, r: int, client: int | None) -> tuple[torch.Tensor, float]:
         """Singular values (float64, descending) of the covariance of the test

@@ -181,7 +181,6 @@ def render(entry, ctx, out: Path) -> dict:
     """Compute, draw and check one entry; returns its record (paths, claims, seconds). A
     smoke render is marked on the figure and checks no claim."""
     from ..analysis import RENDERERS
-    from ..analysis.claims import evaluate
     from ..io import write_json
     from ..analysis.plots import save_figure
 
@@ -194,10 +193,14 @@ def render(entry, ctx, out: Path) -> dict:
         if ctx.smoke:
             claims.append({"text": c["text"], "check": c["check"], "holds": None, "measured": "not checked (smoke)"})
             continue
-        try:
-            claims.append(evaluate(c, values))
-        except CollapseLabError as e:
-            claims.append({"text": c["text"], "check": c["check"], "holds": None, "measured": f"not checked: {e}"})
+        claims.append(_evaluate(c, values))
+    seeds = [] if ctx.smoke or not entry.claims else ctx.seeds(entry)
+    if seeds:  # every claim also on each seed alone (analysis/seeds.py: the verdict and the interval)
+        from ..analysis.seeds import over_seeds
+
+        per_seed = {s: r.compute(entry, dataclasses.replace(ctx, seed=s)) for s in seeds}
+        claims = [over_seeds(c, [(s, _evaluate(spec, per_seed[s])) for s in seeds])
+                  for c, spec in zip(claims, entry.claims)]
     # the line under a figure says how the runs differ from the paper's: not at the paper preset
     differs = entry.differs_at(ctx.preset)
     fig = r.draw(values, dataclasses.replace(entry, differs=differs))
@@ -210,6 +213,15 @@ def render(entry, ctx, out: Path) -> dict:
             "seconds": round(time.time() - t0, 2)}
 
 
+def _evaluate(claim: dict, values: dict) -> dict:
+    from ..analysis.claims import evaluate
+
+    try:
+        return evaluate(claim, values)
+    except CollapseLabError as e:
+        return {"text": claim["text"], "check": claim["check"], "holds": None, "measured": f"not checked: {e}"}
+
+
 def _md(text) -> str:
     """A Markdown table cell: pipes escaped, one line, emphasis and code marks taken literally."""
     s = " ".join(str(text).split())
@@ -219,12 +231,20 @@ def _md(text) -> str:
 
 
 def claims_markdown(records: list[dict], preset: str) -> str:
+    from ..analysis.seeds import verdict_text
+
     lines = [f"# Claims of the papers' figures, checked on the `{preset}` runs", "",
-             "| entry | claim | measured | holds |", "|---|---|---|---|"]
+             "A claim holds when it holds for the seed means and in at least n - 1 of n seeds (every seed when "
+             "n <= 2). Over seeds: each number that differs between seeds as mean [95 % Student-t interval].", "",
+             "| entry | claim | measured (seed means) | over seeds | verdict | per seed |", "|---|---|---|---|---|---|"]
     for rec in records:
         for c in rec.get("claims", []):
-            holds = {True: "holds", False: "**does not hold**", None: "not checked"}[c["holds"]]
-            lines.append(f"| {_md(rec['entry'])} | {_md(c['text'])} | {_md(c['measured'])} | {holds} |")
+            per = "; ".join(f"seed {p['seed']}: {'yes' if p['holds'] else 'no' if p['holds'] is False else '-'}"
+                            for p in c.get("per_seed", []))
+            over = c.get("over_seeds") or ("" if "per_seed" not in c else
+                                          " / ".join(f"seed {p['seed']}: {p['measured']}" for p in c["per_seed"]))
+            lines.append(f"| {_md(rec['entry'])} | {_md(c['text'])} | {_md(c['measured'])} | {_md(over)} | "
+                         f"{verdict_text(c)} | {_md(per)} |")
     return "\n".join(lines) + "\n"
 
 
@@ -394,8 +414,11 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
     if check and not as_json:
         for rec in records:
             for c in rec.get("claims", []):
-                holds = {True: "holds", False: "DOES NOT HOLD", None: "not checked"}[c["holds"]]
-                click.echo(f"{rec['entry']:<18} | {c['text']} | {c['measured']} | {holds}")
+                from ..analysis.seeds import verdict_text
+
+                over = f" | over seeds: {c['over_seeds']}" if c.get("over_seeds") else ""
+                click.echo(f"{rec['entry']:<18} | {c['text']} | {c['measured']}{over} | "
+                           f"{verdict_text(c).replace('**does not hold**', 'DOES NOT HOLD')}")
     if as_json:
         click.echo(json.dumps({"preset": preset, "smoke": smoke, "train_seconds": round(t_train, 1),
                                "seconds": round(time.time() - t0, 1), "failed_runs": failed_runs,

@@ -74,10 +74,13 @@ def claims_rows(path: Path) -> tuple[list[str], list[list[str]]] | None:
         records = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    holds = {True: "holds", False: "does not hold", None: "not checked"}
-    rows = [[rec["entry"], c["text"], str(c["measured"]), holds[c["holds"]]]
+    from ..analysis.seeds import verdict_text
+
+    rows = [[rec["entry"], c["text"], str(c["measured"]), str(c.get("over_seeds") or ""),
+             verdict_text(c).replace("**", "")]
             for rec in records if isinstance(rec, dict) for c in rec.get("claims", [])]
-    return (["entry", "claim", "measured", "holds"], rows) if rows else None
+    return (["entry", "claim", "measured (seed means)", "over seeds: mean [95 % interval]", "verdict"], rows) \
+        if rows else None
 
 
 def run_numbers(run, fs, tau: float) -> tuple[dict, object, list[str] | None]:

@@ -222,8 +222,10 @@ def test_the_cpu_preset_is_real_cifar10_with_small_models_for_its_entries():
         assert [d[:4] for d in at_cpu if d.startswith(("cpu:", "quick:"))] == ["cpu:"]
         assert not any(d.startswith("cpu:") for d in e.differs_at("quick"))
         assert e.differs_at("paper") == []
-    # the paper preset's grid, one seed
-    assert len(by_name["feddecorr-fig7"].configs("cpu")) == 12 and len(by_name["feddecorr-table1"].configs("cpu")) == 32
+    # the paper preset's grid, three seeds (a claim is checked per seed and over seeds)
+    assert len(by_name["feddecorr-fig7"].configs("cpu")) == 36 and len(by_name["feddecorr-table1"].configs("cpu")) == 96
+    assert all(sorted({c.seed for c in by_name[n].configs(p)}) == [0, 1, 2]
+               for n, e in by_name.items() for p in ("quick", "cpu") if p in e.runs)
     cells = by_name["feddecorr-table1"].params["cells"]
     assert all(("not_available" in c["cpu"]) != c["column"].startswith("cifar10/") for c in cells)
 

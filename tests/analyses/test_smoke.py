@@ -106,7 +106,7 @@ def test_dry_run_plans_both_presets_and_trains_nothing(tmp_path):
     # for its cnn runs (4,013 images/s on 2 cores)
     res = CliRunner().invoke(cli, ["figures", "feddecorr-fig2", "--dry-run", "--json", "--data-root", str(tmp_path)])
     (cnn,) = json.loads(res.stdout)["presets"]["cpu"]["models"]
-    assert cnn["runs"] == 4 and math.isclose(cnn["images"], 4 * 10 * (2 * 10_000 + 2_000 / 3))
+    assert cnn["runs"] == 12 and math.isclose(cnn["images"], 12 * 10 * (2 * 10_000 + 2_000 / 3))  # 4 alphas x 3 seeds
     assert math.isclose(cnn["hours"]["cpu-2core"], cnn["images"] / 4_013 / 3600)
 
 

@@ -1,0 +1,86 @@
+"""A claim over seeds: checked on the mean over seeds and on every seed alone, with the
+numbers that decide it as a mean and a 95 % interval over seeds.
+
+The rule (docs/catalogue.md): a claim **holds** when it holds for the seed means *and* in at
+least n - 1 of n seeds (every seed when n <= 2). With one seed the verdict says so: it
+carries no interval. The interval is Student's t over the per-seed values,
+mean +- t(0.975, n - 1) * s / sqrt(n) (s the sample standard deviation), as the papers
+report mean and spread over 3 seeds (FedDecorr Tables 1-10).
+"""
+from __future__ import annotations
+
+import math
+import re
+
+# a number as the checks print them (4.123, 85, 1e-05, -0.2), not part of a word (client_0)
+NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
+
+
+def needed(n: int) -> int:
+    """Seeds a claim must hold in, of n."""
+    return n - 1 if n >= 3 else n
+
+
+def t_interval(xs: list[float]) -> tuple[float, float, float]:
+    """(mean, low, high): the two-sided 95 % Student-t interval of the mean; low = high =
+    nan for one value."""
+    n = len(xs)
+    mean = sum(xs) / n
+    if n < 2:
+        return mean, math.nan, math.nan
+    from scipy.stats import t
+
+    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1))
+    half = float(t.ppf(0.975, n - 1)) * sd / math.sqrt(n)
+    return mean, mean - half, mean + half
+
+
+def merge_measured(texts: list[str]) -> str | None:
+    """The per-seed 'measured' lines of one claim as one line: the numbers that differ
+    between seeds as ``mean [low, high]``, the others as they are; None when the lines do
+    not have the same shape (then the per-seed lines are shown)."""
+    if not texts:
+        return None
+    shapes = [NUMBER.split(t) for t in texts]
+    numbers = [NUMBER.findall(t) for t in texts]
+    if any(s != shapes[0] for s in shapes) or any(len(n) != len(numbers[0]) for n in numbers):
+        return None
+    out = [shapes[0][0]]
+    for i, rest in enumerate(shapes[0][1:]):
+        col = [n[i] for n in numbers]
+        if len(set(col)) == 1:
+            out.append(col[0])
+        else:
+            m, lo, hi = t_interval([float(v) for v in col])
+            out.append(f"{m:.4g} [{lo:.4g}, {hi:.4g}]")
+        out.append(rest)
+    return "".join(out)
+
+
+def over_seeds(on_means: dict, per_seed: list[tuple[int, dict]]) -> dict:
+    """One claim's record from its check on the seed means and on each seed (``evaluate``'s
+    records): ``holds`` by the rule above, ``holds_in`` k of ``seeds`` n, ``over_seeds`` the
+    measured numbers as mean [95 % interval], ``per_seed`` every seed's verdict and numbers."""
+    n = len(per_seed)
+    k = sum(1 for _, c in per_seed if c["holds"] is True)
+    if on_means["holds"] is None:
+        holds = None
+    else:
+        holds = bool(on_means["holds"]) and k >= needed(n)
+    merged = merge_measured([c["measured"] for _, c in per_seed if c["holds"] is not None])
+    return {**on_means, "holds": holds, "holds_for_means": on_means["holds"], "seeds": n, "holds_in": k,
+            "needed": needed(n), "over_seeds": merged,
+            "per_seed": [{"seed": s, "holds": c["holds"], "measured": c["measured"]} for s, c in per_seed]}
+
+
+def verdict_text(c: dict) -> str:
+    """'holds in 3 of 3 seeds' / '**does not hold** (means: yes; 1 of 3 seeds, 2 needed)'."""
+    if c["holds"] is None:
+        return "not checked"
+    if "seeds" not in c:
+        return "holds" if c["holds"] else "**does not hold**"
+    n, k = c["seeds"], c["holds_in"]
+    if c["holds"]:
+        return f"holds in {k} of {n} seed{'s' if n != 1 else ''}" + (" (one seed: no interval)" if n == 1 else "")
+    means = "holds" if c["holds_for_means"] else "does not hold"
+    return f"**does not hold** (for the means it {means}; in {k} of {n} seeds, {c['needed']} needed)"

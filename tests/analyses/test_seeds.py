@@ -1,0 +1,75 @@
+"""Claims over seeds (analysis/seeds.py): the t interval against a table value, the merged
+'measured' line by hand, the rule 'holds for the means and in n - 1 of n seeds', and a
+render whose per-seed verdicts equal the check run on each seed's runs alone."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from collapse_lab.analysis import RENDERERS
+from collapse_lab.analysis.claims import evaluate
+from collapse_lab.analysis.context import Context
+from collapse_lab.analysis.seeds import merge_measured, needed, over_seeds, t_interval, verdict_text
+from tests.analyses.test_catalogue import _entry, _features, _svals
+
+
+def test_the_interval_is_students_t_with_n_minus_one_degrees():
+    # t(0.975, 2) = 4.302653 (any table); 1, 2, 3: mean 2, s = 1
+    m, lo, hi = t_interval([1.0, 2.0, 3.0])
+    assert m == 2.0 and math.isclose(hi - m, 4.302653 / math.sqrt(3), rel_tol=1e-6) and math.isclose(m - lo, hi - m)
+    m, lo, hi = t_interval([5.0, 7.0])  # t(0.975, 1) = 12.7062; s = sqrt(2)
+    assert math.isclose(hi - 6.0, 12.7062 * math.sqrt(2) / math.sqrt(2), rel_tol=1e-5)
+    assert math.isnan(t_interval([4.0])[1])
+
+
+def test_the_measured_lines_merge_number_by_number():
+    lines = ["g: 85 (alpha=inf) ≥ 19 (alpha=0.25)", "g: 87 (alpha=inf) ≥ 17 (alpha=0.25)",
+             "g: 86 (alpha=inf) ≥ 21 (alpha=0.25)"]
+    m1, lo1, hi1 = t_interval([85, 87, 86])
+    m2, lo2, hi2 = t_interval([19, 17, 21])
+    assert merge_measured(lines) == (f"g: {m1:.4g} [{lo1:.4g}, {hi1:.4g}] (alpha=inf) ≥ "
+                                     f"{m2:.4g} [{lo2:.4g}, {hi2:.4g}] (alpha=0.25)")
+    assert merge_measured(["a 1 ≥ 2", "a 1 < 3 (claimed ≥)"]) is None  # another shape: shown per seed
+
+
+@pytest.mark.parametrize("means,per_seed,want", [
+    (True, [True, True, True], True), (True, [True, False, True], True), (True, [True, False, False], False),
+    (False, [True, True, True], False), (True, [True, False], False), (True, [True, True], True),
+    (None, [True, True, True], None), (True, [True], True),
+])
+def test_a_claim_holds_for_the_means_and_in_n_minus_one_seeds(means, per_seed, want):
+    rec = lambda h, v: {"text": "t", "check": "c", "holds": h, "measured": f"x {v}"}  # noqa: E731
+    out = over_seeds(rec(means, 2.0), [(s, rec(h, float(s))) for s, h in enumerate(per_seed)])
+    assert out["holds"] is want and out["holds_in"] == sum(per_seed) and out["seeds"] == len(per_seed)
+    assert needed(3) == 2 and needed(2) == 2 and needed(1) == 1
+    assert [p["seed"] for p in out["per_seed"]] == list(range(len(per_seed)))
+    assert ("DOES" in verdict_text(out).upper()) == (want is False)
+
+
+def test_per_seed_claims_are_the_check_on_each_seeds_runs(store):
+    """The shared store holds seeds 0 and 1 of two alphas; the verdict per seed is the check
+    on that seed's runs alone, computed here from numpy SVDs of the stored checkpoints."""
+    e = _entry("spectra", {"panels": [{"title": "g", "model": "global"}], "top": 100, "tau": 0.01})
+    claim = {"text": "more skew, fewer dimensions", "check": "compare", "metric": "n_sig", "a": {"alpha": "inf"},
+             "b": {"alpha": 0.1}, "op": ">="}
+    ctx = Context(store, "quick")
+    assert ctx.seeds(e) == [0, 1]
+    per = {}
+    for s in (0, 1):
+        values = RENDERERS.get("spectra").compute(e, Context(store, "quick", seed=s))
+        (panel,) = values["panels"]
+        assert all(len(x["runs"]) == 1 and x["runs"][0].split("_s")[-1].startswith(str(s)) for x in panel["series"])
+        n_sig = {}
+        for x in panel["series"]:
+            sv = _svals(_features(store / x["runs"][0], "round_3/global.safetensors"))
+            n_sig[x["key"]["alpha"]] = int((sv[:100] > 0.01).sum())
+            assert x["metrics"]["n_sig"] == n_sig[x["key"]["alpha"]]
+        per[s] = evaluate(claim, values)
+        assert per[s]["holds"] is (n_sig["inf"] >= n_sig["0.1"])
+    means = evaluate(claim, RENDERERS.get("spectra").compute(e, ctx))
+    out = over_seeds(means, sorted(per.items()))
+    assert out["holds"] is (means["holds"] and all(per[s]["holds"] for s in (0, 1)))
+    assert np.isclose(float(means["measured"].split(" ")[-1]),
+                      np.mean([float(per[s]["measured"].split(" ")[-1]) for s in (0, 1)]))
