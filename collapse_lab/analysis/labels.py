@@ -17,6 +17,12 @@ def _short(v) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
+def alpha_label(v) -> str:
+    """The Dirichlet alpha as every legend, title and table writes it: α = 0.05, α = ∞."""
+    v = str(v)
+    return "α = ∞" if v in ("inf", "infinity") else f"α = {v}"
+
+
 def label(key: dict, dicts: bool = False) -> str:
     """A legend label for the fields in ``key`` (field -> value): FedAvg / +FedDecorr,
     alpha = 0.05, M = 2, ... Option dictionaries are left out unless ``dicts`` (the
@@ -37,7 +43,7 @@ def label(key: dict, dicts: bool = False) -> str:
         if k in ("method", "reg") or (isinstance(v, dict) and not dicts) or (k == "method_options" and not dicts):
             continue
         if k == "alpha":
-            parts.append("α = ∞" if v == "inf" else f"α = {v}")
+            parts.append(alpha_label(v))
         elif k == "classes_per_client":
             parts.append(f"M = {v}")
         elif k == "beta":
@@ -72,9 +78,8 @@ def reg_text(meta: dict) -> str:
 
 def describe(meta: dict) -> str:
     """One run in a title: its split, then method and regularizer where not plain FedAvg
-    (alpha=0.05 + feddecorr, M=2 moon)."""
-    part = partition_text(meta).replace("dir ", "alpha=", 1) if meta.get("partition") == "dirichlet" else \
-        partition_text(meta)
+    (α = 0.05 + feddecorr, M=2 moon)."""
+    part = alpha_label(meta.get("alpha")) if meta.get("partition") == "dirichlet" else partition_text(meta)
     method = "" if meta.get("method") == "fedavg" else f" {meta.get('method')}"
     extra = "" if meta.get("reg") in (None, "none") else f" + {meta.get('reg')}"
     return f"{part}{method}{extra}"

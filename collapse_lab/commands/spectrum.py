@@ -221,15 +221,15 @@ def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
 def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device, fig_dir, as_json, top):
     """Local vs global spectrum of one run with the gap R (journal Eq. 1, Fig. 4/6)."""
     from ..analysis.plots import save_figure
-    from ..analysis.plots.style import grid
+    from ..analysis.plots.style import panels
     from ..analysis.plots.spectrum import Curve, plot_compare
 
     check_common(tau, client, top)
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
     fs = FeatureSource(split=split, dtype=feature_dtype, device=device)
     results = []
-    fig, axes = grid(1, len(selected), sharey=True)
-    for ax, run in zip(axes[0], selected):
+    fig, axes = panels(len(selected))
+    for ax, run in zip(axes, selected):
         r = pick_round(run, round_)
         if not run.client_path(r, client).is_file():
             raise CollapseLabError(f"compare needs a local model: {run.path.name} keeps no client {client} checkpoint "

@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import seaborn as sns
 
 from ...spectra.functional import log10_safe
 from .style import band, decorate
@@ -26,10 +25,12 @@ class Curve:
 
 
 def alpha_colors(alphas: list[str]) -> dict[str, object]:
-    """One colour per alpha, ordered from most skewed to IID."""
+    """One colour per alpha, ordered from most skewed to IID, from the colour-blind palette
+    (qualitative: neighbouring alphas stay apart, which a sequential map's do not)."""
+    from .style import palette
+
     order = sorted(set(alphas), key=lambda a: float(a))
-    pal = sns.color_palette("viridis", n_colors=max(len(order), 1))
-    return dict(zip(order, pal))
+    return dict(zip(order, palette(len(order))))
 
 
 def plot_spectrum(ax, curves: list[Curve], top: int = 100, tau: float | None = 1e-2, title: str = ""):

@@ -19,6 +19,7 @@ import numpy as np
 from ...partition import make_partition
 from .. import RENDERERS
 from ..context import Context
+from ..labels import alpha_label
 from ..plots.style import figure, finish, palette
 
 
@@ -76,7 +77,7 @@ class PartitionView:
             part = make_partition(cfg, ds)
             raw = ds.train_x.flatten(1).numpy().astype(np.float64) / (ds.scale or 1.0)  # pixel values in [0, 1]
             hist = [raw[ix].mean(1).round(4).tolist() for ix in part.client_indices]
-            panels.append({"title": v.get("title", f"{cfg.dataset}, α = {v['alpha']}"), "counts": part.counts.tolist(),
+            panels.append({"title": v.get("title", f"{cfg.dataset}, {alpha_label(v['alpha'])}"), "counts": part.counts.tolist(),
                            "hist": hist,
                            "series": [{"label": v.get("title", ""), "key": {"alpha": str(v["alpha"]),
                                                                          "dataset": cfg.dataset},
