@@ -49,6 +49,13 @@ def _panels(values: dict, panels: list[int] | None) -> list[dict]:
     return [ps[i] for i in panels] if panels is not None else ps
 
 
+def _say(field: str, v) -> str:
+    """A field's value as the legends write it (α = 0.05, α = ∞; others field = value)."""
+    from .labels import label
+
+    return label({field: _norm(field, v)})
+
+
 def _fmt(v) -> str:
     return f"{v:.4g}" if isinstance(v, float) else str(v)
 
@@ -114,9 +121,9 @@ def order(values: dict, metric: str, by: str, sequence: list, panels: list[int] 
         ends = (sign * (row[0] - row[-1]) > 0) if strict_ends else True
         ok &= all(links) and ends
         d = _digits(*((float(a), float(b)) for a, b in zip(row, row[1:])))
-        text = f"{float(row[0]):.{d}g} ({by}={sequence[0]})"
+        text = f"{float(row[0]):.{d}g} ({_say(by, sequence[0])})"
         for a, b, v, holds in zip(row, row[1:], sequence[1:], links):
-            text += f" {_link(a, b, op, holds)} {float(b):.{d}g} ({by}={v})"
+            text += f" {_link(a, b, op, holds)} {float(b):.{d}g} ({_say(by, v)})"
         if all(links) and not ends:
             text += f" (first = last; claimed {SYMBOL[op[0]]})"
         said.append(f"{p['title']}: {text}")
@@ -176,7 +183,7 @@ def pointwise(values: dict, by: str, sequence: list, fraction: float = 0.9, pane
             n = min(len(c1), len(c2))
             share = sum(c2[i] <= c1[i] for i in range(n)) / max(n, 1)
             ok &= share >= fraction
-            said.append(f"{p['title']}: {by}={v2} ≤ {by}={v1} at {share:.0%} of k")
+            said.append(f"{p['title']}: {_say(by, v2)} ≤ {_say(by, v1)} at {share:.0%} of k")
     return ok, "; ".join(said)
 
 

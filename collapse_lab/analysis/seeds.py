@@ -14,6 +14,9 @@ import re
 
 # a number as the checks print them (4.123, 85, 1e-05, -0.2), not part of a word (client_0)
 NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
+# the relation a check prints between two numbers, as it measured it on that seed ("≥",
+# "< (claimed ≥)"): seeds may differ in it, so over seeds the numbers are joined by "vs"
+RELATION = re.compile(r"(?<=[\d)]) [<>=≤≥?](?: \(claimed [<>=≤≥]\))? (?=-?\d)")
 
 
 def needed(n: int) -> int:
@@ -41,6 +44,9 @@ def merge_measured(texts: list[str]) -> str | None:
     not have the same shape (then the per-seed lines are shown)."""
     if not texts:
         return None
+    relations = [RELATION.findall(t) for t in texts]
+    if any(r != relations[0] for r in relations):  # the seeds disagree on a relation: say "vs"
+        texts = [RELATION.sub(" vs ", t) for t in texts]
     shapes = [NUMBER.split(t) for t in texts]
     numbers = [NUMBER.findall(t) for t in texts]
     if any(s != shapes[0] for s in shapes) or any(len(n) != len(numbers[0]) for n in numbers):

@@ -22,7 +22,7 @@ def _printed_links(text: str) -> list[tuple[float, str, float]]:
     """(left, relation, right) for every inequality printed between two numbers; the
     claimed symbol in brackets is not a statement about the numbers."""
     text = re.sub(r" \(claimed [^)]*\)", "", text)
-    text = re.sub(r" \((alpha|β)=[^)]*\)", "", text)  # the chain's labels
+    text = re.sub(r" \((α|β) = [^)]*\)", "", text)  # the chain's labels
     nums = r"(-?\d+(?:\.\d+)?(?:e[-+]?\d+)?)"
     return [(float(a), r, float(b)) for a, r, b in re.findall(r"(?<![\d.])(?=" + nums + r" ([<>=≥≤]) (?:[^\d\s;]+ )*" + nums + ")", text)]
 
@@ -30,14 +30,14 @@ def _printed_links(text: str) -> list[tuple[float, str, float]]:
 def test_a_chain_that_fails_prints_the_measured_relations():
     holds, said = order(_values({"inf": 5.0, "0.25": 7.0, "0.05": 3.0}), "n_sig", "alpha", ["inf", "0.25", "0.05"])
     assert not holds
-    assert said == "global: 5 (alpha=inf) < (claimed ≥) 7 (alpha=0.25) ≥ 3 (alpha=0.05)"
+    assert said == "global: 5 (α = ∞) < (claimed ≥) 7 (α = 0.25) ≥ 3 (α = 0.05)"
     holds, said = order(_values({"inf": 4.0, "0.05": 4.0}), "n_sig", "alpha", ["inf", "0.05"])
-    assert not holds and said == "global: 4 (alpha=inf) ≥ 4 (alpha=0.05) (first = last; claimed >)"
+    assert not holds and said == "global: 4 (α = ∞) ≥ 4 (α = 0.05) (first = last; claimed >)"
 
 
 def test_close_numbers_get_the_digits_that_tell_them_apart():
     holds, said = order(_values({"inf": 3.14159, "0.05": 3.14158}), "n_sig", "alpha", ["inf", "0.05"])
-    assert holds and said == "global: 3.14159 (alpha=inf) ≥ 3.14158 (alpha=0.05)"
+    assert holds and said == "global: 3.14159 (α = ∞) ≥ 3.14158 (α = 0.05)"
     holds, said = compare(_values({"inf": 2.00001, "0.05": 2.00002}), "n_sig", {"alpha": "inf"}, {"alpha": "0.05"})
     assert not holds and "2.00001 < (claimed >)" in said and said.endswith("2.00002")
 
@@ -55,6 +55,6 @@ def test_every_printed_inequality_is_true_on_random_values():
                  exceeds(values, "n_sig", "other")[1]]
         for text in texts:
             links = _printed_links(text)
-            assert len(links) >= (3 if text.count("alpha=") == 4 else 1), text  # every link of a chain is read
+            assert len(links) >= (3 if text.count("α = ") == 4 else 1), text  # every link of a chain is read
             for a, r, b in links:
                 assert REL[r](a, b), (text, a, r, b)

@@ -73,3 +73,12 @@ def test_per_seed_claims_are_the_check_on_each_seeds_runs(store):
     assert out["holds"] is (means["holds"] and all(per[s]["holds"] for s in (0, 1)))
     assert np.isclose(float(means["measured"].split(" ")[-1]),
                       np.mean([float(per[s]["measured"].split(" ")[-1]) for s in (0, 1)]))
+
+
+def test_seeds_that_disagree_on_a_relation_merge_with_vs():
+    lines = ["g: 80 (α = ∞) ≥ 12 (α = 0.05) < (claimed ≥) 13 (α = 0.01)",
+             "g: 82 (α = ∞) ≥ 14 (α = 0.05) ≥ 12 (α = 0.01)",
+             "g: 79 (α = ∞) ≥ 11 (α = 0.05) < (claimed ≥) 14 (α = 0.01)"]
+    out = merge_measured(lines)
+    assert out.startswith("g: 80.33 [") and out.count(" vs ") == 2 and "α = ∞" in out and "α = 0.01" in out
+    assert merge_measured(lines[1:2] * 3) == lines[1]  # equal lines: as they are
