@@ -71,6 +71,17 @@ def panels(n: int, max_cols: int = 2):
     return fig, flat[:n]
 
 
+def spread_note(values: dict, what: str = "bands") -> str:
+    """The line under a figure that says what its spread shows (the papers' bands are
+    +-1 std over seeds); empty when no series averages several runs."""
+    ns = sorted({s["n"] for p in values.get("panels", []) for s in p.get("series", [])
+                 if s.get("y_std") is not None and s.get("n", 1) > 1})
+    if not ns:
+        return ""
+    n = str(ns[0]) if len(ns) == 1 else f"{ns[0]}-{ns[-1]}"
+    return f"lines: the mean over {n} seeds; {what}: +-1 standard deviation over seeds"
+
+
 def decorate(ax, xlabel: str = "", ylabel: str = "", title: str = "", legend: bool = True, loc: str = "best"):
     """Axis labels (keys of ``LABELS`` or text), a small title, a frameless legend when
     something is labelled; returns the figure (plot functions return it)."""

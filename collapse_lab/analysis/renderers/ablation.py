@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import RENDERERS
 from ..context import Context
-from ..plots.style import LABELS, figure, finish, palette
+from ..plots.style import LABELS, figure, finish, spread_note, palette
 from .accuracy import accuracy_curve, tail_mean
 
 
@@ -51,7 +51,7 @@ class Ablation:
             ax.set_xlabel(LABELS.get(entry.params["x"], entry.params["x"]))
             ax.set_ylabel(LABELS["acc"])
             ax.set_title(panel["title"], fontsize=8)
-        return finish(fig, "; ".join(entry.differs))
+        return finish(fig, "; ".join(t for t in (*entry.differs, spread_note(values, "error bars")) if t))
 
 
 RENDERERS.register("ablation", kind="figure")(Ablation)

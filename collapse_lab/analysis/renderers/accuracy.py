@@ -12,7 +12,7 @@ import numpy as np
 from .. import RENDERERS
 from ..select import panel_labels
 from ..context import Context
-from ..plots.style import LABELS, band, decorate, figure, finish, palette
+from ..plots.style import LABELS, band, decorate, figure, finish, spread_note, palette
 
 
 def accuracy_curve(run) -> tuple[list[int], list[float]]:
@@ -65,7 +65,7 @@ class Accuracy:
             for s, c in zip(panel["series"], palette(len(panel["series"]))):
                 band(ax, s["x"], s["y"], s["y_std"], s["label"] + (f" (n={s['n']})" if s["n"] > 1 else ""), c)
             decorate(ax, LABELS["round"], LABELS["acc"], panel["title"], loc="lower right")
-        return finish(fig, "; ".join(entry.differs))
+        return finish(fig, "; ".join(t for t in (*entry.differs, spread_note(values, "bands")) if t))
 
 
 RENDERERS.register("accuracy", kind="figure")(Accuracy)

@@ -18,7 +18,7 @@ from .. import RENDERERS
 from ..select import panel_labels
 from ..context import Context, last_round
 from ..plots.spectrum import Curve, plot_spectrum
-from ..plots.style import figure, finish, palette
+from ..plots.style import figure, finish, spread_note, palette
 
 
 def spectrum_series(ctx: Context, entry, panel: dict, top: int, tau: float, r: int | None) -> list[dict]:
@@ -62,7 +62,7 @@ class Spectra:
                       for s, c in zip(panel["series"], palette(len(panel["series"])))]
             plot_spectrum(ax, curves, top=max((len(s["y"]) for s in panel["series"]), default=0), tau=panel["tau"],
                           title=panel["title"])
-        return finish(fig, "; ".join(entry.differs))
+        return finish(fig, "; ".join(t for t in (*entry.differs, spread_note(values, "bands")) if t))
 
 
 RENDERERS.register("spectra", kind="figure")(Spectra)
