@@ -62,6 +62,11 @@ def render_all(values: dict, entry, compare: bool) -> dict:
             + (f"; device: {', '.join(values['devices'])}" if values.get("devices") else "")
             + (f"; FedDecorr scaling: {' and '.join(SCALING[k] for k in values['feddecorr_scaling'])}"
                if values.get("feddecorr_scaling") else "")]
+    ns = sorted({c["n"] for c in values["cells"] if c.get("n")})
+    if ns:  # what a cell is, as the papers print it (FedDecorr Tables 1-10: mean and std over 3 runs)
+        n = str(ns[0]) if len(ns) == 1 else f"{ns[0]}-{ns[-1]}"
+        head.append(f"cells: mean ± standard deviation over {n} seed{'s' if ns[-1] > 1 else ''}"
+                    + (" (one seed: no spread)" if ns == [1] else ""))
     if values.get("smoke"):
         head.insert(0, "SMOKE: one round, one local step per client, a small test set; the numbers prove the path, not the "
                        "papers' results")
