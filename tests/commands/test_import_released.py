@@ -187,3 +187,33 @@ def test_analysis_options_without_effect_are_refused(tmp_path, monkeypatch):
     assert res.exit_code == 0, res.output
     res = CliRunner().invoke(cli, ["spectrum", *store, "--model-factory", "myapp.exits:f"])
     assert res.exit_code == 2 and "exited with status 3" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def net_with_inputs():
+    """A factory that says what inputs its model was trained on (data.normalize)."""
+    torch.manual_seed(0)
+    return build_model("mlp", 10, (1, 8, 8)), "0.5/0.25"
+
+
+def test_a_factory_may_say_the_normalisation_a_run_does_not(tmp_path, capfd):
+    from collapse_lab.data import load_dataset
+
+    torch.manual_seed(0)
+    net = build_model("mlp", 10, (1, 8, 8))
+    w = cl.RunWriter(tmp_path / "ck", {"dataset": "digits", "model": "mine", "clients": 2, "rounds": 1})
+    w.write_round(1, net.state_dict())
+    run = cl.open_run(w.close())
+    assert run.meta["normalize"] == "unknown"
+    ds = load_dataset("digits")
+    z = run.features(model_factory="tests.commands.test_import_released:net_with_inputs")
+    assert torch.equal(z, cl.features(net, (ds.test_x.double() / 16 - 0.5) / 0.25))
+    assert "without their input normalisation" not in capfd.readouterr().err
+    # a factory that says nothing: collapse-lab's constants, and one warning
+    z2 = run.features(model_factory="tests.commands.test_import_released:_plain_mlp")
+    assert torch.equal(z2, cl.features(net, ds.to_float(ds.test_x, torch.float64)))
+    assert capfd.readouterr().err.count("without their input normalisation") == 1
+
+
+def _plain_mlp():
+    torch.manual_seed(0)
+    return build_model("mlp", 10, (1, 8, 8))
