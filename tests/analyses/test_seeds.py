@@ -82,3 +82,27 @@ def test_seeds_that_disagree_on_a_relation_merge_with_vs():
     out = merge_measured(lines)
     assert out.startswith("g: 80.33 [") and out.count(" vs ") == 2 and "α = ∞" in out and "α = 0.01" in out
     assert merge_measured(lines[1:2] * 3) == lines[1]  # equal lines: as they are
+
+
+def test_render_checks_each_claim_per_seed_and_writes_the_verdict(store, tmp_path):
+    """figures' render() on the shared store (seeds 0 and 1): every claim record carries both
+    seeds' verdicts, each equal to the check on that seed's runs alone, and the rule's verdict;
+    CLAIMS-quick.md shows them."""
+    import dataclasses
+
+    from collapse_lab.commands.figures import merge_claims, render
+
+    claim = {"text": "more skew, fewer dimensions", "check": "compare", "metric": "n_sig", "a": {"alpha": "inf"},
+             "b": {"alpha": 0.1}, "op": ">="}
+    e = dataclasses.replace(_entry("spectra", {"panels": [{"title": "g", "model": "global"}], "top": 100,
+                                               "tau": 0.01}), claims=[claim])
+    rec = render(e, Context(store, "quick"), tmp_path)
+    (c,) = rec["claims"]
+    assert c["seeds"] == 2 and [p["seed"] for p in c["per_seed"]] == [0, 1]
+    for p in c["per_seed"]:
+        alone = evaluate(claim, RENDERERS.get("spectra").compute(e.at("quick"), Context(store, "quick", seed=p["seed"])))
+        assert (p["holds"], p["measured"]) == (alone["holds"], alone["measured"])
+    assert c["holds"] is (bool(c["holds_for_means"]) and all(p["holds"] for p in c["per_seed"]))
+    merge_claims(tmp_path, "quick", [rec])
+    md = (tmp_path / "CLAIMS-quick.md").read_text()
+    assert "seed 0: " in md and "seed 1: " in md and ("holds in 2 of 2 seeds" in md) == bool(c["holds"])
