@@ -14,6 +14,7 @@ import click
 from ..errors import CollapseLabError
 from .common import check_time_limit, data_root_option, time_limit_option
 from ..timelimit import deadline
+from ..analysis.claims_file import evaluate_safely, merge_claims
 
 
 def plan(entries, preset: str, store: Path, warn, smoke: bool = False) -> tuple[list, list, dict]:
@@ -193,13 +194,13 @@ def render(entry, ctx, out: Path) -> dict:
         if ctx.smoke:
             claims.append({"text": c["text"], "check": c["check"], "holds": None, "measured": "not checked (smoke)"})
             continue
-        claims.append(_evaluate(c, values))
+        claims.append(evaluate_safely(c, values))
     seeds = [] if ctx.smoke or not entry.claims else ctx.seeds(entry)
     if seeds:  # every claim also on each seed alone (analysis/seeds.py: the verdict and the interval)
         from ..analysis.seeds import over_seeds
 
         per_seed = {s: r.compute(entry, dataclasses.replace(ctx, seed=s)) for s in seeds}
-        claims = [over_seeds(c, [(s, _evaluate(spec, per_seed[s])) for s in seeds])
+        claims = [over_seeds(c, [(s, evaluate_safely(spec, per_seed[s])) for s in seeds])
                   for c, spec in zip(claims, entry.claims)]
     # the line under a figure says how the runs differ from the paper's: not at the paper preset
     differs = entry.differs_at(ctx.preset)
@@ -211,65 +212,6 @@ def render(entry, ctx, out: Path) -> dict:
                                             "values": values, "claims": claims, "differs": differs})
     return {"entry": entry.name, "files": [str(p) for p in paths], "claims": claims,
             "seconds": round(time.time() - t0, 2)}
-
-
-def _evaluate(claim: dict, values: dict) -> dict:
-    from ..analysis.claims import evaluate
-
-    try:
-        return evaluate(claim, values)
-    except CollapseLabError as e:
-        return {"text": claim["text"], "check": claim["check"], "holds": None, "measured": f"not checked: {e}"}
-
-
-def _md(text) -> str:
-    """A Markdown table cell: pipes escaped, one line, emphasis and code marks taken literally."""
-    s = " ".join(str(text).split())
-    for ch in "\\|*_`<>":
-        s = s.replace(ch, "\\" + ch)
-    return s
-
-
-def claims_markdown(records: list[dict], preset: str) -> str:
-    from ..analysis.seeds import verdict_text
-
-    lines = [f"# Claims of the papers' figures, checked on the `{preset}` runs", "",
-             "A claim holds when it holds for the seed means and in at least n - 1 of n seeds (every seed when "
-             "n <= 2). Over seeds: each number that differs between seeds as mean [95 % Student-t interval].", "",
-             "| entry | claim | measured (seed means) | over seeds | verdict | per seed |", "|---|---|---|---|---|---|"]
-    for rec in records:
-        for c in rec.get("claims", []):
-            per = "; ".join(f"seed {p['seed']}: {'yes' if p['holds'] else 'no' if p['holds'] is False else '-'}"
-                            for p in c.get("per_seed", []))
-            over = c.get("over_seeds") or ("" if "per_seed" not in c else
-                                          " / ".join(f"seed {p['seed']}: {p['measured']}" for p in c["per_seed"]))
-            lines.append(f"| {_md(rec['entry'])} | {_md(c['text'])} | {_md(c['measured'])} | {_md(over)} | "
-                         f"{verdict_text(c)} | {_md(per)} |")
-    return "\n".join(lines) + "\n"
-
-
-def merge_claims(out: Path, preset: str, records: list[dict]) -> Path:
-    """One claims record per preset, ``<out>/claims-<preset>.json`` (the source the report
-    reads) with ``CLAIMS-<preset>.md`` made from it. Merged by entry: an entry rendered now
-    replaces its own rows; an entry not rendered now, or whose render failed, keeps what an
-    earlier call wrote; entries stay in catalogue order."""
-    import json
-
-    from ..analysis.catalogue import SPECS, _order
-    from ..io import write_bytes, write_json
-
-    path = out / f"claims-{preset}.json"
-    try:
-        old = {r["entry"]: r for r in json.loads(path.read_text()) if isinstance(r, dict) and "entry" in r}
-    except (OSError, ValueError):
-        old = {}
-    new = {r["entry"]: {"entry": r["entry"], "claims": r.get("claims", [])} for r in records if "claims" in r}
-    merged = {**old, **new}
-    order = {p.stem: i for i, p in enumerate(sorted(SPECS.glob("*.yaml"), key=_order))}  # catalogue order
-    rows = sorted(merged.values(), key=lambda r: (order.get(r["entry"], len(order)), r["entry"]))
-    write_json(path, rows)
-    write_bytes(out / f"CLAIMS-{preset}.md", claims_markdown(rows, preset).encode())
-    return path
 
 
 def catalogue_options(out_default: str, out_help: str, list_help: str, json_help: str):

@@ -183,7 +183,7 @@ def test_figures_command_lists_and_refuses_unknown_names(store, tmp_path):
 
 
 def test_claims_are_merged_by_entry_per_preset_and_escaped(tmp_path):
-    from collapse_lab.commands.figures import merge_claims
+    from collapse_lab.analysis.claims_file import merge_claims
 
     a = {"entry": "feddecorr-fig2", "claims": [{"text": "x | y", "check": "c", "measured": "1 > 2", "holds": False}]}
     b = {"entry": "feddecorr-fig1", "claims": [{"text": "*bold*", "check": "c", "measured": "3", "holds": True}]}

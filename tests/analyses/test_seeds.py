@@ -90,7 +90,8 @@ def test_render_checks_each_claim_per_seed_and_writes_the_verdict(store, tmp_pat
     CLAIMS-quick.md shows them."""
     import dataclasses
 
-    from collapse_lab.commands.figures import merge_claims, render
+    from collapse_lab.analysis.claims_file import merge_claims
+    from collapse_lab.commands.figures import render
 
     claim = {"text": "more skew, fewer dimensions", "check": "compare", "metric": "n_sig", "a": {"alpha": "inf"},
              "b": {"alpha": 0.1}, "op": ">="}

@@ -1,0 +1,68 @@
+"""The claims of a preset's rendered figures as files: ``<out>/claims-<preset>.json`` (every
+record, per-seed lines included; the source the report reads) and ``CLAIMS-<preset>.md``
+made from it (analysis/seeds.py for the verdict over seeds)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import CollapseLabError
+
+
+def evaluate_safely(claim: dict, values: dict) -> dict:
+    """``claims.evaluate``, or the claim marked not checked with the reason (one line)."""
+    from .claims import evaluate
+
+    try:
+        return evaluate(claim, values)
+    except CollapseLabError as e:
+        return {"text": claim["text"], "check": claim["check"], "holds": None, "measured": f"not checked: {e}"}
+
+
+def _md(text) -> str:
+    """A Markdown table cell: pipes escaped, one line, emphasis and code marks taken literally."""
+    s = " ".join(str(text).split())
+    for ch in "\\|*_`<>":
+        s = s.replace(ch, "\\" + ch)
+    return s
+
+
+def claims_markdown(records: list[dict], preset: str) -> str:
+    from .seeds import verdict_text
+
+    lines = [f"# Claims of the papers' figures, checked on the `{preset}` runs", "",
+             "A claim holds when it holds for the seed means and in at least n - 1 of n seeds (every seed when "
+             "n <= 2). Over seeds: each number that differs between seeds as mean [95 % Student-t interval].", "",
+             "| entry | claim | measured (seed means) | over seeds | verdict | per seed |", "|---|---|---|---|---|---|"]
+    for rec in records:
+        for c in rec.get("claims", []):
+            per = "; ".join(f"seed {p['seed']}: {'yes' if p['holds'] else 'no' if p['holds'] is False else '-'}"
+                            for p in c.get("per_seed", []))
+            over = c.get("over_seeds") or ("" if "per_seed" not in c else
+                                          " / ".join(f"seed {p['seed']}: {p['measured']}" for p in c["per_seed"]))
+            lines.append(f"| {_md(rec['entry'])} | {_md(c['text'])} | {_md(c['measured'])} | {_md(over)} | "
+                         f"{verdict_text(c)} | {_md(per)} |")
+    return "\n".join(lines) + "\n"
+
+
+def merge_claims(out: Path, preset: str, records: list[dict]) -> Path:
+    """One claims record per preset, ``<out>/claims-<preset>.json`` (the source the report
+    reads) with ``CLAIMS-<preset>.md`` made from it. Merged by entry: an entry rendered now
+    replaces its own rows; an entry not rendered now, or whose render failed, keeps what an
+    earlier call wrote; entries stay in catalogue order."""
+    import json
+
+    from .catalogue import SPECS, _order
+    from ..io import write_bytes, write_json
+
+    path = out / f"claims-{preset}.json"
+    try:
+        old = {r["entry"]: r for r in json.loads(path.read_text()) if isinstance(r, dict) and "entry" in r}
+    except (OSError, ValueError):
+        old = {}
+    new = {r["entry"]: {"entry": r["entry"], "claims": r.get("claims", [])} for r in records if "claims" in r}
+    merged = {**old, **new}
+    order = {p.stem: i for i, p in enumerate(sorted(SPECS.glob("*.yaml"), key=_order))}  # catalogue order
+    rows = sorted(merged.values(), key=lambda r: (order.get(r["entry"], len(order)), r["entry"]))
+    write_json(path, rows)
+    write_bytes(out / f"CLAIMS-{preset}.md", claims_markdown(rows, preset).encode())
+    return path
