@@ -59,6 +59,7 @@ def _import(src, store, *extra, clients="10"):
                                     "--model", "resnet20", "--clients", clients, "--alpha", "0.05", *extra])
 
 
+@pytest.mark.slow
 def test_released_names_round_zero_and_symlinks_import_as_resnet20_and_analyse(tmp_path, cifar_root):
     src, nets = _source(tmp_path)
     store = tmp_path / "store"
@@ -140,6 +141,7 @@ def test_the_released_codes_own_checkpoints_import(tmp_path):
     assert res.exit_code == 0, res.output
 
 
+@pytest.mark.slow
 def test_data_root_for_a_run_that_records_none(tmp_path, cifar_root, monkeypatch):
     w = cl.RunWriter(tmp_path / "ck", {"dataset": "cifar10", "model": "resnet20", "clients": 2, "rounds": 1},
                      normalize="dataset")

@@ -25,6 +25,7 @@ RELEASED_NORM = (",".join(str(v / 255) for v in (125.3, 123.0, 113.9)) + "/"
                  + ",".join(str(v / 255) for v in (63.0, 62.1, 66.7)))
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not REL.is_dir(), reason="the released checkpoints and CIFAR-10 subset (../shared) are not here")
 @pytest.mark.parametrize("channels_last,atol", [(False, 1e-7), (True, 5e-5)])
 def test_one_step_equals_the_released_codes(channels_last, atol):

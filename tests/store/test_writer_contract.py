@@ -123,6 +123,7 @@ def test_any_call_sequence_leaves_a_readable_store(tmp_path_factory, ops):
     _check_readable(store)
 
 
+@pytest.mark.slow
 def test_a_newer_store_format_is_refused_with_an_upgrade_line_and_kept(tmp_path):
     from click.testing import CliRunner
 
