@@ -204,6 +204,7 @@ CPU_ENTRIES = {"feddecorr-fig2": "cnn", "feddecorr-fig3": "cnn", "feddecorr-fig7
                "journal-fig4": "resnet20", "journal-fig6": "resnet20", "feddecorr-table1": "cnn"}
 
 
+@pytest.mark.slow  # expands 96 + 36 + ... cpu configurations (2.3 s)
 def test_the_cpu_preset_is_real_cifar10_with_small_models_for_its_entries():
     """ICLR Fig. 2, 3, 7, Table 1's CIFAR-10 cells, journal Fig. 2, 4, 6: capped CIFAR-10,
     the small CNN or ResNet-20, the cpu training values, FedDecorr in the released scaling;
