@@ -88,15 +88,14 @@ class FeatureSource:
             raise CollapseLabError("--layer is empty; name a module (model.named_modules()) or leave --layer out for "
                                    "the input of the last linear layer")
         self.factory = load_factory(self.factory_spec) if self.factory_spec else None
-        self._factory_norm: str | None = None  # what a factory returning (model, normalize) says
         self._warned: set[str] = set()
 
     def dataset(self, cfg: RunConfig) -> tuple[Dataset, str]:
         """The run's evaluation data, normalised as its model saw it (``cfg.normalize``)."""
-        key = (cfg.dataset, cfg.data_root, cfg.image_size, tuple(sorted(cfg.dataset_options.items())), cfg.normalize,
-               self._factory_norm)
+        key = (cfg.dataset, cfg.data_root, cfg.image_size, tuple(sorted(cfg.dataset_options.items())), cfg.normalize)
         if key not in self._datasets:
-            ds = normalize.apply(self._load(cfg), self._normalization(cfg))
+            raw = self._load(cfg)
+            ds = normalize.apply(raw, self._normalization(cfg, raw))
             self._datasets[key] = (ds, dataset_fingerprint(ds, self.split))
         return self._datasets[key]
 
@@ -121,15 +120,19 @@ class FeatureSource:
                                + "; nor from ".join(t for _, t in tried)
                                + ("" if root is not None else "; give --data-root DIR or set COLLAPSE_LAB_DATA"))
 
-    def _normalization(self, cfg: RunConfig) -> str:
-        """The normalisation the run records; where it records none ("unknown"), the model
-        factory's, else the data set's, said once per run on stderr."""
+    def _normalization(self, cfg: RunConfig, ds: Dataset) -> str:
+        """The normalisation the run records; where it records none ("unknown"), what the
+        model factory returns beside its model, else the data set's, said once on stderr."""
         if cfg.normalize != "unknown":
             return cfg.normalize
-        if self._factory_norm is not None:
-            return self._factory_norm
-        if self.factory is None:  # a factory may still say (checked once it is built)
-            self._warn_unknown(cfg)
+        if self.factory is not None:
+            from .hooks import build_from_factory
+
+            _, norm = build_from_factory(self.factory, ds.num_classes, ds.input_shape, self.factory_spec,
+                                         with_normalize=True)
+            if norm is not None:
+                return norm
+        self._warn_unknown(cfg)
         return "dataset"
 
     def _warn_unknown(self, cfg: RunConfig) -> None:
@@ -166,16 +169,9 @@ class FeatureSource:
         if self.factory is not None or self.layer is not None:  # a model from elsewhere, or another layer
             from .hooks import build_from_factory, features
 
-            if self.factory is not None:
-                model, norm = build_from_factory(self.factory, ds.num_classes, ds.input_shape, self.factory_spec,
-                                                 with_normalize=True)
-                if norm is not None and cfg.normalize == "unknown" and norm != self._factory_norm:
-                    self._factory_norm = norm  # the factory says what the run did not: read the data again
-                    ds, fp = self.dataset(cfg)
-                elif cfg.normalize == "unknown" and self._factory_norm is None:
-                    self._warn_unknown(cfg)
-            else:
-                model = build_model(builder(cfg.model, cfg.model_revision), ds.num_classes, ds.input_shape)
+            model = (build_from_factory(self.factory, ds.num_classes, ds.input_shape, self.factory_spec)
+                     if self.factory is not None else build_model(builder(cfg.model, cfg.model_revision),
+                                                                  ds.num_classes, ds.input_shape))
             model.load_state_dict(load_state(ckpt, model, extra_ok=True))
             z = features(model, x, self.layer, ds.to_float, DTYPES[self.dtype], self.device, self.batch_size)
         else:
