@@ -78,7 +78,7 @@ def settings_for(preset: str, **overrides) -> Settings:
     options (``model``, ``device``, ``clients``, ``local_epochs``, ``augment``, ...),
     the latter resolved and checked like ``collapse-lab train``'s."""
     if preset not in PRESETS:
-        raise CollapseLabError(f"--workload {preset!r}: choose one of {', '.join(PRESETS)}")
+        raise CollapseLabError(f"--workload {preset!r}: choose one of {', '.join(PRESETS)}, released-parity")
     given = {k: v for k, v in overrides.items() if v is not None}
     bench = {**PRESETS[preset], **{k: given.pop(k) for k in list(given) if k in BENCH_FIELDS}}
     (cfg,) = resolve_runs({**RUN, **given, "rounds": bench["warmup"] + bench["rounds"]}, data="if-present")

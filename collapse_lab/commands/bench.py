@@ -13,7 +13,15 @@ from ..errors import CollapseLabError
 @click.command("bench", short_help="Time the fast path against the reference loop.")
 @click.option("--workload", "preset", default="cpu", show_default=True,
               help="What to time (not a training preset): cpu (the paper's round scaled down: 640 images, 10 local epochs) or paper-cifar10 (50,000 images, 10 clients, alpha 0.5, "
-                   "10 local epochs, batch 64: the paper's CIFAR-10 round).")
+                   "10 local epochs, batch 64: the paper's CIFAR-10 round); released-parity: no timing, collapse-lab's "
+                   "accuracy curves beside the released FedDecorr code's from --released (docs/conventions.md).")
+@click.option("--released", "released_file", type=click.Path(dir_okay=False), default=None,
+              help="released-parity: the released code's per-round accuracies (written by "
+                   "collapse_lab/bench/released_driver.py; tests/vectors/released_parity/ keeps one).")
+@click.option("--data-root", type=click.Path(file_okay=False), default=None,
+              help="released-parity: the data set folder (the one the released code read).")
+@click.option("--store", type=click.Path(file_okay=False), default=None,
+              help="released-parity: store for collapse-lab's runs (default: a new temporary folder; runs there are reused).")
 @click.option("--model", default="cnn,mobilenetv2", show_default=True, help="Model(s), comma-separated.")
 @click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda, cuda:N")
 @click.option("--images", type=int, default=None, help="Training images (preset's by default).")
@@ -50,9 +58,19 @@ from ..errors import CollapseLabError
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout.")
 def bench_cmd(preset, model, device, images, test_images, clients, local_epochs, reference_epochs, rounds, warmup,
               augment, precision, channels_last, compile, cuda_graphs, parallel_clients, workers, repeats, no_reference,
-              sweep, sweep_seeds, sweep_workers, sweep_rounds, sweep_stack, keep_memory, official_evals, as_json):
+              sweep, sweep_seeds, sweep_workers, sweep_rounds, sweep_stack, keep_memory, official_evals, as_json,
+              released_file, data_root, store):
     """Benchmark the fast path against the official-style reference loop (or, with --sweep,
-    a sweep of small runs against training them one after another)."""
+    a sweep of small runs against training them one after another; or, with
+    --workload released-parity, collapse-lab's accuracy against the released code's)."""
+    if (preset == "released-parity") != (released_file is not None):
+        raise CollapseLabError("--released goes with --workload released-parity (and that workload needs it): give both")
+    if preset == "released-parity":
+        from ..bench.parity import run, text
+
+        r = run(released_file, data_root=data_root, store=store, progress=lambda m: click.echo(m, err=True))
+        click.echo(json.dumps(r, indent=2) if as_json else text(r))
+        return
     from ..bench.run import bench, settings_for
 
     if sweep:

@@ -1,0 +1,75 @@
+"""The released-parity benchmark's arithmetic, file checks and configuration mapping (issue
+40 item 3); the benchmark itself trains for minutes and is run by hand (docs/conventions.md)."""
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from collapse_lab.bench import parity, released_driver
+from collapse_lab.cli import cli
+
+VECTOR = Path(__file__).resolve().parents[1] / "vectors" / "released_parity" / "alpha0.5.json"
+
+
+def test_summary_by_hand():
+    released = {0: [0.1, 0.2, 0.3], 1: [0.2, 0.2, 0.2]}
+    ours = {0: [0.2, 0.3, 0.4], 1: [0.1, 0.1, 0.1]}
+    s = parity.summary(released, ours, last=2)
+    final = s["over_seeds"]["final"]
+    # differences +0.1 and -0.1: mean 0, sd 0.1414, t(0.975, 1) = 12.706 -> half width 1.2706
+    assert final["difference"] == pytest.approx(0.0, abs=1e-12)
+    assert final["interval"] == pytest.approx([-1.27062, 1.27062], abs=1e-4)
+    assert final["ours_higher_in"] == 1 and final["seeds"] == 2
+    assert s["rows"][0]["last2_released"] == pytest.approx(0.25) and s["rows"][0]["last2_ours"] == pytest.approx(0.35)
+    assert s["over_seeds"]["all"]["released"] == pytest.approx((0.2 + 0.2) / 2)
+    assert [p["ours"] for p in s["per_round"]] == pytest.approx([0.15, 0.2, 0.25])
+    with pytest.raises(ValueError):
+        parity.summary(released, {0: ours[0]})
+
+
+def test_the_released_flags_map_to_the_same_run():
+    o = parity.train_options(released_driver.DEFAULTS, "/data", 3)
+    assert (o["alphas"], o["clients"], o["rounds"], o["local_epochs"], o["lr"], o["momentum"], o["weight_decay"],
+            o["batch_size"], o["seeds"]) == ([0.5], 10, 20, 1, 0.01, 0.9, 1e-5, 64, [3])
+    assert o["partition_options"] == {"rng": "released"} and o["method"] == "fedavg" and "reg" not in o
+    d = parity.train_options({**released_driver.DEFAULTS, "feddecorr": True, "feddecorr_coef": 0.2}, None, 0)
+    assert (d["reg"], d["beta"], d["decorr_norm"]) == ("feddecorr", 0.2, "official") and "data_root" not in d
+
+
+@pytest.mark.parametrize("content,says", [
+    ("not json", "not readable as JSON"),
+    ('{"format": "other"}', "not a released-parity file"),
+    (json.dumps({"format": parity.FORMAT, "config": {"n_comm_round": 2}, "seeds": {"0": [0.1]}}), "n_comm_round = 2"),
+    (json.dumps({"format": parity.FORMAT, "config": {"n_comm_round": 1}, "seeds": {"0": ["x"]}}), "'seeds' must map"),
+])
+def test_bad_released_files_are_one_line(tmp_path, content, says):
+    f = tmp_path / "r.json"
+    f.write_text(content)
+    r = CliRunner().invoke(cli, ["bench", "--workload", "released-parity", "--released", str(f), "--store",
+                                  str(tmp_path / "s")])
+    assert r.exit_code == 2 and says in r.output and len(r.output.strip().splitlines()) == 1
+    assert not (tmp_path / "s").exists()
+
+
+def test_released_goes_with_its_workload(tmp_path):
+    r = CliRunner().invoke(cli, ["bench", "--released", str(tmp_path / "x.json")])
+    assert r.exit_code == 2 and "--released goes with --workload released-parity" in r.output
+
+
+def test_the_driver_refuses_a_folder_without_the_released_code(tmp_path):
+    r = subprocess.run([sys.executable, released_driver.__file__, "--code", str(tmp_path), "--data-root", str(tmp_path),
+                        "--out", str(tmp_path / "o.json")], capture_output=True, text=True)
+    assert r.returncode == 2 and "no main.py there" in r.stderr and not (tmp_path / "o.json").exists()
+
+
+def test_the_kept_vector_is_a_readable_record():
+    rec = parity.read_released(VECTOR)
+    assert rec["config"] == released_driver.DEFAULTS
+    assert len(rec["seeds"]) >= 5 and all(len(v) == 20 for v in rec["seeds"].values())
+    assert all(0.0 <= a <= 1.0 and not math.isnan(a) for v in rec["seeds"].values() for a in v)
