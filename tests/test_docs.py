@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 import pytest
 
+from collapse_lab.bench import released_driver
 from collapse_lab.cli import cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -18,6 +19,8 @@ OTHERS = {"--rewrite",  # analyses/check_specs.py, a script
           "--no-deps", "--durations", "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir", "--index-url",
           "--extra-index-url", "--upgrade", "--version", "--help", "--nproc-per-node", "--sample",
           "--time", "--array"}  # sbatch (docs/training.md: a SLURM job array)
+# collapse_lab/bench/released_driver.py, a script run in the released code's own environment
+OTHERS |= {o for a in released_driver.parser()._actions for o in a.option_strings if o.startswith("--")}
 
 
 def commands() -> dict[str, click.Command]:

@@ -90,18 +90,33 @@ def run(released_file, data_root=None, store=None, progress=None) -> dict:
     reused) and compare."""
     import tempfile
 
-    from ..api import train
+    from ..resolve import resolve_runs
+    from ..store import RunDir, lock
+    from ..training.engine import train
+    from ..training.prepare import check_disk, prepare, take_lock
 
     rec = read_released(released_file)
+    seeds = sorted(int(k) for k in rec["seeds"])
+    configs = [c for s in seeds for c in resolve_runs({}, values=train_options(rec["config"], data_root, s),
+                                                         where="the released-parity benchmark")]
     store = Path(store) if store is not None else Path(tempfile.mkdtemp(prefix="parity-"))
+    prepared = prepare(configs, store, resume=True)
+    check_disk(prepared, store)
     ours = {}
-    for s in sorted(int(k) for k in rec["seeds"]):
+    for s, p in zip(seeds, prepared):
         if progress:
             progress(f"collapse-lab, seed {s} ...")
-        (r,) = train(store=store, progress=False, **train_options(rec["config"], data_root, s))
-        accs = [e["test_acc"] for e in r.metrics("round") if e["round"] >= 1]
-        if r.status != "complete" or len(accs) != len(rec["seeds"][str(s)]):
-            raise CollapseLabError(f"seed {s}: collapse-lab's run {r.path} is {r.status}; see its metrics.jsonl")
+        if p.action in ("train", "resume"):
+            take_lock(p)
+            try:
+                train(p)
+            finally:
+                lock.release(p.path)
+        run = RunDir(p.path)
+        accs = [e["test_acc"] for e in run.metrics() if e.get("event") == "round" and e["round"] >= 1]
+        if run.meta.get("status") != "complete" or len(accs) != len(rec["seeds"][str(s)]):
+            raise CollapseLabError(f"seed {s}: collapse-lab's run {p.path} is {run.meta.get('status')}; "
+                                   "see its metrics.jsonl")
         ours[s] = accs
         if progress:
             progress(f"  seed {s}: round {len(accs)} test acc {accs[-1]:.4f}")

@@ -99,7 +99,7 @@ def _one_seed(a) -> None:
                       "torch": torch.__version__}))
 
 
-def main(argv=None) -> int:
+def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--code", required=True, help="a checkout of bytedance/FedDecorr")
     p.add_argument("--data-root", required=True, help="folder holding cifar-10-batches-py")
@@ -111,6 +111,11 @@ def main(argv=None) -> int:
     p.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
     p.add_argument("--seed", type=int, help=argparse.SUPPRESS)
     p.add_argument("--config", help=argparse.SUPPRESS)
+    return p
+
+
+def main(argv=None) -> int:
+    p = parser()
     a = p.parse_args(argv)
     if a.seed is not None:
         _one_seed(a)

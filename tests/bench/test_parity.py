@@ -73,3 +73,28 @@ def test_the_kept_vector_is_a_readable_record():
     assert rec["config"] == released_driver.DEFAULTS
     assert len(rec["seeds"]) >= 5 and all(len(v) == 20 for v in rec["seeds"].values())
     assert all(0.0 <= a <= 1.0 and not math.isnan(a) for v in rec["seeds"].values() for a in v)
+
+
+def test_the_benchmark_trains_the_same_configuration_and_compares(tmp_path):
+    """End to end on digits (the same path as CIFAR-10 + ResNet-20, seconds instead of minutes):
+    collapse-lab's runs use the released partition and the file's settings; their curves are
+    the stored runs' test accuracies; a second call reuses the runs."""
+    cfg = {**released_driver.DEFAULTS, "dataset": "digits", "model": "mlp", "n_comm_round": 2}
+    f = tmp_path / "released.json"
+    f.write_text(json.dumps({"format": parity.FORMAT, "config": cfg, "seeds": {"0": [0.5, 0.6], "1": [0.4, 0.7]}}))
+    r = parity.run(f, store=tmp_path / "s")
+    from collapse_lab.store import find_runs
+    runs = {rd.meta["seed"]: rd for rd in find_runs(tmp_path / "s")}
+    assert sorted(runs) == [0, 1]
+    for s, rd in runs.items():
+        m = rd.meta
+        assert (m["partition_options"], m["alpha"], m["lr"], m["momentum"], m["weight_decay"], m["local_epochs"]) == (
+            {"rng": "released"}, "0.5", 0.01, 0.9, 1e-5, 1)  # run.json keeps alpha as text (inf)
+        want = [e["test_acc"] for e in rd.metrics() if e.get("event") == "round" and e["round"] >= 1]
+        assert r["ours_curves"][str(s)] == want
+    assert r["over_seeds"]["final"]["released"] == pytest.approx(0.65)
+    assert r["over_seeds"]["final"]["difference"] == pytest.approx((want_final := sum(
+        r["ours_curves"][k][-1] for k in ("0", "1")) / 2) - 0.65)
+    assert 0 <= want_final <= 1
+    assert parity.run(f, store=tmp_path / "s")["ours_curves"] == r["ours_curves"]
+    assert "collapse-lab - released" in parity.text(r)
