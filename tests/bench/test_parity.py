@@ -75,6 +75,7 @@ def test_the_kept_vector_is_a_readable_record():
     assert all(0.0 <= a <= 1.0 and not math.isnan(a) for v in rec["seeds"].values() for a in v)
 
 
+@pytest.mark.slow
 def test_the_benchmark_trains_the_same_configuration_and_compares(tmp_path):
     """End to end on digits (the same path as CIFAR-10 + ResNet-20, seconds instead of minutes):
     collapse-lab's runs use the released partition and the file's settings; their curves are
