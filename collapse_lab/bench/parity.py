@@ -92,6 +92,7 @@ def run(released_file, data_root=None, store=None, progress=None) -> dict:
 
     from ..resolve import resolve_runs
     from ..store import RunDir, lock
+    from ..store.paths import check_store_for_writing
     from ..training.engine import train
     from ..training.prepare import check_disk, prepare, take_lock
 
@@ -99,7 +100,8 @@ def run(released_file, data_root=None, store=None, progress=None) -> dict:
     seeds = sorted(int(k) for k in rec["seeds"])
     configs = [c for s in seeds for c in resolve_runs({}, values=train_options(rec["config"], data_root, s),
                                                          where="the released-parity benchmark")]
-    store = Path(store) if store is not None else Path(tempfile.mkdtemp(prefix="parity-"))
+    # the same store checks as train's (a file, a smoke store, no write permission: one line)
+    store = check_store_for_writing(store, "store") if store is not None else Path(tempfile.mkdtemp(prefix="parity-"))
     prepared = prepare(configs, store, resume=True)
     check_disk(prepared, store)
     ours = {}
