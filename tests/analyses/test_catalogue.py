@@ -217,8 +217,8 @@ def test_the_cpu_preset_is_real_cifar10_with_small_models_for_its_entries():
         epochs = 1 if name == "feddecorr-table1" else 2  # 32 runs in the table: one local epoch each
         assert configs and {(c.dataset, c.model, c.preset, c.local_epochs, c.lr) for c in configs} == {
             ("cifar10", model, "cpu", epochs, 0.05)}
-        # ResNet-20 entries and Table 1's 96 runs: 300 a class, so 3 seeds fit in 30 minutes (docs/catalogue.md)
-        per_class = 300 if model == "resnet20" or name == "feddecorr-table1" else 1000
+        # ResNet-20 entries, Fig. 7's 36 runs and Table 1's 96: 300 a class, so 3 seeds fit in 30 minutes
+        per_class = 300 if model == "resnet20" or name in ("feddecorr-table1", "feddecorr-fig7") else 1000
         assert all(c.dataset_options == {"max_train_per_class": per_class, "max_test_per_class": 200} for c in configs)
         assert f"{per_class:,} training" in " ".join(e.differs_at("cpu"))
         assert all(c.reg_options == {"normalization": "official"} for c in configs if c.reg == "feddecorr")
