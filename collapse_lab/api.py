@@ -106,25 +106,19 @@ def train(store="checkpoints", resume: bool = True, progress: bool = False, **op
     (``dataset``, ``alphas=[0.05, inf]``, ``seeds``, ``rounds``, ``reg``, ``method_options``, ...).
     Complete runs are skipped, unfinished ones continued (``resume``); returns every run."""
     from .resolve import resolve_runs
-    from .store import lock
-    from .store.paths import check_store_for_writing
-    from .training.engine import train as train_run
-    from .training.prepare import check_disk, prepare, take_lock
+    from .sweep import service
 
     configs = resolve_runs({}, values=options, where="collapse_lab.train()")
-    out = check_store_for_writing(store, "store")
-    prepared = prepare(configs, out, resume=resume)
-    check_disk(prepared, out)
-    todo = [p for p in prepared if p.action in ("train", "resume")]
-    for p in todo:
-        take_lock(p)
-    try:
-        for p in todo:
-            train_run(p, log=print if progress else None)
-    finally:
-        for p in todo:
-            lock.release(p.path)
+    prepared = service.begin(configs, store, "store", resume=resume)
+    service.train_here(prepared, log=print if progress else None, report=_raise_diverged)
     return [Run(p.path) for p in prepared]
+
+
+def _raise_diverged(ev: dict) -> None:
+    """A run that diverges stops ``train()`` with ``training.engine.Diverged`` (the caller
+    decides; the command line goes on with the other runs)."""
+    if ev["event"] == "diverged":
+        raise ev["error"]
 
 
 def configs(**options) -> list[RunConfig]:

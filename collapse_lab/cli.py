@@ -133,10 +133,10 @@ def train(ctx, **params):
     """
     from tqdm import tqdm
 
-    from .training.engine import Diverged, Interrupted, StopFlag, train as train_run
-    from .training.prepare import check_disk, prepare, take_lock, total_steps
-    from .store.paths import check_store_for_writing
+    from .training.engine import Interrupted, StopFlag
+    from .training.prepare import total_steps
     from .resolve import resolve_runs
+    from .sweep import service
 
     if params["resume"] and params["overwrite"]:
         raise CollapseLabError("--resume and --overwrite contradict each other; choose one")
@@ -155,13 +155,10 @@ def train(ctx, **params):
 
         check_folder(log_to[1], "--log tensorboard DIR")  # a file or read-only folder: one line, before training
     configs = resolve_runs(_explicit(ctx, params), params["config"])
-    out = check_store_for_writing(params["out"], "--store")
-    prepared = prepare(configs, out, overwrite=params["overwrite"], resume=params["resume"])
+    # store, names, data, time limit, disk and one writer per run: refused here, before any run trains
+    prepared = service.begin(configs, params["out"], "--store", params["overwrite"], params["resume"],
+                             lambda cs: check_time_limit(params["time_limit"], cs))
     todo = [p for p in prepared if p.action in ("train", "resume")]
-    check_time_limit(params["time_limit"], [p.config for p in todo])
-    check_disk(prepared, out)
-    for p in todo:  # one writer per run: refused here, before any run trains
-        take_lock(p)
     for note in dict.fromkeys(n for p in todo for n in p.notes):  # each note once
         click.echo(f"note: {note}", err=True)
     for p in prepared:
@@ -176,25 +173,32 @@ def train(ctx, **params):
     # a log (not a terminal: nohup, a cluster job) gets one plain line per round instead of the bar
     log = None if sys.stderr.isatty() else (lambda msg: click.echo(msg, err=True))
     diverged = []
+
+    def info(p) -> dict:
+        return {"alpha": alpha_str(p.config.alpha), "seed": p.config.seed, "resumed_from": p.start}
+
+    def report(ev: dict) -> None:
+        p = ev["prepared"]
+        if ev["event"] == "start":
+            bar.set_postfix_str(p.path.name)
+        elif ev["event"] == "end":
+            summaries.append({**ev["summary"], **info(p)})
+            if log_to is not None:
+                export_runs(*log_to[:1], [p.path], Path(log_to[1]))
+        else:  # diverged: the other runs go on; the command exits 1 at the end
+            e, cfg = ev["error"], p.config
+            hint = f"lower --lr (now {cfg.lr:g})" + (f" or --beta (now {cfg.beta:g})" if cfg.reg != "none" else "")
+            if e.client is None and "server_lr" in cfg.method_options:  # a server step diverged
+                hint = f"lower --server-lr (now {cfg.method_options['server_lr']:g}) or --lr (now {cfg.lr:g})"
+            click.echo(f"diverged: {e}; rounds up to {e.round - 1} are stored; {hint}", err=True)
+            diverged.append(p.path.name)
+            summaries.append({"run": str(p.path), "status": "diverged", "diverged_round": e.round,
+                              "client": e.client, "what": e.what, **info(p)})
+
     try:
         with tqdm(total=steps, unit="step", desc="train", file=sys.stderr, dynamic_ncols=True,
                   disable=None, mininterval=0.5) as bar:
-            for p in todo:
-                bar.set_postfix_str(p.path.name)
-                info = {"alpha": alpha_str(p.config.alpha), "seed": p.config.seed, "resumed_from": p.start}
-                try:
-                    summaries.append({**train_run(p, on_step=lambda: bar.update(1), log=log, stop=stop), **info})
-                    if log_to is not None:
-                        export_runs(*log_to[:1], [p.path], Path(log_to[1]))
-                except Diverged as e:  # the other runs go on; the command exits 1 at the end
-                    cfg = p.config
-                    hint = f"lower --lr (now {cfg.lr:g})" + (f" or --beta (now {cfg.beta:g})" if cfg.reg != "none" else "")
-                    if e.client is None and "server_lr" in cfg.method_options:  # a server step diverged
-                        hint = f"lower --server-lr (now {cfg.method_options['server_lr']:g}) or --lr (now {cfg.lr:g})"
-                    click.echo(f"diverged: {e}; rounds up to {e.round - 1} are stored; {hint}", err=True)
-                    diverged.append(p.path.name)
-                    summaries.append({"run": str(p.path), "status": "diverged", "diverged_round": e.round,
-                                      "client": e.client, "what": e.what, **info})
+            service.train_here(prepared, on_step=lambda: bar.update(1), log=log, stop=stop, report=report)
     except Interrupted as e:
         cmd = continue_command(resume=True)
         where = f"after client {e.client}" if e.client is not None else "before storing any client"

@@ -34,7 +34,7 @@ class RunConfig:
     clients: int = 10
     sample_fraction: float = 1.0
     method: str = "fedavg"
-    method_options: dict = field(default_factory=dict)  # resolved by fl.engine.prepare (paper defaults)
+    method_options: dict = field(default_factory=dict)  # resolved by training.engine.prepare (paper defaults)
     reg: str = "none"
     reg_options: dict = field(default_factory=dict)
     beta: float = 0.1
@@ -56,10 +56,10 @@ class RunConfig:
     precision: str = "auto"  # fp32, bf16 (CUDA autocast), auto = bf16 on CUDA, fp32 elsewhere
     channels_last: bool = True
     compile: str = "off"  # off or a torch.compile mode (default, reduce-overhead = CUDA graphs, max-autotune)
-    cuda_graphs: str = "auto"  # capture local steps as CUDA graphs (fl.trainer): auto = when the method allows, on, off
-    parallel_clients: int = 0  # clients trained side by side; 0 = automatic (fl.fast.plan_trainer)
+    cuda_graphs: str = "auto"  # capture local steps as CUDA graphs (training.trainer): auto = when the method allows, on, off
+    parallel_clients: int = 0  # clients trained side by side; 0 = automatic (training.fast.plan_trainer)
     local_eval: bool = False  # also evaluate every client's model on the test set (the official code does, 4x)
-    probe: int = 1000  # test samples on which each round's global spectrum is logged (fl.probe); 0 = none
+    probe: int = 1000  # test samples on which each round's global spectrum is logged (training.probe); 0 = none
     image_size: int | None = None
     # the input normalisation the model was trained with (data.normalize): "dataset" for
     # collapse-lab's own runs; a run recorded from other code says what it used, or "unknown"

@@ -17,7 +17,6 @@ from pathlib import Path
 from .errors import CollapseLabError
 
 ENV = "COLLAPSE_LAB_DATA"
-_given: list[str] = []  # the running command's --data-root
 
 
 def user_config_file() -> Path:
@@ -25,20 +24,20 @@ def user_config_file() -> Path:
     return Path(base) / "collapse-lab" / "config.toml"
 
 
-def set_data_root(path: str | None) -> None:
-    """The running command's ``--data-root`` (None: not given)."""
-    _given.clear()
-    if path is not None:
-        if not Path(path).is_dir():
-            raise CollapseLabError(f"--data-root {path} is not a folder; give the folder that holds the data sets' "
-                                   "standard layouts (cifar-10-batches-py/, cifar-100-python/, ...)")
-        _given.append(str(path))
+def check_data_root(path: str) -> str:
+    """A command's ``--data-root``, refused in one line unless it is a folder."""
+    if not Path(path).is_dir():
+        raise CollapseLabError(f"--data-root {path} is not a folder; give the folder that holds the data sets' "
+                               "standard layouts (cifar-10-batches-py/, cifar-100-python/, ...)")
+    return str(path)
 
 
-def default_data_root() -> tuple[str | None, str]:
-    """The data root a run gets when it names none, and where it came from."""
-    if _given:
-        return _given[0], "--data-root"
+def default_data_root(given: str | None = None) -> tuple[str | None, str]:
+    """The data root a run gets when it names none, and where it came from: ``given`` (the
+    command's ``--data-root``, passed down by the command), else the environment, else the
+    user config file. Nothing is remembered between calls."""
+    if given is not None:
+        return str(given), "--data-root"
     if os.environ.get(ENV):
         return os.environ[ENV], f"${ENV}"
     f = user_config_file()

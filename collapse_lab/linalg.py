@@ -29,7 +29,7 @@ def correlation_matrix(z: torch.Tensor, eps: float = CONST_EPS) -> torch.Tensor:
 def masked_correlation_matrix(z: torch.Tensor, w: torch.Tensor, eps: float = CONST_EPS) -> torch.Tensor:
     """``correlation_matrix`` of the rows of z (N x d) where w (N, 0/1) is 1: the same K as
     on those rows alone, without selecting them (a data-dependent shape), so a batch
-    padded to a fixed size (``fl.stacked``) and vmap both work."""
+    padded to a fixed size (``training.stacked``) and vmap both work."""
     n = w.sum()
     wc = w.unsqueeze(1)
     mean = (z * wc).sum(dim=0) / n

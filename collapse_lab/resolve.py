@@ -4,7 +4,7 @@ Precedence: the preset's training values < the data set's defaults (declared whe
 registers: model, partition, augmentation, clients, its paper values) < the config file <
 the flags. ``--alpha``, ``--seed`` and ``--classes-per-client`` (and a file's ``alphas``,
 ``seeds``) expand into one run each. Every option that can be checked without reading the
-data is checked here, with a one-line error that names it; ``fl.prepare`` adds what needs
+data is checked here, with a one-line error that names it; ``training.prepare`` adds what needs
 the data (the regularizer's class-count defaults, one client per domain). ``train`` and
 ``bench`` both go through here; ``cli.py`` only parses flags.
 """
@@ -100,7 +100,8 @@ def coerce(name: str, value, where: str = ""):
 
 
 def resolve_runs(flags: dict, config_file: str | None = None, values: dict | None = None,
-                 where: str | None = None, carried=None, data: str = "require") -> list[RunConfig]:
+                 where: str | None = None, carried=None, data: str = "require",
+                 data_root: str | None = None) -> list[RunConfig]:
     """``flags``: the options the user gave (unset ones absent), named as ``RunConfig``'s
     fields, ``alpha``/``seed``/``classes_per_client`` as lists, ``dataset_option``/
     ``method_option``/``reg_option`` as lists of KEY=VALUE and the ``METHOD_FLAGS``.
@@ -109,7 +110,9 @@ def resolve_runs(flags: dict, config_file: str | None = None, values: dict | Non
     callback for options that have no effect in a combination a sweep's grid makes
     (``_no_effect``): reported to it and reset instead of refused. ``data``: ``require``
     (train, sweep: a data set that cannot be read is an error) or ``if-present`` (the
-    catalogue's plans: the data-dependent values are filled in where the data are here)."""
+    catalogue's plans: the data-dependent values are filled in where the data are here).
+    ``data_root``: the command's ``--data-root``, for runs that name none (then the
+    environment and the user config file: ``data_root.default_data_root``)."""
 
     file_values = load_config_file(config_file) if config_file else {k.replace("-", "_"): v
                                                                       for k, v in (values or {}).items()}
@@ -128,7 +131,7 @@ def resolve_runs(flags: dict, config_file: str | None = None, values: dict | Non
     values.update(preset_values(given.get("preset", "paper"), info.get("paper")))
     values.update(given)
     if values.get("data_root") is None and "data_root" in option_names(DATASETS.get(dataset)):
-        values["data_root"] = default_data_root()[0]  # --data-root of the command, $COLLAPSE_LAB_DATA, user config
+        values["data_root"] = default_data_root(data_root)[0]  # --data-root of the command, $COLLAPSE_LAB_DATA, user config
     if "clients" in info and "clients" not in given and values["partition"] == info.get("partition"):
         values["clients"] = info["clients"]  # e.g. one client per domain, counted when the data are read
     for flag, (field, example) in KEY_VALUE.items():

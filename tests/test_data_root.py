@@ -15,9 +15,6 @@ from collapse_lab.resolve import resolve_runs
 def clean(monkeypatch, tmp_path):
     monkeypatch.delenv(D.ENV, raising=False)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    D.set_data_root(None)
-    yield
-    D.set_data_root(None)
 
 
 def test_precedence_flag_then_environment_then_user_config(tmp_path, monkeypatch):
@@ -30,10 +27,10 @@ def test_precedence_flag_then_environment_then_user_config(tmp_path, monkeypatch
     assert D.default_data_root()[0] == str(c)
     monkeypatch.setenv(D.ENV, str(b))
     assert D.default_data_root() == (str(b), "$COLLAPSE_LAB_DATA")
-    D.set_data_root(str(a))
-    assert D.default_data_root() == (str(a), "--data-root")
+    assert D.default_data_root(str(a)) == (str(a), "--data-root")
+    assert D.default_data_root() == (str(b), "$COLLAPSE_LAB_DATA")  # nothing remembered from the call before
     with pytest.raises(CollapseLabError, match="is not a folder"):
-        D.set_data_root(str(tmp_path / "nope"))
+        D.check_data_root(str(tmp_path / "nope"))
 
 
 def test_the_data_root_reaches_runs_that_read_files_and_is_not_part_of_their_identity(tmp_path, monkeypatch):

@@ -2,7 +2,7 @@
 counts as much as one at the top of a file; ``python -m tests.test_layers`` prints the
 table and the module-level circles (0).
 
-    core (errors, io, registry, seeds, linalg, config, ...)
+    core (errors, files, tensor_files, registry, seeds, linalg, config, ...)
       <- math and the registries below both subsystems: spectra, data, models, partition
       <- store (format, naming, finding runs, locks)
       <- training (augment, regularizers, methods, engine, trainer, probe)   analysis (features,
@@ -20,7 +20,8 @@ from pathlib import Path
 
 
 PKG = Path(__file__).resolve().parents[1] / "collapse_lab"
-CORE = {"collapse_lab", "errors", "faults", "signals", "timelimit", "seeds", "registry", "options", "devices", "io", "linalg",
+CORE = {"collapse_lab", "errors", "faults", "signals", "timelimit", "seeds", "registry", "options", "devices", "files",
+        "tensor_files", "linalg",
         "config_files", "config", "data_root"}
 BELOW_BOTH = {"spectra", "data", "models", "partition"}
 # top-level package or module -> what it may import (besides itself)
@@ -36,8 +37,8 @@ ALLOWED = {
     "bench": CORE | BELOW_BOTH | {"store", "training", "resolve", "sweep", "analysis"},
     "commands": CORE | BELOW_BOTH | {"store", "training", "resolve", "sweep", "analysis", "analyses", "bench"},
     "flower": CORE | {"store"},  # records a Flower run into the store (the flower extra)
-    "api": CORE | BELOW_BOTH | {"store", "training", "resolve", "analysis"},  # the Python API: a door onto both
-    "cli": CORE | {"store", "training", "resolve", "commands"},
+    "api": CORE | BELOW_BOTH | {"store", "training", "resolve", "sweep", "analysis"},  # the Python API: a door onto both
+    "cli": CORE | {"store", "training", "resolve", "sweep", "commands"},  # train runs its runs through sweep.service
     "entry": {"cli"},
 }
 

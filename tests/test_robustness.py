@@ -9,17 +9,13 @@ import stat
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from collapse_lab.cli import cli
+from tests.fixtures import invoke as run
+from tests.fixtures import tiny_train_args
 
-FAST = ["--dataset", "gaussian", "--dataset-option", "dim=8", "--dataset-option", "train_per_class=20",
-        "--dataset-option", "test_per_class=5", "--clients", "3", "--local-epochs", "1", "--batch-size", "16",
-        "--device", "cpu"]
+FAST = tiny_train_args(per_class=20, test_per_class=5, epochs=1, clients=3, device="cpu")
 
 
-def run(*args):
-    return CliRunner().invoke(cli, [str(a) for a in args])
 
 
 def one_line(res, code=2):

@@ -11,7 +11,6 @@ import yaml
 from ..config import RunConfig, alpha_str, parse_alpha, smoke_of
 from ..analyses import SPECS  # the catalogue data: the top-level analyses/ folder
 from ..errors import CollapseLabError
-from ..sweep.spec import expand
 
 PRESETS = ("quick", "cpu", "paper")  # cpu: real CIFAR-10 on a laptop, for the entries that have it
 KINDS = ("figure", "table")
@@ -34,14 +33,19 @@ class Entry:
     unstated: list = field(default_factory=list)  # settings the paper does not state (our assumption)
     not_rendered: str = ""  # why a figure is not drawn (a schematic): said by --list
 
-    def configs(self, preset: str, warn=None, smoke: bool = False) -> list[RunConfig]:
+    def configs(self, preset: str, warn=None, smoke: bool = False, data_root: str | None = None) -> list[RunConfig]:
         """The entry's runs at ``preset``, through the sweep's expansion (train's resolver);
-        with ``smoke`` their smoke forms (``config.smoke_of``)."""
+        with ``smoke`` their smoke forms (``config.smoke_of``); ``data_root``: the command's."""
         spec = self.runs.get(preset)
         if not spec:
             return []
+        # The resolver (through the sweep's expansion) loads the training plugins for their
+        # defaults: imported here, when an entry's runs are named, not when the catalogue is read.
+        from ..sweep.spec import expand
+
         # the data-dependent values where the data are here; a run whose data are not is missing anyway
-        configs = expand(spec, f"analyses/specs/{self.name}.yaml runs.{preset}", warn, data="if-present")
+        configs = expand(spec, f"analyses/specs/{self.name}.yaml runs.{preset}", warn, data="if-present",
+                         data_root=data_root)
         return smoke_all(configs, self.reads_clients()) if smoke else configs
 
     def at(self, preset: str) -> "Entry":

@@ -52,7 +52,7 @@ def merge_claims(out: Path, preset: str, records: list[dict]) -> Path:
     import json
 
     from .catalogue import SPECS, _order
-    from ..io import write_bytes, write_json
+    from ..files import write_bytes, write_json
 
     path = out / f"claims-{preset}.json"
     try:

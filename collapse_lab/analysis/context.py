@@ -18,14 +18,19 @@ from .select import Group, groups
 class Context:
     store: Path
     preset: str
-    features: FeatureSource = field(default_factory=lambda: FeatureSource(split="test", dtype="float64"))
+    features: FeatureSource | None = None  # default: the test set's float64 representations
     smoke: bool = False  # the entry's smoke runs (figures/tables --smoke)
     seed: int | None = None  # only the runs of this seed (a claim checked per seed); None: every seed
+    data_root: str | None = None  # the command's --data-root, for runs that name none
     _configs: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.features is None:
+            self.features = FeatureSource(split="test", dtype="float64", data_root=self.data_root)
 
     def configs(self, entry: Entry) -> list[RunConfig]:
         if entry.name not in self._configs:
-            self._configs[entry.name] = entry.configs(self.preset, smoke=self.smoke)
+            self._configs[entry.name] = entry.configs(self.preset, smoke=self.smoke, data_root=self.data_root)
         return self._configs[entry.name]
 
     def groups(self, entry: Entry, where: dict | None = None) -> list[Group]:

@@ -16,7 +16,7 @@ from ..data import Dataset
 from ..training.aggregate import weighted_average
 from ..training.local import batches
 from ..training.prepare import init_model, sample_clients
-from ..io import save_tensors
+from ..tensor_files import save_tensors
 from ..seeds import PURPOSE_BATCHES, seed_for
 from . import reference as ref
 

@@ -3,7 +3,7 @@ the same machine, data, partition, batches and initial model.
 
 Both train FedAvg rounds on CIFAR-shaped synthetic data (speed does not depend on pixel
 values) and write per-round client and global checkpoints; each round ends with one
-evaluation of the global model. The fast path is the engine itself (``fl.engine.train``);
+evaluation of the global model. The fast path is the engine itself (``training.engine.train``);
 the reference round (``bench.reference_round``) is the independent oracle. Rounds after
 ``warmup`` are timed (the first one pays for compilation and kernel selection).
 """

@@ -1,7 +1,7 @@
 """``collapse-lab bench --sweep``: runs per hour of a grid of small runs trained three ways,
 in one invocation: one ``train`` invocation (one run after another), the sweep's local
 backend (one run per worker), and the sweep's local backend with ``--stack`` (the runs of
-each worker trained as one stacked model, ``fl.stacked``).
+each worker trained as one stacked model, ``training.stacked``).
 
 The grid is the default ``train`` (digits, its default model, the paper preset) over the
 four analysis alphas x ``seeds`` seeds. All three write real stores in a temporary folder.

@@ -1,4 +1,10 @@
-"""Options several commands share and that only set where things are read from."""
+"""Options several commands share and that only set where things are read from.
+
+Their values live in the invocation's click context (``ctx.meta``, made anew for every
+command line and dropped with it), and the command passes them down: ``given_data_root()``
+to the resolver and the catalogue, ``feature_source()`` to the analyses. Nothing is kept in
+a module, so one command's options never reach the next one in the same process.
+"""
 from __future__ import annotations
 
 import sys
@@ -6,12 +12,34 @@ import time
 
 import click
 
-from ..data_root import set_data_root
+from ..data_root import check_data_root
+
+_META = "collapse_lab."  # this package's keys in click's per-invocation ctx.meta
 
 
 def _set(ctx, param, value):
-    set_data_root(value)  # a bad folder is one CollapseLabError line (the group turns it into exit 2)
+    # a bad folder is one CollapseLabError line (the group turns it into exit 2)
+    ctx.meta[_META + "data_root"] = None if value is None else check_data_root(value)
     return value
+
+
+def _given(name: str):
+    ctx = click.get_current_context(silent=True)
+    return None if ctx is None else ctx.meta.get(_META + name)
+
+
+def given_data_root() -> str | None:
+    """The running command's ``--data-root`` (None: not given)."""
+    return _given("data_root")
+
+
+def feature_source(**options):
+    """A FeatureSource for the running command: its options plus the command's
+    ``--data-root``, ``--model-factory`` and ``--layer``."""
+    from ..analysis.features import FeatureSource
+
+    return FeatureSource(**options, data_root=given_data_root(), model_factory=_given("model_factory"),
+                         layer=_given("layer"))
 
 
 # not part of a run's identity: the same run reads its files wherever they are
@@ -23,7 +51,6 @@ data_root_option = click.option(
 
 
 def _foreign(ctx, param, value):
-    from ..analysis.features.extract import FOREIGN
     from ..analysis.features.hooks import load_factory
 
     if param.name == "layer" and value is not None and not value.strip():
@@ -33,8 +60,7 @@ def _foreign(ctx, param, value):
                                "input of the last linear layer")
     if value is not None and param.name == "model_factory":
         load_factory(value)  # a factory that cannot be imported is one line before any work
-    # set on every call, given or not: a second command in one process starts clean
-    FOREIGN[param.name if param.name == "layer" else "factory"] = value
+    ctx.meta[_META + param.name] = value
     return value
 
 

@@ -123,8 +123,6 @@ class Group(click.Group):
             signame = signame_of(e.__context__) if e.__context__ is not None else "SIGINT"
             click.echo("interrupted", err=True)
             code = exit_status(signame)
-        finally:
-            _forget_command_state()
         if standalone_mode:
             sys.exit(code)
         return code
@@ -156,18 +154,6 @@ class Group(click.Group):
         except Exception as e:  # noqa: BLE001 -- the last line of defence
             _internal(e)
             ctx.exit(1)
-
-
-def _forget_command_state() -> None:
-    """What a command's options set for the process (the model factory and layer of runs
-    from elsewhere, the data root) ends with the command: a later command, or a caller of
-    the Python API in the same process, starts from the defaults."""
-    from ..data_root import set_data_root
-
-    set_data_root(None)
-    extract = sys.modules.get("collapse_lab.analysis.features.extract")  # never imported for this alone
-    if extract is not None:
-        extract.FOREIGN.update(factory=None, layer=None)
 
 
 def _internal(e: BaseException) -> None:

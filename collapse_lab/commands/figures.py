@@ -1,6 +1,6 @@
 """``collapse-lab figures``: every figure of the papers from one command. Trains the runs
 that are missing (through the sweep engine), renders each entry of the catalogue
-(``collapse_lab/analyses/specs``) to ``<out>/<name>.pdf/.png`` with its plotted numbers in
+(``analyses/specs/``) to ``<out>/<name>.pdf/.png`` with its plotted numbers in
 ``<name>.json``, and checks each figure's claim (``--check``; ``<out>/CLAIMS-<preset>.md``)."""
 from __future__ import annotations
 
@@ -12,8 +12,7 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
-from .common import check_time_limit, data_root_option, time_limit_option
-from ..timelimit import deadline
+from .common import check_time_limit, data_root_option, given_data_root, time_limit_option
 from ..analysis.claims_file import evaluate_safely, merge_claims
 
 
@@ -23,7 +22,7 @@ def plan(entries, preset: str, store: Path, warn, smoke: bool = False) -> tuple[
     configs, seen, per_entry = [], {}, {}
     for e in entries:
         try:
-            cs = e.configs(preset, warn, smoke=smoke)
+            cs = e.configs(preset, warn, smoke=smoke, data_root=given_data_root())
         except CollapseLabError as err:  # a model, method or data set the toolkit lacks (the baselines issue)
             per_entry[e.name] = f"not available at --preset {preset}: {err}"
             continue
@@ -117,44 +116,18 @@ def missing_data(configs, say) -> tuple[list[dict], list]:
 
 def _train(configs, store: Path, backend: str, workers: int | None, stack: int, address, say,
            drop_checkpoints: bool = False, time_limit: str | None = None) -> list[dict]:
-    from .sweep import diverged
-    from ..training.prepare import check_disk, prepare
-    from ..training.stacked import prepared_reason
-    from ..sweep import backends
+    from ..sweep import backends, service
 
     refused, configs = missing_data(configs, say)
-    gone = [c for c in configs if diverged(store, c)]
-    try:
-        prepared = prepare([c for c in configs if c not in gone], store, resume=True)
-    except CollapseLabError:  # one run's options are refused: the others still train
-        prepared = []
-        for c in configs:
-            if c in gone:
-                continue
-            try:
-                prepared += prepare([c], store, resume=True)
-            except CollapseLabError as e:
-                refused.append({"run": c.run_name(), "status": "failed", "error": str(e)})
-                say(f"{c.run_name()}: not trained: {e}")
-    pending = [p for p in prepared if p.action != "skip"]
-    if not pending:
+    p = service.plan(configs, store, each=True, say=say)
+    refused += p.refused
+    if not p.pending:
         return refused
-    from ..store.paths import check_store_for_writing
-
-    check_store_for_writing(store, "--store", smoke_ok=True)  # figures/tables checked the smoke mark
-    todo = [p.config for p in pending]
+    todo = [q.config for q in p.pending]
     check_time_limit(time_limit, todo)
-    reasons = {p.config.run_name(): prepared_reason(p) for p in pending} if stack > 1 else {}
-    work = backends.units(todo, stack, lambda c: reasons[c.run_name()])
+    work, _ = service.work_units(p, stack)
     n = workers or backends.cores()
-    if drop_checkpoints:  # each run's files go once it is trained: the largest units in flight must fit
-        from ..training.prepare import estimate_bytes
-
-        by_name = {p.config.run_name(): p for p in pending}
-        sizes = sorted(((sum(estimate_bytes(by_name[c.run_name()]) for c in u), u) for u in work), key=lambda t: t[0])
-        check_disk([by_name[c.run_name()] for _, u in sizes[-n:] for c in u], store)
-    else:
-        check_disk(pending, store)  # refuse before training rather than fill the disk mid-way
+    service.check(p, store, work, n, smoke_ok=True, drop_checkpoints=drop_checkpoints)  # figures/tables checked the smoke mark
     say(f"training {len(todo)} run(s) in {len(work)} unit(s) on {backend} "
         f"({n if backend == 'local' else 'Ray'} workers, --stack {stack})")
     state = {"done": 0, "t0": time.time()}
@@ -170,11 +143,7 @@ def _train(configs, store: Path, backend: str, workers: int | None, stack: int, 
             say(f"{state['done']}/{len(todo)} runs trained ({ev['run']}: {ev['status']}{why}, "
                 f"{time.time() - state['t0']:.0f} s)")
 
-    until = deadline(time_limit)
-    if backend == "local":
-        results = backends.run_local(work, store, min(n, len(work)), report, store / ".sweep-logs", until)
-    else:
-        results = backends.run_ray(work, store, address, 1, 0.0, report, until)
+    results = service.execute(work, store, backend, n, report, time_limit, address)
     return refused + [r for r in results if r["status"] not in ("complete", "skipped")]
 
 
@@ -182,7 +151,7 @@ def render(entry, ctx, out: Path) -> dict:
     """Compute, draw and check one entry; returns its record (paths, claims, seconds). A
     smoke render is marked on the figure and checks no claim."""
     from ..analysis import RENDERERS
-    from ..io import write_json
+    from ..files import write_json
     from ..analysis.plots import save_figure
 
     t0 = time.time()
@@ -325,7 +294,7 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
         raise SystemExit(exit_status(e.signame)) from None
     stop_if_late(failed_runs, say)
     t_train = time.time() - t0
-    ctx = Context(store, preset, smoke=smoke)
+    ctx = Context(store, preset, smoke=smoke, data_root=given_data_root())
     records = []
     for e in entries:
         if isinstance(per_entry[e.name], str):

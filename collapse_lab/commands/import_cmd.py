@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
-from .common import data_root_option
+from .common import data_root_option, given_data_root
 
 PLACE = {"round": r"(?P<round>\d+)", "client": r"(?P<client>\d+)"}
 
@@ -95,7 +95,7 @@ def model_check(model: str, dataset: str):
         from ..data_root import default_data_root
 
         try:
-            ds = load_dataset(dataset, data_root=default_data_root()[0])
+            ds = load_dataset(dataset, data_root=default_data_root(given_data_root())[0])
         except CollapseLabError as e:
             raise CollapseLabError(f"--model {model}: to check the checkpoints against it the data set {dataset} "
                                    f"must be readable ({e}); give --data-root") from None
@@ -174,8 +174,7 @@ def import_cmd(src, store, global_pattern, client_pattern, key, round_, dataset,
     loads into --model."""
     from ..config import parse_alpha
     from ..data import DATASETS
-    from ..data_root import default_data_root
-    from ..io import temp_dir
+    from ..files import temp_dir
     from ..store import lock
     from ..store.paths import check_store_for_writing, child
     from ..store.writer import RunWriter, run_config
@@ -230,8 +229,7 @@ def import_cmd(src, store, global_pattern, client_pattern, key, round_, dataset,
         config["beta"] = default_beta(reg) if beta is None else beta
     if alpha is not None:
         config["alpha"] = parse_alpha(alpha)
-    root, where = default_data_root()
-    data_root = root if where == "--data-root" else None  # what this command was given, recorded
+    data_root = given_data_root()  # what this command was given, recorded
     cfg = run_config(config, normalize, data_root)
     # every file read and checked before anything is written
     fit = model_check(cfg.model, dataset) or (lambda state, where: state)

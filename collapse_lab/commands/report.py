@@ -21,8 +21,8 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
-from .common import data_root_option, model_factory_options
-from ..io import make_dirs, write_bytes
+from .common import data_root_option, feature_source, model_factory_options
+from ..files import make_dirs, write_bytes
 
 SELF_CHECK = """<script>
 window.__errors = 0;
@@ -85,7 +85,7 @@ def claims_rows(path: Path) -> tuple[list[str], list[list[str]]] | None:
 
 def run_numbers(run, fs, tau: float) -> tuple[dict, object, list[str] | None]:
     """Last-round numbers of the global model (and CKA of the stored clients)."""
-    from ..io import load_tensors
+    from ..tensor_files import load_tensors
     from ..spectra.cka import cka_matrix
     from ..spectra.functional import spectrum
     from ..spectra.neural_collapse import neural_collapse
@@ -127,7 +127,6 @@ def run_numbers(run, fs, tau: float) -> tuple[dict, object, list[str] | None]:
 def report_cmd(store, fig_dir, out, tau, device, as_json):
     """Write one self-contained HTML page for a run store: runs table, each run's metrics over
     rounds and last-round representation measures, the figures and the claims table."""
-    from ..analysis.features import FeatureSource
     from ..analysis.plots import plt
     from ..analysis.plots.style import grid
     from ..analysis.plots.report import plot_run_panel
@@ -141,7 +140,7 @@ def report_cmd(store, fig_dir, out, tau, device, as_json):
     if not runs:
         raise CollapseLabError(f"no complete runs in {store}; train some first (collapse-lab train --store {store})")
     out = Path(out) if out else Path(store).resolve().parent / f"report_{Path(store).resolve().name}.html"
-    fs = FeatureSource(device=device)
+    fs = feature_source(device=device)
     parts, numbers = [], []
     rows = [row(r) for r in runs]
     parts.append("<h2>Runs</h2>" + table(list(COLUMNS), [[_cell(r, c) for c in COLUMNS] for r in rows]))

@@ -9,11 +9,10 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
-from ..analysis.features import FeatureSource
-from ..io import load_tensors
+from ..tensor_files import load_tensors
 from ..spectra.cka import cka_matrix
 from ..spectra.neural_collapse import neural_collapse
-from .common import Progress
+from .common import Progress, feature_source
 from .selection import parse_rounds, pick_round, select_runs
 from .spectrum import check_common, common_options, local_kept
 
@@ -46,7 +45,7 @@ def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, t
         raise CollapseLabError("--client has no effect on cka: it compares the global model with every client stored "
                                "at the round; drop --client")
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
-    fs = FeatureSource(split=split, dtype=feature_dtype, device=device)
+    fs = feature_source(split=split, dtype=feature_dtype, device=device)
     out = []
     plans = [_rounds(run, rounds_spec, round_) for run in selected]  # bad --rounds: one line before any work
     progress = Progress("cka", len(selected))
@@ -116,7 +115,7 @@ def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, ta
 
     check_common(tau, client, None)
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
-    fs = FeatureSource(split=split, dtype=feature_dtype, device=device)
+    fs = feature_source(split=split, dtype=feature_dtype, device=device)
     rows, warned = [], set()
     plans = [_rounds(run, rounds_spec, round_) for run in selected]  # bad --rounds: one line before any work
     progress = Progress("nc", len(selected))

@@ -7,9 +7,8 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
-from .common import data_root_option, model_factory_options
-from ..analysis.features import FeatureSource
-from ..io import load_tensors
+from .common import data_root_option, feature_source, model_factory_options
+from ..tensor_files import load_tensors
 from ..spectra.measures import TOP, measures
 from ..spectra.rank import live_units
 from ..spectra.functional import (DEFAULT_TAU, effective_rank, local_global_gap, log10_mean_std, n_significant,
@@ -118,7 +117,7 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
         from .spectrum_logged import logged_rounds
 
         return logged_rounds(selected, rounds_spec, tau, fig_dir, as_json)
-    fs = FeatureSource(split=split, dtype=feature_dtype, device=device)
+    fs = feature_source(split=split, dtype=feature_dtype, device=device)
     if rounds_spec is not None:
         return _rounds(selected, fs, rounds_spec, client, tau, top, fig_dir, as_json)
     colors = alpha_colors([r.meta.get("alpha", "inf") for r in selected])
@@ -226,7 +225,7 @@ def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clien
 
     check_common(tau, client, top)
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
-    fs = FeatureSource(split=split, dtype=feature_dtype, device=device)
+    fs = feature_source(split=split, dtype=feature_dtype, device=device)
     results = []
     fig, axes = panels(len(selected))
     for ax, run in zip(axes, selected):

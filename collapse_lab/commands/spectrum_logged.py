@@ -1,5 +1,5 @@
 """``collapse-lab spectrum --rounds SPEC --logged``: the global spectra over rounds from the
-probe records training wrote to ``metrics.jsonl`` (``fl.probe``), without a checkpoint or a
+probe records training wrote to ``metrics.jsonl`` (``training.probe``), without a checkpoint or a
 forward pass: what runs with ``--keep-local none`` and pruned rounds still show."""
 from __future__ import annotations
 

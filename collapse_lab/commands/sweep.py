@@ -11,20 +11,8 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
-from ..timelimit import EXIT_TIME_LIMIT, deadline
-from .common import check_time_limit, data_root_option, time_limit_option
-
-
-def diverged(store: Path, cfg) -> bool:
-    """Whether the run's folder holds a run that diverged (the sweep leaves it alone;
-    ``prepare`` would refuse to resume it)."""
-    from ..store import RunDir, run_path
-
-    path = run_path(store, cfg)
-    try:
-        return (path / "run.json").is_file() and RunDir(path).meta.get("status") == "diverged"
-    except CollapseLabError:
-        return False  # prepare names the unreadable run.json
+from ..timelimit import EXIT_TIME_LIMIT
+from .common import check_time_limit, data_root_option, given_data_root, time_limit_option
 
 
 def status_of(p) -> str:
@@ -82,9 +70,8 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     Exit status 1 when a run failed or diverged, 2 for a bad spec, 130 on Ctrl-C (finished
     runs are kept; running the same command again continues the sweep), 75 when
     --time-limit stopped it (the same command continues)."""
-    from ..training.prepare import check_disk, estimate_bytes, prepare, total_steps
-    from ..training.stacked import prepared_reason
-    from ..sweep import backends
+    from ..training.prepare import estimate_bytes, total_steps
+    from ..sweep import backends, service
     from ..sweep.spec import expand, load_spec
 
     store = Path(store)
@@ -103,17 +90,15 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     if cpus_per_run < 1 or gpus_per_run < 0:
         raise CollapseLabError("--cpus-per-run must be >= 1 and --gpus-per-run >= 0")
     configs = expand(load_spec(spec), f"sweep spec {spec}", warn=lambda m: click.echo(f"sweep: note: {m}", err=True),
-                     max_runs=max_runs, distinct=True)
-    gone = [c for c in configs if diverged(store, c)]
+                     max_runs=max_runs, distinct=True, data_root=given_data_root())
     # names, data, conflicts: checked before anything runs
-    prepared = prepare([c for c in configs if c not in gone], store, resume=True)
-    pending = [p for p in prepared if p.action != "skip"]
+    planned = service.plan(configs, store)
+    prepared, gone, pending = planned.prepared, planned.gone, planned.pending
     todo = [p.config for p in pending]
-    reasons = {p.config.run_name(): prepared_reason(p) for p in pending} if stack > 1 else {}
-    work = backends.units(todo, stack, lambda c: reasons[c.run_name()])
-    if stack > 1 and (alone := [c for c in todo if reasons[c.run_name()]]):
+    work, alone = service.work_units(planned, stack)
+    if alone:
         click.echo(f"sweep: note: {len(alone)} run(s) train on their own, not stacked: "
-                   f"{reasons[alone[0].run_name()]} ({alone[0].run_name()}" + (", ..." if len(alone) > 1 else "") + ")", err=True)
+                   f"{alone[0][1]} ({alone[0][0].run_name()}" + (", ..." if len(alone) > 1 else "") + ")", err=True)
     rate = seconds_per_step(store, configs[0].dataset, configs[0].model) if configs else None
     steps = sum(total_steps(p) for p in pending)
     disk = sum(estimate_bytes(p) for p in pending)
@@ -138,11 +123,7 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
             click.echo(line)
         return
     check_time_limit(time_limit, todo)
-    if pending:
-        from ..store.paths import check_store_for_writing
-
-        check_store_for_writing(store, "--store")
-    check_disk(pending, store)
+    service.check(planned, store, work, n)
     for c in gone:
         click.echo(f"sweep: {c.run_name()} diverged earlier; not retrained (train --overwrite retrains it)", err=True)
     t0, state = time.time(), {"done": 0, "running": 0, "failed": 0, "walls": []}
@@ -166,12 +147,8 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
                    f"running, {state['failed']} failed, {left} remaining; ETA {_fmt(eta_now)}", err=True)
 
     resume_cmd = " ".join(shlex.quote(a) for a in ["collapse-lab", *sys.argv[1:]])
-    until = deadline(time_limit)
     try:
-        if backend == "local":
-            results = backends.run_local(work, store, min(n, max(1, len(work))), report, store / ".sweep-logs", until)
-        else:
-            results = backends.run_ray(work, store, address, cpus_per_run, gpus_per_run, report, until)
+        results = service.execute(work, store, backend, n, report, time_limit, address, cpus_per_run, gpus_per_run)
     except backends.Interrupted as e:
         from ..signals import exit_status
 

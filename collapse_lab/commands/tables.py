@@ -9,6 +9,7 @@ import time
 import click
 
 from ..errors import CollapseLabError
+from .common import given_data_root
 from .figures import catalogue_options
 
 
@@ -23,7 +24,7 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
     from ..analysis.catalogue import pick
     from ..analysis.context import Context
     from ..analysis.renderers.table_format import render_all
-    from ..io import write_bytes, write_json
+    from ..files import write_bytes, write_json
     from ..sweep.backends import Interrupted
     from .figures import _list, check_training, dry_run, lacking_data, plan, smoke_paths, stop_if_late, train_missing
 
@@ -50,7 +51,7 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
         raise SystemExit(exit_status(e.signame)) from None
     stop_if_late(failed, say)
     t_train = time.time() - t0
-    ctx, records = Context(store, preset, smoke=smoke), []
+    ctx, records = Context(store, preset, smoke=smoke, data_root=given_data_root()), []
     for e in entries:
         if isinstance(per_entry[e.name], str) or e.not_rendered:
             why = per_entry[e.name] if isinstance(per_entry[e.name], str) else e.not_rendered

@@ -11,7 +11,7 @@ import torch
 
 from ..config import DEFAULT_ALPHAS, alpha_str, parse_alpha
 from ..errors import CollapseLabError
-from .common import Progress
+from .common import Progress, feature_source
 
 
 @click.group("theory", short_help="Numerical checks of Proposition 1 and Theorem 1.")
@@ -33,7 +33,6 @@ def prop1_cmd(ctx, seed, store, as_json):
         from ..store.paths import check_store_for_reading
 
         check_store_for_reading(store)
-    from ..analysis.features import FeatureSource
     from ..linalg import correlation_matrix
     from ..store import find_runs
     from ..analysis.theory.prop1 import check_random, prop1_sides, relative_error
@@ -49,7 +48,7 @@ def prop1_cmd(ctx, seed, store, as_json):
     if runs:
         run = max(runs, key=lambda r: r.meta.get("created", ""))
         rd = int(run.meta["rounds_complete"])
-        fs = FeatureSource()
+        fs = feature_source()
         for which, k in (("global", None), ("client_0", 0)):
             if k is not None and not run.client_path(rd, k).is_file():
                 continue

@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..io import load_tensors, save_tensors
+from ..tensor_files import load_tensors, save_tensors
 
 
 @dataclass(frozen=True)

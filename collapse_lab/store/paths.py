@@ -142,7 +142,7 @@ def check_smoke(store, smoke: bool, flag: str = "--store") -> Path:
                                    f"(default: checkpoints-smoke): name an empty or new folder")
         check_store_for_writing(path, flag, smoke_ok=True)
         path.mkdir(parents=True, exist_ok=True)
-        from ..io import write_bytes
+        from ..files import write_bytes
 
         write_bytes(path / SMOKE_MARK, b"smoke runs: one round of a few local steps (collapse-lab --smoke)\n")
     return path

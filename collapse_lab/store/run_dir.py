@@ -27,7 +27,8 @@ import torch
 
 from ..errors import CollapseLabError
 from ..faults import no_fault
-from ..io import append_jsonl, load_tensors, read_jsonl, save_tensors, temp_dir, write_bytes, write_json
+from ..files import append_jsonl, read_jsonl, temp_dir, write_bytes, write_json
+from ..tensor_files import load_tensors, save_tensors
 from ..partition import Partition
 from .paths import child, is_run_folder
 
@@ -145,7 +146,7 @@ class RunDir:
         return Partition.load(self.path / "partition.safetensors")
 
     def metrics(self, warn: Callable[[str], None] | None = None) -> list[dict]:
-        """The run's events; unreadable lines are skipped with one warning (``io.read_jsonl``)."""
+        """The run's events; unreadable lines are skipped with one warning (``files.read_jsonl``)."""
         return read_jsonl(self.path / "metrics.jsonl", warn)
 
     # -- writing -----------------------------------------------------------------
@@ -174,7 +175,7 @@ class RunDir:
             write_json(tmp / "run.json", meta, fault)
             final = child(out, name)
             if final.exists() or final.is_symlink():
-                # --overwrite (checked by fl.prepare): only ever a collapse-lab run folder
+                # --overwrite (checked by training.prepare): only ever a collapse-lab run folder
                 if not is_run_folder(final):
                     raise CollapseLabError(f"{final} exists and is not a collapse-lab run folder; it is left alone: "
                                            "move it away or choose another --store or --tag")

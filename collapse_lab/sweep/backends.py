@@ -19,7 +19,7 @@ from typing import Callable
 
 from ..config import RunConfig
 from ..errors import CollapseLabError
-from ..io import make_dirs
+from ..files import make_dirs
 from ..signals import signame_of
 
 
@@ -46,7 +46,7 @@ class Interrupted(Exception):
 
 
 def units(configs: list[RunConfig], stack: int, reason: Callable[[RunConfig], str | None]) -> list[list[RunConfig]]:
-    """The runs in units of work: with ``stack`` > 1, runs of one ``fl.stacked.stack_key``
+    """The runs in units of work: with ``stack`` > 1, runs of one ``training.stacked.stack_key``
     that can stack (``reason`` None) in groups of at most ``stack``, as even as possible
     (40 runs, stack 20: two of 20); every other run alone. Largest units first."""
     from ..training.stacked import stack_key

@@ -100,13 +100,14 @@ def points(spec: dict, where: str) -> list[dict]:
 
 
 def expand(spec: dict, where: str, warn=None, max_runs: int = MAX_RUNS, distinct: bool = False,
-           data: str = "require") -> list[RunConfig]:
+           data: str = "require", data_root: str | None = None) -> list[RunConfig]:
     """The spec's run configurations, each resolved and checked as ``train`` would; the
     same configuration reached twice is one run. An option the grid crosses with a
     combination where it has no effect (alpha with a pathological partition, beta with no
     regularizer) is reset there and reported once to ``warn``; in ``base`` it is an error.
     ``distinct`` (a user's sweep): two points that are one run are an error, not merged
-    silently (an axis the folder name does not see, such as rounds, or a value spelled twice)."""
+    silently (an axis the folder name does not see, such as rounds, or a value spelled twice).
+    ``data_root``: the command's ``--data-root`` (``resolve_runs``)."""
     n = count_points(spec)
     if n > max_runs:
         raise CollapseLabError(f"{where}: the grid has {n:,} points, more than {max_runs:,}; split the spec, or "
@@ -116,7 +117,7 @@ def expand(spec: dict, where: str, warn=None, max_runs: int = MAX_RUNS, distinct
     for i, point in enumerate(pts):
         label = json.dumps({k: v for k, v in point.items() if k not in (spec.get("base") or {})}, sort_keys=True)
         reset_before = sum(len(v) for v in fired.values())
-        for cfg in resolve_runs({}, values=point, where=f"{where} (point {label})", data=data,
+        for cfg in resolve_runs({}, values=point, where=f"{where} (point {label})", data=data, data_root=data_root,
                                 carried=lambda msg, i=i: fired.setdefault(msg, set()).add(i)):
             key = cfg.run_name()
             if key not in seen:

@@ -1,4 +1,4 @@
-"""A unit of a sweep: one run, or several runs trained as one stack (``fl.stacked``), each
+"""A unit of a sweep: one run, or several runs trained as one stack (``training.stacked``), each
 as ``train --resume`` would do it: skipped when complete, continued when unfinished,
 trained when missing. Called in a worker process of the local backend (``python -m
 collapse_lab.sweep.worker STORE THREADS [DEADLINE]``: a JSON list of run configurations per stdin

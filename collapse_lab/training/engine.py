@@ -1,8 +1,8 @@
 """The round loop: prepared run -> clients -> server rounds -> run store.
 
-``fl.prepare`` checks everything that can be checked without training and writes nothing;
+``training.prepare`` checks everything that can be checked without training and writes nothing;
 ``train`` then runs the rounds and writes the store. Each round: the participants' local
-training on the trainer's lanes (``fl.trainer``, ``fl.schedule``), their checkpoints
+training on the trainer's lanes (``training.trainer``, ``training.schedule``), their checkpoints
 stored in client order, the method's aggregation, the global checkpoint and method state,
 an evaluation; the round counts as complete once all its files exist.
 """
@@ -21,7 +21,8 @@ import torch
 from ..devices import resolve_device
 from ..errors import CollapseLabError
 from ..faults import Faults
-from ..io import AsyncWriter, load_state
+from .writer import AsyncWriter
+from ..tensor_files import load_state
 from .regularizers import build_regularizer
 from ..seeds import PURPOSE_AUGMENT, PURPOSE_BATCHES, seed_for
 from ..data import SMOKE_SAMPLES
@@ -116,7 +117,7 @@ class RunContext:
 class Session:
     """One run being trained: everything before its rounds (model, method, lanes, the run
     folder created or reopened), its rounds as a generator, and the end. ``train`` drives
-    one session through the lanes; ``fl.stacked`` drives several in lockstep, training
+    one session through the lanes; ``training.stacked`` drives several in lockstep, training
     their clients together."""
 
     def __init__(self, p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[[str], None] | None = None,
@@ -285,7 +286,7 @@ def _rounds(ctx: RunContext, global_state: dict) -> Generator[list[Job], Iterato
             t = next(trained, None)
             local_s += time.time() - t_local
             if t is None:
-                # trained elsewhere (``fl.stacked``): the round's local seconds come with the results
+                # trained elsewhere (``training.stacked``): the round's local seconds come with the results
                 local_s = getattr(trained, "seconds", local_s)
                 break
             k = t.client

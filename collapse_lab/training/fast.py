@@ -20,7 +20,7 @@ from .fastpath import FastPath
 PRECISIONS = ("auto", "fp32", "bf16")
 COMPILE_MODES = ("off", "default", "reduce-overhead", "max-autotune")
 GRAPH_MODES = ("auto", "on", "off")
-# Clients trained side by side on CUDA when --parallel-clients is not given (fl.trainer).
+# Clients trained side by side on CUDA when --parallel-clients is not given (training.trainer).
 # The measured best on an H100, MobileNetV2, the paper's CIFAR-10 round: 5 lanes 20.7 s per
 # round, 4 lanes (before stride scheduling) 21.7 s; other counts unmeasured (docs/fast-path.md).
 DEFAULT_LANES = 5
@@ -51,7 +51,7 @@ class TrainerPlan:
 
 
 def plan_trainer(cfg, device: torch.device, per_round: int) -> TrainerPlan:
-    """How the trainer (``fl.trainer``) runs a run's clients; speed only, never the math.
+    """How the trainer (``training.trainer``) runs a run's clients; speed only, never the math.
 
     ``--cuda-graphs``: auto captures on CUDA when the method's local training is plain SGD on
     CE + beta R (``Method.capturable``), the regularizer can be held in a graph

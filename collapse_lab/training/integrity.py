@@ -9,7 +9,7 @@ the method's state of the last complete round (what a resume reads).
 from __future__ import annotations
 
 from ..config import RunConfig
-from ..io import safetensors_problem
+from ..tensor_files import safetensors_problem
 from ..store import RunDir, parse_keep_local
 from .sampling import sample_clients
 

@@ -1,4 +1,4 @@
-"""The pieces of local training (Eq. 9: CE + beta * R(z)) that ``fl.trainer`` assembles:
+"""The pieces of local training (Eq. 9: CE + beta * R(z)) that ``training.trainer`` assembles:
 batching, the step's loss, the epoch record, the hooks through which methods enter.
 
 Methods change local training only through ``LocalHooks`` (FedProx/MOON add a loss term,

@@ -1,4 +1,4 @@
-"""How a round's clients are spread over the trainer's lanes (``fl.trainer``).
+"""How a round's clients are spread over the trainer's lanes (``training.trainer``).
 
 ``train_round`` yields the trained clients in the order of the jobs, whatever order they
 finished in, so a run's files and metrics do not depend on the schedule:

@@ -8,10 +8,10 @@ stacked 2.5 ms, four hundred 106 ms (73 GFLOPS). A sweep's runs of one architect
 (``stack_key``: alphas, seeds, methods whose local training is plain SGD) therefore train
 together: each round, all their clients' steps in one computation.
 
-What each member computes is its own client's local training exactly as ``fl.trainer``
+What each member computes is its own client's local training exactly as ``training.trainer``
 does it (Eq. 9, CE + beta R(z); SGD with momentum and weight decay, the same batch order
 from the same per (seed, round, client) stream), up to fp32 round-off (the sums run in
-another order; ``tests/fl/test_stacked.py``):
+another order; ``tests/training/test_stacked.py``):
 
 - Members finish at different steps (clients differ in size). They are sorted by their
   number of steps, longest first, so the members still training at step s are a prefix
@@ -81,7 +81,7 @@ def model_reason(cfg: RunConfig, model: nn.Module) -> str | None:
 
 
 def prepared_reason(p) -> str | None:
-    """Why a prepared run (``fl.prepare``) cannot be stacked, None if it can: its
+    """Why a prepared run (``training.prepare``) cannot be stacked, None if it can: its
     configuration, then its model (built once on the CPU to look at it)."""
     return config_reason(p.config) or model_reason(
         p.config, build_run_model(p.config, p.dataset.num_classes, p.dataset.input_shape))
@@ -144,7 +144,7 @@ def train_stacked(template: nn.Module, spec: StepSpec, masked_reg: Callable | No
     names = [n for n, _ in template.named_parameters()]
     scratch = copy.deepcopy(template)
     meta = copy.deepcopy(template).to("meta")
-    # Each member's batch order for all epochs, drawn as fl.trainer draws it.
+    # Each member's batch order for all epochs, drawn as training.trainer draws it.
     plans = [[batches(len(j.y), batch_size, j.generator) for _ in range(epochs)] for j in jobs]
     steps = [sum(len(e) for e in p) for p in plans]
     order = sorted(range(len(jobs)), key=lambda i: -steps[i])  # members still training: a prefix

@@ -16,7 +16,7 @@ from collapse_lab.store import RunDir
 
 
 # Contiguous fp32: the same kernels in the same order, so the same bits. On two intra-op
-# threads the fast path trains two clients at once, each at one thread (fl.trainer), so the
+# threads the fast path trains two clients at once, each at one thread (training.trainer), so the
 # reference runs at one thread too: 1 and 2 threads sum in different orders. channels_last
 # reorders the convolution sums: within fp32 round-off for the CNN. (With BatchNorm the
 # fp32 gradients of either layout are 1e-3..1e-2 from float64 at these batch sizes, and

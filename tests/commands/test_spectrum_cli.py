@@ -5,17 +5,14 @@ import json
 
 import numpy as np
 import torch
-from click.testing import CliRunner
 
-from collapse_lab.cli import cli
 from collapse_lab.data import load_dataset
 from collapse_lab.models import build_model
 from collapse_lab.spectra.functional import local_global_gap, spectrum
 from collapse_lab.store import find_runs
+from tests.fixtures import invoke
 
 
-def invoke(*args):
-    return CliRunner().invoke(cli, list(args))
 
 
 def direct_z(run, r, client=None):

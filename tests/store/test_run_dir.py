@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from collapse_lab.errors import CollapseLabError
-from collapse_lab.io import load_tensors, save_tensors
+from collapse_lab.tensor_files import load_tensors, save_tensors
 from collapse_lab.models import build_model
 from collapse_lab.partition import Partition
 from collapse_lab.store import RunDir, parse_keep_local
@@ -55,7 +55,7 @@ def test_bad_keep_local():
 
 
 def test_checkpoint_metadata_names_round_and_model(tmp_path):
-    from collapse_lab.io import read_metadata
+    from collapse_lab.tensor_files import read_metadata
 
     part = Partition.from_indices([np.array([0])], np.array([0]), 1)
     run = RunDir.create(tmp_path, "r", {"x": 1}, part, {"w": torch.zeros(1)}, {})

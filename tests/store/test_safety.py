@@ -6,18 +6,14 @@ import shutil
 from collections import namedtuple
 
 import pytest
-from click.testing import CliRunner
 
-from collapse_lab.cli import cli
-from collapse_lab.io import load_tensors, save_tensors
+from collapse_lab.tensor_files import load_tensors, save_tensors
+from tests.fixtures import invoke
+from tests.fixtures import tiny_train_args
 
-FAST = ["--dataset", "gaussian", "--dataset-option", "dim=8", "--dataset-option", "train_per_class=30",
-        "--dataset-option", "test_per_class=10", "--local-epochs", "1", "--batch-size", "16", "--rounds", "2",
-        "--clients", "3", "--alpha", "0.5"]
+FAST = tiny_train_args(epochs=1, rounds=2, clients=3, alpha="0.5")
 
 
-def invoke(*args):
-    return CliRunner().invoke(cli, list(args))
 
 
 def one_line_error(res, *parts):

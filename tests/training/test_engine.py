@@ -8,17 +8,14 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from collapse_lab.cli import cli
 from collapse_lab.training.aggregate import weighted_average
 from collapse_lab.store import find_runs
+from tests.fixtures import invoke as run_cli
+from tests.fixtures import tiny_train_args
 
-FAST = ["--dataset", "gaussian", "--dataset-option", "dim=8", "--dataset-option", "train_per_class=30",
-        "--dataset-option", "test_per_class=10", "--local-epochs", "2", "--batch-size", "16"]
+FAST = tiny_train_args()
 
 
-def run_cli(*args):
-    res = CliRunner().invoke(cli, list(args))
-    return res
 
 
 def test_train_store_layout_and_fedavg_of_clients(tmp_path):
@@ -153,7 +150,7 @@ def test_a_client_without_samples_keeps_the_global_model(tmp_path, cifar_root):
     """A split with --min-size 0 can leave a client empty: it takes no step (it was given one
     empty batch, whose NaN loss marked the run diverged) and returns the global model."""
     from collapse_lab.cli import cli
-    from collapse_lab.io import load_tensors
+    from collapse_lab.tensor_files import load_tensors
     from collapse_lab.store import find_runs
 
     res = CliRunner().invoke(cli, ["train", "--dataset", "cifar10", "--data-root", str(cifar_root), "--model", "cnn",

@@ -13,7 +13,7 @@ from collapse_lab.training.aggregate import momentum_norm
 from collapse_lab.training.methods import METHODS, ClientResult, build_run_model
 from collapse_lab.training.methods.fedprox import proximal_term
 from collapse_lab.training.trainer import train_client
-from tests.fl.methods_common import close, data, make, run_round
+from tests.training.methods_common import close, data, make, run_round
 
 
 # -- FedProx -------------------------------------------------------------------------

@@ -19,7 +19,7 @@ from collapse_lab.training.methods.fedmmd import mmd_rbf
 from collapse_lab.training.methods.fedproto import prototype_loss
 from collapse_lab.training.trainer import train_client
 from collapse_lab.seeds import PURPOSE_ETF, seed_for
-from tests.fl.methods_common import close, data, make, run_round
+from tests.training.methods_common import close, data, make, run_round
 
 
 def _perturb(model, scale=0.1, seed=3):

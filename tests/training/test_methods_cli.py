@@ -10,10 +10,9 @@ from click.testing import CliRunner
 
 from collapse_lab.cli import cli
 from collapse_lab.store import find_runs
+from tests.fixtures import tiny_train_args
 
-FAST = ["--dataset", "gaussian", "--dataset-option", "dim=8", "--dataset-option", "train_per_class=30",
-        "--dataset-option", "test_per_class=10", "--local-epochs", "2", "--batch-size", "16", "--rounds", "2",
-        "--clients", "3", "--alpha", "0.5"]
+FAST = tiny_train_args(rounds=2, clients=3, alpha="0.5")
 
 STATE = {  # what each method stores beside the checkpoints after a round
     "fedavg": (False, False), "fedprox": (False, False), "fednova": (False, False),

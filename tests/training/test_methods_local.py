@@ -16,7 +16,7 @@ from collapse_lab.training.methods import EvalData, build_run_model
 from collapse_lab.training.methods.fedbn import batchnorm_keys
 from collapse_lab.training.methods.addons import simplex_etf
 from collapse_lab.training.methods.moon import moon_loss
-from tests.fl.methods_common import close, data, make, run_round
+from tests.training.methods_common import close, data, make, run_round
 
 
 # -- FedETF --------------------------------------------------------------------------

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from collapse_lab.training.probe import Probe, probe_indices
-from tests.fl.methods_common import data, make
+from tests.training.methods_common import data, make
 
 
 def test_probe_indices_are_a_fixed_seeded_subset():

@@ -15,12 +15,11 @@ import pytest
 from click.testing import CliRunner
 
 from collapse_lab.cli import cli
+from tests.fixtures import tiny_train_args
 
 pytestmark = pytest.mark.slow  # SIGKILLed subprocesses
 
-ARGS = ["train", "--dataset", "gaussian", "--dataset-option", "dim=8", "--dataset-option", "train_per_class=30",
-        "--dataset-option", "test_per_class=10", "--local-epochs", "2", "--batch-size", "16", "--rounds", "3",
-        "--clients", "3", "--alpha", "0.5", "--device", "cpu"]
+ARGS = ["train", *tiny_train_args(rounds=3, clients=3, alpha="0.5", device="cpu")]
 
 METHODS = {"fedavg_feddecorr": ["--reg", "feddecorr"], "scaffold": ["--method", "scaffold"],
            "moon": ["--method", "moon"],

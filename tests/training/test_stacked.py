@@ -1,4 +1,4 @@
-"""Stacked training (fl.stacked) against the eager trainer (fl.trainer).
+"""Stacked training (training.stacked) against the eager trainer (training.trainer).
 
 The oracle is the eager lane itself, run in float64: there the two paths must agree to
 ~1e-12 (the same math summed in another order), which a wrong mask, a wrong epoch, a

@@ -1,4 +1,4 @@
-"""The client trainer (fl.trainer, fl.schedule): one lane against several, hooks in lanes,
+"""The client trainer (training.trainer, training.schedule): one lane against several, hooks in lanes,
 the schedule's balance and stops, the plan of lanes and CUDA graphs.
 
 On the CPU several lanes must give one lane's weights and loss records bit for bit (at the

@@ -9,7 +9,7 @@ from collapse_lab.resolve import finalize
 from collapse_lab.training import prepare as P
 from collapse_lab.models import build_model
 from tests.fixtures import random_images as synthetic_cifar
-from tests.fl.test_trainer import BASE, _rel_to_movement, _run
+from tests.training.test_trainer import BASE, _rel_to_movement, _run
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 

@@ -4,7 +4,7 @@ import threading
 
 import pytest
 
-from collapse_lab.io import AsyncWriter
+from collapse_lab.training.writer import AsyncWriter
 
 
 def test_async_writer_keeps_order_and_reports_errors():

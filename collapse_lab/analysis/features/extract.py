@@ -17,7 +17,7 @@ from ...data import Dataset, load_dataset, normalize
 from ...data_root import default_data_root
 from ...devices import resolve_device
 from ...errors import CollapseLabError
-from ...io import load_state, load_tensors, save_tensors
+from ...tensor_files import load_state, load_tensors, save_tensors
 from ...models import build_model, builder
 from ...store import RunDir
 
@@ -58,20 +58,19 @@ def extract_features(model: torch.nn.Module, x: torch.Tensor, to_float, dtype: t
     return torch.cat(out) if out else torch.zeros(0, model.feature_dim, dtype=dtype)
 
 
-# The model of runs trained outside collapse-lab, as the user named it on the command line
-# (``--model-factory``/``--layer``): what every FeatureSource of the process uses by default.
-FOREIGN = {"factory": None, "layer": None}
-
-
 class FeatureSource:
     """Reads runs' checkpoints and returns their representations, caching them on disk.
 
     ``model_factory`` (``package.module:function``) builds the architecture of runs written
     outside collapse-lab (``--model-factory``); their representation is the output of
-    ``layer`` or the input of the last linear layer (``hooks.features``)."""
+    ``layer`` or the input of the last linear layer (``hooks.features``). ``data_root``:
+    where the data of a run that records none are read (the command's ``--data-root``,
+    else the environment and the user config file). All of it is given here, per source:
+    nothing is read from the process."""
 
     def __init__(self, split: str = "test", dtype: str = "float64", device: str = "auto", batch_size: int = 1024,
-                 use_cache: bool = True, model_factory: str | None = None, layer: str | None = None):
+                 use_cache: bool = True, model_factory: str | None = None, layer: str | None = None,
+                 data_root: str | None = None):
         if split not in ("test", "train"):
             raise CollapseLabError(f"--split {split!r}: use test or train")
         if dtype not in DTYPES:
@@ -80,8 +79,7 @@ class FeatureSource:
         self.device = resolve_device(device)
         self._datasets: dict[tuple, tuple[Dataset, str]] = {}
         self.computed = 0  # model forward passes over a whole evaluation set (cache misses)
-        self.factory_spec = model_factory or FOREIGN["factory"]
-        self.layer = layer if layer is not None else FOREIGN["layer"]
+        self.factory_spec, self.layer, self.data_root = model_factory, layer, data_root
         from .hooks import load_factory
 
         if self.layer is not None and not str(self.layer).strip():
@@ -103,7 +101,7 @@ class FeatureSource:
         """The run's data set from the data root its run.json records; where it records none
         (a run recorded from other code) or its files moved, from the command's data root
         (--data-root, $COLLAPSE_LAB_DATA, the user config file). Errors name the source used."""
-        root, where = default_data_root()
+        root, where = default_data_root(self.data_root)
         tried = []
         for r, src in ((cfg.data_root, "its run.json"), (root, where)):
             if (r is None and cfg.data_root is not None) or any(r == t for t, _ in tried):

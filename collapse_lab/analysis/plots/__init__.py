@@ -10,7 +10,7 @@ matplotlib.use("Agg")  # headless: figures are files
 
 import matplotlib.pyplot as plt  # noqa: E402
 
-from ...io import temp_file  # noqa: E402
+from ...files import temp_file  # noqa: E402
 
 
 def save_figure(fig, out_dir: Path, stem: str) -> list[Path]:

@@ -88,7 +88,7 @@ def reference(table: str):
     return d[d.table == table]
 
 
-def cell_configs(entry, preset: str, opts: dict, smoke: bool = False):
+def cell_configs(entry, preset: str, opts: dict, smoke: bool = False, data_root: str | None = None):
     """The cell's runs (one per seed), through the sweep's expansion of the spec's base and
     the cell's options (their smoke forms with ``smoke``)."""
     from ...sweep.spec import expand
@@ -96,7 +96,7 @@ def cell_configs(entry, preset: str, opts: dict, smoke: bool = False):
 
     spec = entry.runs[preset]
     configs = expand({"base": {**(spec.get("base") or {}), **opts}, "seeds": spec.get("seeds", [0])},
-                     f"analyses/specs/{entry.name}.yaml cell", data="if-present")
+                     f"analyses/specs/{entry.name}.yaml cell", data="if-present", data_root=data_root)
     if len(configs) != len(spec.get("seeds", [0])):  # e.g. no alpha: train's default expands to four
         raise CollapseLabError(f"{entry.name}: a cell's options {opts} give {len(configs)} runs per seed list, not one "
                                "per seed; the spec must pin every option that expands")
@@ -144,7 +144,7 @@ class Table:
                 cell["not_available"] = opts["not_available"]
             else:
                 values, runs = [], []
-                for cfg in cell_configs(entry, ctx.preset, opts, ctx.smoke):
+                for cfg in cell_configs(entry, ctx.preset, opts, ctx.smoke, ctx.data_root):
                     path = run_path(ctx.store, cfg)
                     run = RunDir(path)
                     if not (path / "run.json").is_file() or run.meta.get("status") != "complete":

@@ -70,7 +70,7 @@ class Method:
     server_copies: float = 0.0
     client_copies: float = 0.0
     # Local training is plain SGD on CE + beta R: ``client_start`` only loads a model and
-    # returns NO_HOOKS. A CUDA graph can hold such a method's steps (``fl.trainer``), and
+    # returns NO_HOOKS. A CUDA graph can hold such a method's steps (``training.trainer``), and
     # on the CPU its clients train side by side by default (as measured, docs/fast-path.md).
     capturable: bool = False
 

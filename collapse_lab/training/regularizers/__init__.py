@@ -9,7 +9,7 @@ values; numbers, or text whose allowed values ``choices`` lists) and, if it need
 ``presets`` gives the option values a preset sets where the user does not (FedDecorr's
 released scaling at ``--preset paper``). Options are given as ``--reg-option KEY=VALUE``. ``masked`` (optional) is a factory
 with the same parameters whose callable ``(z, logits, w)`` computes the same loss on the
-rows where the 0/1 mask w is 1 (batches padded to one size, ``fl.stacked``); ``derive(options, num_classes)``
+rows where the 0/1 mask w is 1 (batches padded to one size, ``training.stacked``); ``derive(options, num_classes)``
 fills options that depend on the data (None in ``defaults``); ``beta`` is the default
 weight; ``graph_safe`` says that a CUDA graph can hold it (no host synchronisation, no
 data-dependent shapes). ``resolve_options`` fills the defaults in, so a run's

@@ -51,7 +51,7 @@ def feddecorr_loss_official(z: torch.Tensor, eps: float = OFFICIAL_EPS) -> torch
 
 
 def feddecorr_loss_masked(z: torch.Tensor, w: torch.Tensor, eps: float = CONST_EPS) -> torch.Tensor:
-    """Eq. 8 on the rows of z where w (0/1) is 1 (a padded batch, ``fl.stacked``)."""
+    """Eq. 8 on the rows of z where w (0/1) is 1 (a padded batch, ``training.stacked``)."""
     return masked_correlation_matrix(z, w, eps).pow(2).mean()
 
 

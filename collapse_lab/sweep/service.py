@@ -1,0 +1,165 @@
+"""Runs of many configurations on a pool (``sweep``, ``figures``, ``tables``): plan, check,
+train, report. The commands only say what they want and format the events.
+
+``plan`` prepares every run once in this process (names, data, conflicts with what the
+store holds: ``training.prepare``) and sorts them into what trains, what is complete, what
+diverged earlier (left alone: ``train --overwrite`` retrains it) and what is refused;
+``check`` refuses, before anything trains, a store that cannot be written and a disk that
+cannot hold the checkpoints; ``execute`` cuts the
+runs into units (stacked where they can stack) and trains them on the local pool or Ray,
+calling ``report`` with each event of ``backends`` ({"event": "start"|"end", "run", ...}).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..errors import CollapseLabError
+from ..timelimit import deadline
+from . import backends
+
+
+def diverged(store: Path, cfg) -> bool:
+    """Whether the run's folder holds a run that diverged (left alone; ``prepare`` would
+    refuse to resume it)."""
+    from ..store import RunDir, run_path
+
+    path = run_path(store, cfg)
+    try:
+        return (path / "run.json").is_file() and RunDir(path).meta.get("status") == "diverged"
+    except CollapseLabError:
+        return False  # prepare names the unreadable run.json
+
+
+@dataclass
+class Plan:
+    prepared: list  # training.prepare.Prepared of every run that is not diverged, in order
+    gone: list = field(default_factory=list)  # configurations whose run diverged earlier
+    refused: list = field(default_factory=list)  # {"run", "status": "failed", "error"}: not trained
+
+    @property
+    def pending(self) -> list:
+        """What trains: new runs and unfinished ones."""
+        return [p for p in self.prepared if p.action != "skip"]
+
+
+def plan(configs, store: Path, each: bool = False, say: Callable[[str], None] | None = None) -> Plan:
+    """Prepare the runs (continuing unfinished ones). ``each``: a run whose options are
+    refused is reported (to ``say``) and the others go on (the catalogue); otherwise the
+    first refusal is the command's error (a user's sweep)."""
+    from ..training.prepare import prepare
+
+    gone = [c for c in configs if diverged(store, c)]
+    live = [c for c in configs if c not in gone]
+    if not each:
+        return Plan(prepare(live, store, resume=True), gone)
+    try:
+        return Plan(prepare(live, store, resume=True), gone)
+    except CollapseLabError:  # one run's options are refused: the others still train
+        out = Plan([], gone)
+        for c in live:
+            try:
+                out.prepared += prepare([c], store, resume=True)
+            except CollapseLabError as e:
+                out.refused.append({"run": c.run_name(), "status": "failed", "error": str(e)})
+                if say is not None:
+                    say(f"{c.run_name()}: not trained: {e}")
+        return out
+
+
+def work_units(p: Plan, stack: int) -> tuple[list[list], list]:
+    """The pending runs in units (``backends.units``) and the runs that cannot stack with
+    the reason of the first (``training.stacked.prepared_reason``)."""
+    from ..training.stacked import prepared_reason
+
+    pending = p.pending
+    reasons = {q.config.run_name(): prepared_reason(q) for q in pending} if stack > 1 else {}
+    todo = [q.config for q in pending]
+    work = backends.units(todo, stack, lambda c: reasons[c.run_name()])
+    alone = [(c, reasons[c.run_name()]) for c in todo if reasons.get(c.run_name())]
+    return work, alone
+
+
+def check(p: Plan, store: Path, work: list[list], workers: int, smoke_ok: bool = False,
+          drop_checkpoints: bool = False) -> None:
+    """Before anything trains: the store can be written and the disk holds the checkpoints
+    (with ``drop_checkpoints``, each run's files go once it is trained, so only the
+    ``workers`` largest units in flight must fit). The command checks ``--time-limit``
+    against a round of its first run (``commands.common.check_time_limit``)."""
+    from ..store.paths import check_store_for_writing
+    from ..training.prepare import check_disk, estimate_bytes
+
+    pending = p.pending
+    if not pending:
+        return
+    check_store_for_writing(store, "--store", smoke_ok=smoke_ok)
+    if drop_checkpoints:
+        by_name = {q.config.run_name(): q for q in pending}
+        sizes = sorted(((sum(estimate_bytes(by_name[c.run_name()]) for c in u), u) for u in work), key=lambda t: t[0])
+        check_disk([by_name[c.run_name()] for _, u in sizes[-workers:] for c in u], store)
+    else:
+        check_disk(pending, store)
+
+
+def execute(work: list[list], store: Path, backend: str, workers: int, report: Callable[[dict], None],
+            time_limit: str | None = None, address: str | None = None, cpus_per_run: int = 1,
+            gpus_per_run: float = 0.0) -> list[dict]:
+    """Train the units; every run's outcome ({"run", "status", ...}). Ctrl-C or SIGTERM
+    raises ``backends.Interrupted`` once the runs under way have stopped."""
+    until = deadline(time_limit)
+    if backend == "local":
+        return backends.run_local(work, store, min(workers, max(1, len(work))), report, store / ".sweep-logs", until)
+    return backends.run_ray(work, store, address, cpus_per_run, gpus_per_run, report, until)
+
+
+# -- in this process, one run after another (``train``, the API) ----------------------------
+
+def begin(configs, store, option: str = "--store", overwrite: bool = False, resume: bool = False,
+          check_time: Callable[[list], None] | None = None) -> list:
+    """Prepare the runs for training here: the store can be written (``option`` names it in
+    the error), every run prepared (``training.prepare``), ``check_time`` (the command's
+    ``--time-limit``) given the runs that train, the disk checked, and a lock taken on each
+    of them (one writer per run), all before anything trains. Returns every Prepared."""
+    from ..store.paths import check_store_for_writing
+    from ..training.prepare import check_disk, prepare, take_lock
+
+    out = check_store_for_writing(store, option)
+    prepared = prepare(configs, out, overwrite=overwrite, resume=resume)
+    todo = [p for p in prepared if p.action in ("train", "resume")]
+    if check_time is not None:
+        check_time([p.config for p in todo])
+    check_disk(prepared, out)
+    for p in todo:
+        take_lock(p)
+    return prepared
+
+
+def train_here(prepared: list, on_step=None, log=None, stop=None,
+               report: Callable[[dict], None] | None = None) -> list[dict]:
+    """Train the runs ``begin`` prepared, one after another in this process; the locks are
+    released at the end however it ends. A run that diverges is reported
+    ({"event": "diverged", "prepared", "error"}) and the others go on; each finished run
+    gives {"event": "end", "prepared", "summary"}. Returns the summaries (a diverged run's:
+    status, round, client, what). ``training.engine.Interrupted`` (Ctrl-C, SIGTERM, the
+    time limit) propagates after the current client."""
+    from ..store import lock
+    from ..training.engine import Diverged, train as train_run
+
+    report = report or (lambda ev: None)
+    todo = [p for p in prepared if p.action in ("train", "resume")]
+    out = []
+    try:
+        for p in todo:
+            report({"event": "start", "prepared": p})
+            try:
+                out.append(train_run(p, on_step=on_step, log=log, stop=stop))
+                report({"event": "end", "prepared": p, "summary": out[-1]})
+            except Diverged as e:  # the other runs go on
+                out.append({"run": str(p.path), "status": "diverged", "diverged_round": e.round, "client": e.client,
+                            "what": e.what})
+                report({"event": "diverged", "prepared": p, "error": e})
+    finally:
+        for p in todo:
+            lock.release(p.path)
+    return out
