@@ -5,7 +5,7 @@
 
 Check: every spec loads through the catalogue's loader (keys, renderer, claims), its runs
 expand through the resolver at both presets, and every table cell names a printed value of
-``reference/all_tables_long.csv`` (the papers' numbers, stored once). ``--rewrite`` writes a
+``reference/all_tables_long.csv`` (the papers' numbers, stored once), each printed value one cell. ``--rewrite`` writes a
 spec back as plain YAML, without the anchors and aliases an earlier generator left, only
 where the loaded content stays exactly the same; ``--json`` prints the findings.
 """
@@ -28,6 +28,7 @@ class _Plain(yaml.SafeDumper):
 def check() -> list[str]:
     from collapse_lab.analysis.catalogue import load_entry, matches
     from collapse_lab.analysis.renderers.table import reference
+    from collapse_lab.analysis.table_spec import pair
     from collapse_lab.errors import CollapseLabError
 
     problems = []
@@ -44,15 +45,11 @@ def check() -> list[str]:
         except CollapseLabError as e:
             problems.append(f"{path.name}: {e}")
             continue
-        if entry.kind == "table" and "reference" in entry.params:  # cells pair with the printed cells in order (the table renderer's contract)
-            ref = list(reference(entry.params["reference"]).itertuples())
-            cells = entry.params.get("cells", [])
-            if len(ref) != len(cells):
-                problems.append(f"{path.name}: {len(cells)} cells, {len(ref)} printed in {entry.params['reference']}")
-            for i, (c, r) in enumerate(zip(cells, ref)):
-                if str(r.column) != c["column"]:
-                    problems.append(f"{path.name}: cell {i} is column {c['column']!r}, the printed one {r.column!r}")
-                    break
+        if entry.kind == "table" and "reference" in entry.params:  # every cell beside its printed number, by key
+            try:
+                pair(entry.params.get("cells", []), reference(entry.params["reference"]), path.name)
+            except CollapseLabError as e:
+                problems.append(str(e))
     return problems
 
 
@@ -61,7 +58,7 @@ def rewrite() -> list[str]:
     for path in sorted(SPECS.glob("*.yaml")):
         text = path.read_text()
         data = yaml.safe_load(text)
-        out = yaml.dump(data, Dumper=_Plain, sort_keys=False, allow_unicode=True, width=120)
+        out = yaml.dump(data, Dumper=_Plain, sort_keys=False, allow_unicode=True, width=120, default_flow_style=None)
         if out != text and yaml.safe_load(out) == data:
             path.write_text(out)
             changed.append(path.name)

@@ -115,7 +115,7 @@ def train(store="checkpoints", resume: bool = True, progress: bool = False, **op
 
 
 def _raise_diverged(ev: dict) -> None:
-    """A run that diverges stops ``train()`` with ``training.engine.Diverged`` (the caller
+    """A run that diverges stops ``train()`` with ``training.stops.Diverged`` (the caller
     decides; the command line goes on with the other runs)."""
     if ev["event"] == "diverged":
         raise ev["error"]

@@ -133,7 +133,7 @@ def train(ctx, **params):
     """
     from tqdm import tqdm
 
-    from .training.engine import Interrupted, StopFlag
+    from .training.stops import Interrupted, StopFlag
     from .training.prepare import total_steps
     from .resolve import resolve_runs
     from .sweep import service

@@ -169,7 +169,7 @@ def resolve_runs(flags: dict, config_file: str | None = None, values: dict | Non
     # released scaling at --preset paper)
     values["reg_options"] = {**preset_options(values.get("reg", "none"), values.get("preset", "paper")),
                              **values["reg_options"]}
-    if values["partition"] != "dirichlet":
+    if "alpha" not in partition_options(values["partition"]):
         alphas = alphas[:1]  # stored as the partition's (unused) alpha, as before
     if "classes_per_client" not in partition_options(values["partition"]):
         cpcs = cpcs[:1]

@@ -62,6 +62,18 @@ PLUGINS = {
             rest = np.array_split(np.arange(cut, len(labels)), num_clients - 1)
             return Partition.from_indices([np.arange(cut), *rest], labels, num_classes)
     ''',
+    "partition/tilted.py": '''
+        import numpy as np
+        from . import PARTITIONS
+        from .base import Partition
+
+        @PARTITIONS.register("tilted")
+        def tilted(labels, num_classes, num_clients, rng, alpha: float = 1.0):
+            """A split that takes the shared alpha (a share: client 0 gets alpha / (1 + alpha))."""
+            cut = int(round(len(labels) * float(alpha) / (1.0 + float(alpha))))
+            rest = np.array_split(np.arange(cut, len(labels)), num_clients - 1)
+            return Partition.from_indices([np.arange(cut), *rest], labels, num_classes)
+    ''',
     "training/methods/fedtoy.py": '''
         from . import METHODS, Method, fedavg_of
 
@@ -156,6 +168,17 @@ def test_one_file_per_plugin_is_found_and_trains(package_with_plugins, tmp_path)
         meta = json.loads((run / "run.json").read_text())
         assert meta["partition_options"] == {"first": first} and meta["reg_options"] == {"scale": scale, "pool": "max"}
         assert meta["client_sizes"] == [round(40 * first), 40 - round(40 * first)]
+    # a partition of its own that takes alpha: each --alpha is a run, as with dirichlet (the
+    # resolver asks the partition what it takes, not its name)
+    out = tmp_path / "tilted"
+    res = subprocess.run([sys.executable, "-m", "collapse_lab.cli", "train", "--dataset", "toyset", "--partition",
+                          "tilted", "--alpha", "1", "--alpha", "3", "--clients", "2", "--rounds", "1", "--local-epochs",
+                          "1", "--batch-size", "8", "--device", "cpu", "--store", str(out)], env=env, cwd=root,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-800:]
+    metas = sorted((json.loads((p / "run.json").read_text()) for p in out.iterdir() if (p / "run.json").is_file()),
+                   key=lambda m: float(m["alpha"]))
+    assert [(m["alpha"], m["client_sizes"]) for m in metas] == [("1", [20, 20]), ("3", [30, 10])]
     bad = subprocess.run(base + ["--partition-option", "second=1"], env=env, cwd=root, capture_output=True, text=True,
                          timeout=120)
     assert bad.returncode == 2 and "partition halves has no such option; its options: first" in bad.stderr

@@ -105,8 +105,13 @@ def load_entry(path: Path) -> Entry:
         if bad is not None or not isinstance(d.get(k) or [], list):
             raise CollapseLabError(f"{where}: {k} must be a list of texts (quote a line that holds ': '); "
                                    f"got {bad if bad is not None else d.get(k)!r}")
+    params = d.get("params") or {}
+    if d["kind"] == "table":  # rows x columns: the cells and the runs derived (each run stated once)
+        from .table_spec import with_derived
+
+        runs, params = with_derived(runs, params, where)
     return Entry(d["name"], d["paper"], d["source"], d["kind"], d["caption"], d["renderer"], runs,
-                 d.get("params") or {}, claims, d.get("differs") or [], d.get("unstated") or [],
+                 params, claims, d.get("differs") or [], d.get("unstated") or [],
                  d.get("not_rendered") or "")
 
 

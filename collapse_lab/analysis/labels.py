@@ -3,6 +3,7 @@ tables and messages, in the papers' words (FedAvg + FedDecorr, alpha = 0.05, M =
 from __future__ import annotations
 
 from ..config import current_form
+from ..partition import takes
 
 PRETTY_METHOD = {"fedavg+etf": "FedAvg + ETF", "fedavg+etf+gmv": "FedAvg + ETF + GMV", "fedavg": "FedAvg",
                  "fedavgm": "FedAvgM", "fedprox": "FedProx", "moon": "MOON", "scaffold": "SCAFFOLD",
@@ -58,9 +59,14 @@ def label(key: dict, dicts: bool = False) -> str:
 def partition_text(meta: dict) -> str:
     """A run's split in a few characters (``meta``: its run.json): dir 0.05, M=2, scenes M=3,
     or the partition's name, with the partition's own options."""
-    p = meta.get("partition")
-    text = {"dirichlet": f"dir {meta.get('alpha')}", "pathological": f"M={meta.get('classes_per_client')}",
-            "scenes": f"scenes M={meta.get('classes_per_client')}"}.get(p, p or "")
+    p = meta.get("partition") or ""
+    short = {"dirichlet": "dir", "pathological": ""}.get(p, p)  # the papers' shorthands; else the name
+    bits = [short] if short else []
+    if takes(p, "alpha"):  # what the partition takes, not what it is called
+        bits.append(str(meta.get("alpha")))
+    if takes(p, "classes_per_client"):
+        bits.append(f"M={meta.get('classes_per_client')}")
+    text = " ".join(bits)
     if meta.get("partition_options"):  # a partition's own options (declared in its file)
         text += " " + " ".join(f"{k}={v}" for k, v in sorted(meta["partition_options"].items()))
     return text

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..config import MOVED_FIELDS, RunConfig, alpha_str, parse_alpha
+from ..partition import takes
 from ..errors import CollapseLabError
 from ..store import RunDir, find_runs, run_path
 from .catalogue import Entry, matches
@@ -165,7 +166,7 @@ def _filtered(store: Path, alphas, dataset, model, regs, methods, warn) -> list[
         raise CollapseLabError(f"no trained runs in {store}; run `collapse-lab train` first, or point --store at "
                                "the run store (or --run at a run folder)")
     want = {alpha_str(parse_alpha(a)) for a in alphas}
-    for name, keep in (("--alpha", (lambda r: r.meta.get("partition") == "dirichlet" and r.meta.get("alpha") in want)
+    for name, keep in (("--alpha", (lambda r: takes(r.meta.get("partition"), "alpha") and r.meta.get("alpha") in want)
                         if want else None),
                        ("--dataset", (lambda r: r.meta.get("dataset") == dataset) if dataset else None),
                        ("--model", (lambda r: r.meta.get("model") == model) if model else None),
@@ -211,5 +212,5 @@ def seed_groups(runs: list[RunDir]) -> list[tuple[str, list[RunDir]]]:
 
 def sort_key(run: RunDir):
     m = run.meta
-    return (float(parse_alpha(m.get("alpha", "inf"))) if m.get("partition") == "dirichlet" else 0.0,
+    return (float(parse_alpha(m.get("alpha", "inf"))) if takes(m.get("partition"), "alpha") else 0.0,
             m.get("reg", ""), m.get("method", ""), run.path.name)

@@ -12,139 +12,12 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
-from .common import check_time_limit, data_root_option, given_data_root, time_limit_option
+from .catalogue_cmd import catalogue_options, check_training, dry_run, lacking_data, list_entries, plan, \
+    smoke_paths, stop_if_late, train_missing
+from .common import given_data_root
 from ..analysis.claims_file import evaluate_safely, merge_claims
 
-
-def plan(entries, preset: str, store: Path, warn, smoke: bool = False) -> tuple[list, list, dict]:
-    """The entries' runs (each once; their smoke forms with ``smoke``), per entry its run
-    names (or why it is not available), and the runs by name."""
-    configs, seen, per_entry = [], {}, {}
-    for e in entries:
-        try:
-            cs = e.configs(preset, warn, smoke=smoke, data_root=given_data_root())
-        except CollapseLabError as err:  # a model, method or data set the toolkit lacks (the baselines issue)
-            per_entry[e.name] = f"not available at --preset {preset}: {err}"
-            continue
-        per_entry[e.name] = [c.run_name() for c in cs]
-        for c in cs:
-            if c.run_name() not in seen:
-                seen[c.run_name()] = c
-                configs.append(c)
-            elif c.keep_local == "all" and seen[c.run_name()].keep_local != "all":  # a smoke run another entry
-                configs[configs.index(seen[c.run_name()])] = seen[c.run_name()] = c  # reads the clients of
-    return configs, per_entry, seen
-
-
 SMOKE_NOTE = "SMOKE: one round, one local step per client, a small test set: proves the path, not the papers' numbers"
-
-
-def smoke_paths(smoke: bool, store: str, out: str, out_default: str) -> tuple[Path, Path]:
-    """The store and output folder of a call: with ``--smoke`` the defaults become
-    ``checkpoints-smoke`` and ``<out>-smoke`` (a smoke store never holds real runs: checked,
-    and marked, by ``store.paths.check_smoke``); a smoke store without ``--smoke`` is refused."""
-    from ..store.paths import check_smoke
-
-    if smoke:
-        store = "checkpoints-smoke" if store == "checkpoints" else store
-        out = f"{out_default}-smoke" if out == out_default else out
-    check_smoke(store, smoke)
-    return Path(store), Path(out)
-
-
-def train_missing(configs, store: Path, backend: str, workers: int | None, stack: int, address, say,
-                  drop_checkpoints: bool = False, time_limit: str | None = None) -> list[dict]:
-    """Train (or finish) the runs not complete in the store through the sweep engine;
-    returns the failures. Diverged runs are left alone (their figure says so). Runs tagged
-    ``timing`` (the timing tables) train last, one at a time on all the cores, unstacked:
-    their ``train_seconds`` is what a round costs. ``time_limit``: runs stop by it
-    (``timelimit``); theirs are ``time-limit`` outcomes (``stop_if_late``)."""
-    timed = [c for c in configs if c.tag == "timing"]
-    rest = [c for c in configs if c.tag != "timing"]
-    failed = _train(rest, store, backend, workers, stack, address, say, drop_checkpoints, time_limit)
-    if any(f["status"] == "time-limit" for f in failed):
-        return failed + [{"run": c.run_name(), "status": "time-limit", "error": "not started before the time limit"}
-                         for c in timed]
-    return failed + _train(timed, store, backend, 1, 1, address, say, drop_checkpoints, time_limit)
-
-
-def lacking_data(names: list[str], failed: list[dict]) -> str | None:
-    """Why an entry whose runs (``names``) could not train for missing data is not rendered
-    (``missing_data`` named the folders), instead of "run ... is missing: figures trains it"."""
-    missing = {f["run"]: f["error"] for f in failed if f.get("missing_data")}
-    lacking = sorted({missing[n] for n in names if n in missing})
-    return f"{'; '.join(lacking)} (the folder expected is named above; give --data-root)" if lacking else None
-
-
-def stop_if_late(failed: list[dict], say) -> None:
-    """``--time-limit`` stopped training: nothing renders; exit 75 with the command that continues."""
-    from ..timelimit import EXIT_TIME_LIMIT, continue_command
-
-    late = [f for f in failed if f["status"] == "time-limit"]
-    if late:
-        say(f"time limit: {len(late)} run(s) stopped after their last round that fit or not started; every complete "
-            f"round is kept and nothing is rendered; continue with: {continue_command()}")
-        raise SystemExit(EXIT_TIME_LIMIT)
-
-
-def missing_data(configs, say) -> tuple[list[dict], list]:
-    """Every data set the runs need, read before anything trains: one line per missing data
-    set naming the folder expected and where it looked; its runs are reported as failed and
-    the others go on. Returns (the failures, the runs whose data are here)."""
-    from ..data import dataset_of
-    from ..data_root import default_data_root
-
-    def key(c):
-        return c.dataset, c.data_root, c.image_size, repr(sorted(c.dataset_options.items()))
-
-    missing, here = {}, set()
-    for c in configs:
-        if key(c) in here or key(c) in missing:
-            continue
-        try:
-            dataset_of(c)
-            here.add(key(c))
-        except CollapseLabError as e:
-            missing[key(c)] = str(e)
-    for (name, root, _, _), msg in missing.items():
-        where = default_data_root()[1] if root is None else f"{root}"
-        say(f"data set {name} is missing: {msg} (looked in: {where})")
-    failed = [{"run": c.run_name(), "status": "failed", "error": f"data set {c.dataset} is missing",
-               "missing_data": c.dataset} for c in configs if key(c) in missing]
-    return failed, [c for c in configs if key(c) not in missing]
-
-
-def _train(configs, store: Path, backend: str, workers: int | None, stack: int, address, say,
-           drop_checkpoints: bool = False, time_limit: str | None = None) -> list[dict]:
-    from ..sweep import backends, service
-
-    refused, configs = missing_data(configs, say)
-    p = service.plan(configs, store, each=True, say=say)
-    refused += p.refused
-    if not p.pending:
-        return refused
-    todo = [q.config for q in p.pending]
-    check_time_limit(time_limit, todo)
-    work, _ = service.work_units(p, stack)
-    n = workers or backends.cores()
-    service.check(p, store, work, n, smoke_ok=True, drop_checkpoints=drop_checkpoints)  # figures/tables checked the smoke mark
-    say(f"training {len(todo)} run(s) in {len(work)} unit(s) on {backend} "
-        f"({n if backend == 'local' else 'Ray'} workers, --stack {stack})")
-    state = {"done": 0, "t0": time.time()}
-
-    def report(ev: dict) -> None:
-        if ev["event"] == "end":
-            if drop_checkpoints and ev["status"] == "complete":  # tables --smoke: metrics are what a table reads
-                from ..store import RunDir
-
-                RunDir(store / Path(ev["run"]).name).drop_checkpoints("tables --smoke")
-            state["done"] += 1
-            why = f": {ev['error']}" if ev.get("error") and ev["status"] != "complete" else ""
-            say(f"{state['done']}/{len(todo)} runs trained ({ev['run']}: {ev['status']}{why}, "
-                f"{time.time() - state['t0']:.0f} s)")
-
-    results = service.execute(work, store, backend, n, report, time_limit, address)
-    return refused + [r for r in results if r["status"] not in ("complete", "skipped")]
 
 
 def render(entry, ctx, out: Path) -> dict:
@@ -183,80 +56,6 @@ def render(entry, ctx, out: Path) -> dict:
             "seconds": round(time.time() - t0, 2)}
 
 
-def catalogue_options(out_default: str, out_help: str, list_help: str, json_help: str):
-    """The options ``figures`` and ``tables`` share: what to render, where, and how the
-    missing runs train."""
-    opts = [
-        click.argument("names", nargs=-1),
-        click.option("--preset", type=click.Choice(["quick", "cpu", "paper"]), default="quick", show_default=True,
-                     help="quick: stand-in data (digits, Gaussian), minutes on a CPU; cpu: real CIFAR-10 (capped at 1,000 "
-                          "images per class) with small models, under 30 minutes an entry on 2 cores, for the entries "
-                          "that have it; paper: the papers' settings (a GPU and the data sets)."),
-        click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
-                     help="Run store."),
-        click.option("--out", default=out_default, show_default=True, type=click.Path(file_okay=False), help=out_help),
-        click.option("--list", "list_", is_flag=True, help=list_help),
-        click.option("--no-train", is_flag=True, help="Render from the runs present; an entry missing runs is reported."),
-        click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True),
-        click.option("--workers", type=int, default=None, help="local: training processes (default: the cores)."),
-        click.option("--stack", type=int, default=8, show_default=True,
-                     help="Runs trained together as one stacked model (see `sweep --stack`); 1: each on its own."),
-        click.option("--address", default=None, help="ray: auto or HOST:PORT of a running cluster."),
-        click.option("--json", "as_json", is_flag=True, help=json_help),
-        click.option("--dry-run", "dry_run_", is_flag=True, help="Train and render nothing: per preset, the runs, their checkpoint "
-                     "volume and the compute time per device class, estimated from the project's measurements."),
-        click.option("--smoke", is_flag=True, help="Prove the path without a GPU: every run of the entries at --preset, "
-                     "cut to one round of a few local steps on a data subset, in a store of its own "
-                     "(default checkpoints-smoke); outputs marked smoke, claims not checked."),
-        time_limit_option,
-        data_root_option,
-    ]
-
-    def deco(f):
-        for o in reversed(opts):
-            f = o(f)
-        return f
-
-    return deco
-
-
-def dry_run(entries, smoke: bool, as_json: bool, say) -> None:
-    """``--dry-run``: the plan of both presets (``bench.estimate``), as text or JSON."""
-    from ..bench.estimate import estimate, lines
-
-    plans = {}
-    for preset in ("quick", "cpu", "paper"):
-        configs, _, _ = plan(entries, preset, Path("."), lambda m: None, smoke)
-        plans[preset] = estimate(configs)
-    if as_json:
-        click.echo(json.dumps({"smoke": smoke, "presets": plans}, indent=1))
-        return
-    for preset, p in plans.items():
-        for line in lines(p, f"--preset {preset}" + (" --smoke" if smoke else "")):
-            click.echo(line)
-
-
-def check_training(workers: int | None, stack: int, backend: str = "local", address=None, list_: bool = False,
-                   no_train: bool = False, **with_list) -> None:
-    """The training options of ``figures``/``tables``, checked as ``sweep`` checks them;
-    options that ``--list`` or ``--no-train`` would ignore are refused, not dropped silently."""
-    if workers is not None and workers < 1:
-        raise CollapseLabError(f"--workers must be >= 1 (got {workers})")
-    if stack < 1:
-        raise CollapseLabError(f"--stack must be >= 1 (got {stack}); 1 trains every run on its own")
-    if backend == "ray" and workers is not None:
-        raise CollapseLabError("--workers has no effect with --backend ray (Ray places the tasks); drop it")
-    if backend == "local" and address:
-        raise CollapseLabError("--address has no effect with --backend local; drop it or add --backend ray")
-    if list_:
-        given = [name for name, v in (("--no-train", no_train), *with_list.items()) if v]
-        if given:
-            raise CollapseLabError(f"{given[0]} has no effect with --list (it only lists); drop it")
-    if no_train and (workers is not None or address or backend != "local" or with_list.get("--time-limit")):
-        raise CollapseLabError("--workers, --backend, --address and --time-limit have no effect with --no-train "
-                               "(nothing trains); drop them")
-
-
 @click.command("figures", short_help="Render the papers' figures (training missing runs) and check their claims.")
 @catalogue_options("figures", "Figure folder.", "List the catalogue's figures: runs present/missing, last rendered.",
                    "Print every entry's record (files, claims) as JSON on stdout.")
@@ -280,7 +79,7 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
     warn = (lambda m: None)
     configs, per_entry, by_name = plan(entries, preset, store, warn, smoke)
     if list_:
-        return _list(entries, per_entry, store, out, by_name, as_json)
+        return list_entries(entries, per_entry, store, out, by_name, as_json)
     t0 = time.time()
     from ..sweep.backends import Interrupted
 
@@ -340,30 +139,3 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
     if errors or failed_runs:
         raise SystemExit(1)
 
-
-def _list(entries, per_entry, store: Path, out: Path, by_name: dict, as_json: bool, suffix: str = "png") -> None:
-    from ..store import RunDir, run_path
-
-    rows = []
-    for e in entries:
-        names = per_entry[e.name]
-        if isinstance(names, str):
-            rows.append({"entry": e.name, "renderer": e.renderer, "runs": 0, "present": 0, "missing": 0,
-                         "last_rendered": "-", "not_rendered": names})
-            continue
-        present = 0
-        for n in names:
-            p = run_path(store, by_name[n])
-            if (p / "run.json").is_file() and RunDir(p).meta.get("status") == "complete":
-                present += 1
-        png = out / f"{e.name}.{suffix}"
-        last = time.strftime("%Y-%m-%d %H:%M", time.localtime(png.stat().st_mtime)) if png.is_file() else "-"
-        rows.append({"entry": e.name, "renderer": e.renderer, "runs": len(names), "present": present,
-                     "missing": len(names) - present, "last_rendered": last, "not_rendered": e.not_rendered})
-    if as_json:
-        click.echo(json.dumps(rows, indent=1))
-        return
-    click.echo(f"{'entry':<18} {'renderer':<14} {'runs':>5} {'present':>8} {'missing':>8}  last rendered")
-    for r in rows:
-        tail = f"not rendered: {r['not_rendered']}" if r["not_rendered"] else r["last_rendered"]
-        click.echo(f"{r['entry']:<18} {r['renderer']:<14} {r['runs']:>5} {r['present']:>8} {r['missing']:>8}  {tail}")

@@ -10,7 +10,7 @@ import click
 
 from ..errors import CollapseLabError
 from .common import given_data_root
-from .figures import catalogue_options
+from .catalogue_cmd import catalogue_options
 
 
 @click.command("tables", short_help="Reproduce the papers' tables beside the printed numbers (training missing runs).")
@@ -26,7 +26,8 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
     from ..analysis.renderers.table_format import render_all
     from ..files import write_bytes, write_json
     from ..sweep.backends import Interrupted
-    from .figures import _list, check_training, dry_run, lacking_data, plan, smoke_paths, stop_if_late, train_missing
+    from .catalogue_cmd import check_training, dry_run, lacking_data, list_entries, plan, smoke_paths, stop_if_late, \
+        train_missing
 
     check_training(workers, stack, backend, address, list_, no_train,
                    **{"--compare-paper": compare_paper, "--dry-run": dry_run_, "--time-limit": time_limit})
@@ -39,7 +40,7 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
     say = (lambda m: click.echo(f"tables: {m}", err=True))
     configs, per_entry, by_name = plan(entries, preset, store, lambda m: None, smoke)
     if list_:
-        return _list(entries, per_entry, store, out, by_name, as_json, suffix="md")
+        return list_entries(entries, per_entry, store, out, by_name, as_json, suffix="md")
     t0 = time.time()
     try:
         failed = [] if no_train else train_missing(configs, store, backend, workers, stack, address, say,

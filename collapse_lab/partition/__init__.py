@@ -31,6 +31,13 @@ def partition_options(name: str) -> list[str]:
     return option_names(PARTITIONS.get(name), skip=4)
 
 
+def takes(name: str | None, option: str) -> bool:
+    """Whether partition ``name`` takes ``option`` (``alpha``, ``classes_per_client``, ...):
+    asked of the partition, never of its name. An unknown name (a run recorded from other
+    code) takes none."""
+    return name in PARTITIONS and option in partition_options(name)
+
+
 RNGS = ("default", "released")
 
 
@@ -64,4 +71,5 @@ def make_partition(cfg, ds) -> Partition:
     return PARTITIONS.call(cfg.partition, ds.train_y.numpy(), ds.num_classes, cfg.clients, rng, **opts)
 
 
-__all__ = ["PARTITIONS", "RNGS", "SHARED", "Partition", "label_entropy", "make_partition", "own_options", "partition_options"]
+__all__ = ["PARTITIONS", "RNGS", "SHARED", "Partition", "label_entropy", "make_partition", "own_options", "partition_options",
+           "takes"]

@@ -198,7 +198,7 @@ def _give(w: _Worker, unit: list[RunConfig], report: Callable[[dict], None]) -> 
 
 
 def _ray_task(unit: list[dict], store: str, threads: int, deadline: float | None = None) -> list[dict]:
-    from ..training.engine import StopFlag
+    from ..training.stops import StopFlag
     from .worker import run_unit
 
     return run_unit(unit, store, threads, log=lambda m: print(m, flush=True), stop=StopFlag(deadline))

@@ -141,10 +141,11 @@ def train_here(prepared: list, on_step=None, log=None, stop=None,
     released at the end however it ends. A run that diverges is reported
     ({"event": "diverged", "prepared", "error"}) and the others go on; each finished run
     gives {"event": "end", "prepared", "summary"}. Returns the summaries (a diverged run's:
-    status, round, client, what). ``training.engine.Interrupted`` (Ctrl-C, SIGTERM, the
+    status, round, client, what). ``training.stops.Interrupted`` (Ctrl-C, SIGTERM, the
     time limit) propagates after the current client."""
     from ..store import lock
-    from ..training.engine import Diverged, train as train_run
+    from ..training.engine import train as train_run
+    from ..training.stops import Diverged
 
     report = report or (lambda ev: None)
     todo = [p for p in prepared if p.action in ("train", "resume")]

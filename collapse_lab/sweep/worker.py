@@ -19,7 +19,8 @@ def run_one(cfg_json: dict, store: str, threads: int, log=None, stop=None) -> di
 
     from ..config import RunConfig
     from ..errors import CollapseLabError
-    from ..training.engine import Diverged, Interrupted, train
+    from ..training.engine import train
+    from ..training.stops import Diverged, Interrupted
     from ..training.prepare import prepare
 
     torch.set_num_threads(max(1, threads))
@@ -55,7 +56,7 @@ def run_unit(unit: list[dict], store: str, threads: int, log=None, stop=None) ->
 
     from ..config import RunConfig
     from ..errors import CollapseLabError
-    from ..training.engine import Diverged, Interrupted
+    from ..training.stops import Diverged, Interrupted
     from ..training.prepare import prepare
     from ..training.stacked import train_together
 
@@ -100,7 +101,7 @@ def main() -> int:
     """A long-lived worker: one run configuration per stdin line, one result per stdout
     line (torch is imported and the process warmed up once, not once per run). SIGTERM or
     SIGINT finishes the current client of the current run, then the worker exits."""
-    from ..training.engine import StopFlag
+    from ..training.stops import StopFlag
 
     store, threads = sys.argv[1], int(sys.argv[2])
     stop = StopFlag(float(sys.argv[3]) if len(sys.argv) > 3 else None)  # --time-limit's time.time()

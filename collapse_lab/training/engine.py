@@ -13,7 +13,6 @@ import copy
 import math
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Generator, Iterator
 
 import torch
@@ -37,57 +36,8 @@ from ..timelimit import TIME_LIMIT
 from .prepare import Prepared, init_model, take_lock
 from .sampling import sample_clients
 from .schedule import train_round
+from .stops import Diverged, Interrupted, StopFlag, non_finite
 from .trainer import Job, Lane, StepSpec, Trained
-
-
-class StopFlag:
-    """A request to stop (SIGINT/SIGTERM), set by whoever runs the training (the CLI's
-    signal handlers, a test) and read between clients: no module-level state.
-    ``deadline``: the ``time.time()`` of ``--time-limit`` (``timelimit``): past it the
-    flag is set; before it, a round starts only if ``fits`` it."""
-
-    def __init__(self, deadline: float | None = None) -> None:
-        self.requested: str | None = None  # the signal's name once one arrived
-        self.deadline = deadline
-        self.longest_round = 0.0  # seconds: the longest round this process trained (any run)
-
-    def request(self, signame: str = "SIGINT") -> None:
-        self.requested = signame
-
-    def is_set(self) -> bool:
-        if self.requested is None and self.deadline is not None and time.time() >= self.deadline:
-            self.requested = TIME_LIMIT
-        return self.requested is not None
-
-    def fits(self, seconds: float) -> bool:
-        """Whether a round of ``seconds`` started now ends before the deadline."""
-        return self.deadline is None or time.time() + seconds <= self.deadline
-
-
-class Interrupted(Exception):
-    """``client``: the last client stored in round ``round`` (None: none was)."""
-
-    def __init__(self, path: Path, r: int, k: int | None, signame: str):
-        super().__init__(f"{signame}: stopped {path.name} in round {r} after client {k}")
-        self.path, self.round, self.client, self.signame = path, r, k, signame
-
-
-class Diverged(Exception):
-    """A non-finite loss or weight: the run stops at round ``round`` (``client`` None: the
-    aggregated global model); rounds before it stay stored and readable."""
-
-    def __init__(self, path: Path, r: int, k: int | None, what: str):
-        where = f"client {k}" if k is not None else "the aggregated global model"
-        super().__init__(f"{path.name} diverged in round {r}: {where} has a non-finite {what}")
-        self.path, self.round, self.client, self.what = path, r, k, what
-
-
-def non_finite(state: dict[str, torch.Tensor]) -> str | None:
-    """The first floating-point tensor with a NaN or inf, or None."""
-    for name, v in state.items():
-        if v.is_floating_point() and not bool(torch.isfinite(v).all()):
-            return name
-    return None
 
 
 @dataclass

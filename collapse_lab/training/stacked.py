@@ -219,7 +219,8 @@ def train_together(preps: list, *, log: Callable[[str], None] | None = None, sto
     the exception that ended it (``Diverged``, ``Interrupted``, ``CollapseLabError``, or any
     other error of that run alone); the others go on. A stop request is seen between
     rounds: the round under way finishes."""
-    from .engine import Session, StopFlag
+    from .engine import Session
+    from .stops import StopFlag
 
     stop = stop or StopFlag()
     out: list = [None] * len(preps)

@@ -35,8 +35,10 @@ def test_every_table_spec_holds_the_papers_printed_cells_in_order():
 
 
 def _entry(monkeypatch, cells):
-    rows = [{"table": "t", "column": c["column"], "setting": c["column"], "value_mean": c.pop("paper"), "value_std": 0.5,
-             "bold_in_source": 0} for c in cells]
+    for c in cells:  # the key each cell finds its printed number by (analysis/table_spec.py)
+        c.update(setting=c["column"], ref=[c["method"], "none"])
+    rows = [{"table": "t", "method": c["method"], "regularizer": "none", "column": c["column"], "setting": c["column"],
+             "value_mean": c.pop("paper"), "value_std": 0.5, "bold_in_source": 0} for c in cells][::-1]  # any order
     monkeypatch.setattr(T, "reference", lambda table: pd.DataFrame(rows))
     return Entry("test-table", "test", "Table 0", "table", "test", "table",
                  {"quick": {"base": {k: v for k, v in TINY.items()}, "seeds": [0, 1]}},

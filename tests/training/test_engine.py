@@ -168,10 +168,10 @@ def test_a_client_without_samples_keeps_the_global_model(tmp_path, cifar_root):
 
 
 def test_the_divergence_check_names_the_first_non_finite_tensor_as_a_check_per_tensor_would():
-    """``engine.non_finite`` checks all tensors at once; its answer must be the one a check of
+    """``stops.non_finite`` checks all tensors at once; its answer must be the one a check of
     each tensor in order gives, whatever the dtypes: a float64 1e300 is finite (it would not
     be in float32), integer tensors are never checked, bf16 is checked in bf16."""
-    from collapse_lab.training.engine import non_finite
+    from collapse_lab.training.stops import non_finite
 
     def reference(state):
         return next((n for n, v in state.items() if v.is_floating_point() and not torch.isfinite(v).all()), None)

@@ -14,7 +14,8 @@ import torch
 from collapse_lab.config import RunConfig
 from collapse_lab.resolve import finalize
 from collapse_lab.training import prepare as P
-from collapse_lab.training.engine import Diverged, train
+from collapse_lab.training.engine import train
+from collapse_lab.training.stops import Diverged
 from collapse_lab.training.local import NO_HOOKS
 from collapse_lab.training.stacked import config_reason, stack_key, train_stacked, train_together
 from collapse_lab.training.trainer import Job, Lane, StepSpec

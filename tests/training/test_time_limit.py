@@ -15,7 +15,8 @@ import pytest
 from collapse_lab.errors import CollapseLabError
 from collapse_lab.resolve import resolve_runs
 from collapse_lab.timelimit import EXIT_TIME_LIMIT, TIME_LIMIT, parse_duration
-from collapse_lab.training.engine import Interrupted, StopFlag, train
+from collapse_lab.training.engine import train
+from collapse_lab.training.stops import Interrupted, StopFlag
 from collapse_lab.training.prepare import prepare
 
 FLAGS = {"dataset": "gaussian", "dataset_option": ["dim=8", "train_per_class=30", "test_per_class=10"],

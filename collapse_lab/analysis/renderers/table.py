@@ -1,6 +1,6 @@
 """A table of the papers, cell by cell beside the printed one: the rows and columns are the
-paper's (its printed cells, ``reference/``, in their order and naming); each cell's runs
-are the spec's options for it at the preset (``params.cells``), averaged over seeds.
+paper's (its printed cells, ``reference/``, found by key: ``analysis/table_spec.py``); each
+cell's runs are the spec's options for it at the preset (rows x columns), averaged over seeds.
 
 Metrics: ``final`` (test accuracy % of the last round's global model), ``final_mean_last``
 (its mean over the last 10 % of rounds), ``mean_last:N`` (over the last N rounds: FedETF
@@ -22,6 +22,7 @@ from ...errors import CollapseLabError
 from ...store import RunDir, run_path
 from .. import RENDERERS
 from ..context import Context
+from ..table_spec import pair
 from .accuracy import accuracy_curve, tail_mean
 
 REFERENCE_CSV = "all_tables_long.csv"
@@ -116,24 +117,19 @@ class Table:
     def compute(entry, ctx: Context) -> dict:
 
         p = entry.params
-        ref = reference(p["reference"])
+        where = f"analyses/specs/{entry.name}.yaml"
+        printed = pair(p["cells"], reference(p["reference"]), where)  # each cell's printed number, by key
         rows = list(dict.fromkeys(c["row"] for c in p["cells"]))
         # a printed column label shared by two settings (FedETF Table 6: "FEMNIST" for E = 2 and 5)
         # gets its setting added, so no cell hides another
-        per_row = {}
-        for c, r in zip(p["cells"], ref.itertuples()):
-            per_row.setdefault((c["row"], c["column"]), []).append(str(r.setting))
-        clash = {col for (_, col), settings in per_row.items() if len(set(settings)) > 1}
-        label = [f"{c['column']} ({r.setting})" if c["column"] in clash else c["column"]
-                 for c, r in zip(p["cells"], ref.itertuples())]
+        per_col = {}
+        for c in p["cells"]:
+            per_col.setdefault((c["row"], c["column"]), set()).add(c["setting"])
+        clash = {col for (_, col), settings in per_col.items() if len(settings) > 1}
+        label = [f"{c['column']} ({c['setting']})" if c["column"] in clash else c["column"] for c in p["cells"]]
         cols = list(dict.fromkeys(label))
         cells, devices, scalings = [], set(), set()
-        if len(ref) != len(p["cells"]):
-            raise CollapseLabError(f"{entry.name}: {len(p['cells'])} cells in the spec, {len(ref)} printed in "
-                                   f"{p['reference']}")
-        for c, r, col in zip(p["cells"], ref.itertuples(), label):
-            if str(r.column) != c["column"]:
-                raise CollapseLabError(f"{entry.name}: cell order differs from {p['reference']} at {c['column']}")
+        for c, r, col in zip(p["cells"], printed, label):
             opts = c.get(ctx.preset, {})
             cell = {"row": c["row"], "method": c.get("method", c["row"]), "variant": c.get("variant", ""),
                     "column": col, "paper_mean": _num(r.value_mean),
