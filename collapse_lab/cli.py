@@ -181,8 +181,9 @@ def train(ctx, **params):
         p = ev["prepared"]
         if ev["event"] == "start":
             bar.set_postfix_str(p.path.name)
-        elif ev["event"] == "end":
-            summaries.append({**ev["summary"], **info(p)})
+            return
+        summaries.append({**ev["summary"], **info(p)})
+        if ev["event"] == "end":
             if log_to is not None:
                 export_runs(*log_to[:1], [p.path], Path(log_to[1]))
         else:  # diverged: the other runs go on; the command exits 1 at the end
@@ -192,8 +193,6 @@ def train(ctx, **params):
                 hint = f"lower --server-lr (now {cfg.method_options['server_lr']:g}) or --lr (now {cfg.lr:g})"
             click.echo(f"diverged: {e}; rounds up to {e.round - 1} are stored; {hint}", err=True)
             diverged.append(p.path.name)
-            summaries.append({"run": str(p.path), "status": "diverged", "diverged_round": e.round,
-                              "client": e.client, "what": e.what, **info(p)})
 
     try:
         with tqdm(total=steps, unit="step", desc="train", file=sys.stderr, dynamic_ncols=True,

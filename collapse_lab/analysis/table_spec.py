@@ -65,10 +65,10 @@ def with_derived(runs: dict, params: dict, where: str) -> tuple[dict, dict]:
     (an entry without ``rows``, a figure, is returned as it is)."""
     if "rows" not in params:
         return runs, params
-    named = {k for part in ("base", "rows", "columns") for d in ([params.get(part) or {}] if part == "base" else
-                                                                  (params.get(part) or {}).values()) for k in d}
-    named |= {k for item in params.get("cells") or [] if len(item) == 4 for k in item[3]}
-    presets = [p for p in ("quick", "cpu", "paper") if p in runs or p in named]
+    # the presets the runs or any option names (a table with no runs still says why per preset)
+    layers = [params.get("base") or {}, *(params.get("rows") or {}).values(), *(params.get("columns") or {}).values(),
+              *(item[3] for item in params.get("cells") or [] if len(item) == 4)]
+    presets = [p for p in ("quick", "cpu", "paper") if p in runs or any(p in d for d in layers)]
     cells, combos = expand(params, presets, where)
     for p, spec in runs.items():
         if "grid" in (spec or {}):

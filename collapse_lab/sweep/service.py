@@ -1,6 +1,7 @@
-"""Runs of many configurations on a pool (``sweep``, ``figures``, ``tables``): plan, check,
-train, report. The commands only say what they want and format the events.
+"""The one place runs are run: ``train``, ``sweep``, ``figures``, ``tables`` and the API say
+what they want and format the events.
 
+On a pool (``sweep``, ``figures``, ``tables``):
 ``plan`` prepares every run once in this process (names, data, conflicts with what the
 store holds: ``training.prepare``) and sorts them into what trains, what is complete, what
 diverged earlier (left alone: ``train --overwrite`` retrains it) and what is refused;
@@ -52,12 +53,12 @@ def plan(configs, store: Path, each: bool = False, say: Callable[[str], None] | 
 
     gone = [c for c in configs if diverged(store, c)]
     live = [c for c in configs if c not in gone]
-    if not each:
-        return Plan(prepare(live, store, resume=True), gone)
     try:
         return Plan(prepare(live, store, resume=True), gone)
-    except CollapseLabError:  # one run's options are refused: the others still train
-        out = Plan([], gone)
+    except CollapseLabError:
+        if not each:
+            raise
+        out = Plan([], gone)  # one run's options are refused: the others still train
         for c in live:
             try:
                 out.prepared += prepare([c], store, resume=True)
@@ -136,31 +137,30 @@ def begin(configs, store, option: str = "--store", overwrite: bool = False, resu
 
 
 def train_here(prepared: list, on_step=None, log=None, stop=None,
-               report: Callable[[dict], None] | None = None) -> list[dict]:
+               report: Callable[[dict], None] | None = None) -> None:
     """Train the runs ``begin`` prepared, one after another in this process; the locks are
-    released at the end however it ends. A run that diverges is reported
-    ({"event": "diverged", "prepared", "error"}) and the others go on; each finished run
-    gives {"event": "end", "prepared", "summary"}. Returns the summaries (a diverged run's:
-    status, round, client, what). ``training.stops.Interrupted`` (Ctrl-C, SIGTERM, the
-    time limit) propagates after the current client."""
+    released at the end however it ends. Events to ``report``: {"event": "start",
+    "prepared"} and {"event": "end", "prepared", "summary"}; a run that diverges ends with
+    "event" "diverged", its summary (status, round, client, what) and the "error", and the
+    others go on. ``training.stops.Interrupted`` (Ctrl-C, SIGTERM, the time limit)
+    propagates after the current client."""
     from ..store import lock
     from ..training.engine import train as train_run
     from ..training.stops import Diverged
 
     report = report or (lambda ev: None)
     todo = [p for p in prepared if p.action in ("train", "resume")]
-    out = []
     try:
         for p in todo:
             report({"event": "start", "prepared": p})
             try:
-                out.append(train_run(p, on_step=on_step, log=log, stop=stop))
-                report({"event": "end", "prepared": p, "summary": out[-1]})
+                summary = train_run(p, on_step=on_step, log=log, stop=stop)
             except Diverged as e:  # the other runs go on
-                out.append({"run": str(p.path), "status": "diverged", "diverged_round": e.round, "client": e.client,
-                            "what": e.what})
-                report({"event": "diverged", "prepared": p, "error": e})
+                report({"event": "diverged", "prepared": p, "error": e, "summary": {
+                    "run": str(p.path), "status": "diverged", "diverged_round": e.round, "client": e.client,
+                    "what": e.what}})
+                continue
+            report({"event": "end", "prepared": p, "summary": summary})
     finally:
         for p in todo:
             lock.release(p.path)
-    return out
