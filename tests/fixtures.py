@@ -38,3 +38,17 @@ def invoke(*args):
     from collapse_lab.cli import cli
 
     return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def invoke_case(args: list[str], sub, fill: list[tuple]) -> object:
+    """A table case of the CLI (the bad-input tests): each word goes through ``sub`` (a
+    placeholder such as STORE -> a path), then every ``fill`` rule (``(applies, option,
+    value)``, ``applies`` taking the command's words) whose option the case does not give
+    appends it (the store and output folders a case leaves out)."""
+    args = [sub(a) for a in args]
+    given = set(args)
+    for applies, option, value in fill:
+        if applies(args) and option not in given:
+            args += [option, str(value)]
+            given.add(option)
+    return invoke(*args)

@@ -9,6 +9,10 @@ import pytest
 from click.testing import CliRunner
 
 from collapse_lab.cli import cli
+from tests.fixtures import invoke_case, tiny_train_args
+
+# the run of the store the cases read
+STORED = tiny_train_args(per_class=20, test_per_class=5, epochs=1, rounds=2, clients=3, alpha="0.5")
 
 T = ["train", "--rounds", "1"]
 S = ["spectrum"]
@@ -105,9 +109,7 @@ CASES = [
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
     root = tmp_path_factory.mktemp("bad")
-    res = CliRunner().invoke(cli, ["train", "--dataset", "gaussian", "--dataset-option", "dim=8",
-                                   "--dataset-option", "train_per_class=20", "--dataset-option", "test_per_class=5",
-                                   "--clients", "3", "--rounds", "2", "--local-epochs", "1", "--alpha", "0.5",
+    res = CliRunner().invoke(cli, ["train", *STORED,
                                    "--store", str(root / "ck")])
     assert res.exit_code == 0, res.output
     return root
@@ -116,16 +118,13 @@ def store(tmp_path_factory):
 def invoke(args: list[str], root: Path):
     run = next(p for p in (root / "ck").iterdir() if (p / "run.json").is_file())
     subs = {"EMPTY": str(root / "empty"), "NOTARUN": str(root), "RUN": str(run)}
-    args = [subs.get(a, a) for a in args]
-    if args[0] == "train":
-        args += ["--store", str(root / "new")]
-    elif args[0] in ("spectrum", "compare"):
-        args += ["--out", str(root / "fig")] + ([] if "--store" in args else ["--store", str(root / "ck")])
-    elif args[:2] == ["theory", "prop1"]:
-        args += ["--store", str(root / "ck")]
-    elif args[0] == "theory":
-        args += ["--out", str(root / "fig")]
-    return CliRunner().invoke(cli, args)
+    is_ = lambda *words: lambda a: a[:len(words)] == list(words)  # noqa: E731
+    return invoke_case(args, lambda a: subs.get(a, a), [
+        (is_("train"), "--store", root / "new"),
+        (lambda a: a[0] in ("spectrum", "compare"), "--out", root / "fig"),
+        (lambda a: a[0] in ("spectrum", "compare"), "--store", root / "ck"),
+        (is_("theory", "prop1"), "--store", root / "ck"),
+        (lambda a: a[0] == "theory" and a[1:2] != ["prop1"], "--out", root / "fig")])
 
 
 @pytest.mark.parametrize("args,msg", CASES, ids=[" ".join(a) for a, _ in CASES])
@@ -143,9 +142,7 @@ def main() -> None:  # the table for notes: command, exit status, message
 
     with tempfile.TemporaryDirectory() as t:
         root = Path(t)
-        CliRunner().invoke(cli, ["train", "--dataset", "gaussian", "--dataset-option", "dim=8",
-                                 "--dataset-option", "train_per_class=20", "--dataset-option", "test_per_class=5",
-                                 "--clients", "3", "--rounds", "2", "--local-epochs", "1", "--alpha", "0.5",
+        CliRunner().invoke(cli, ["train", *STORED,
                                  "--store", str(root / "ck")])
         print("| command | exit | message |\n|---|---|---|")
         for args, _ in CASES:

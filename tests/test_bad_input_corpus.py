@@ -11,6 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from collapse_lab.cli import cli
+from tests.fixtures import invoke_case, tiny_train_args
+
+# the run of the store the cases read
+STORED = tiny_train_args(per_class=20, test_per_class=5, epochs=1, rounds=2, clients=3, alpha="0.5")
 
 T = ["train", "--rounds", "1"]
 A = ("spectrum", "compare", "cka", "nc")  # the analysis commands share their selection options
@@ -166,9 +170,7 @@ CASES = (_train_numbers() + _analysis() + REPORT + RUNS + BENCH + SWEEP + FIGURE
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
     root = tmp_path_factory.mktemp("corpus")
-    res = CliRunner().invoke(cli, ["train", "--dataset", "gaussian", "--dataset-option", "dim=8", "--dataset-option",
-                                   "train_per_class=20", "--dataset-option", "test_per_class=5", "--clients", "3",
-                                   "--rounds", "2", "--local-epochs", "1", "--alpha", "0.5", "--probe", "0",
+    res = CliRunner().invoke(cli, ["train", *STORED, "--probe", "0",
                                    "--store", str(root / "ck")])
     assert res.exit_code == 0, res.output
     (root / "afile").write_text("not a folder")
@@ -199,17 +201,12 @@ def substitute(a: str, root: Path) -> str:
 
 
 def invoke(args: list[str], root: Path):
-    args = [substitute(a, root) for a in args]
-    given = set(args)
-    if args[0] == "train" and "--store" not in given:
-        args += ["--store", str(root / "new")]
-    if args[0] in (*A, "report", "runs", "sweep", "figures", "tables") and "--store" not in given:
-        args += ["--store", str(root / "ck")]
-    if args[0] in (*A, "figures", "tables") and "--out" not in given:
-        args += ["--out", str(root / "fig")]
-    if args[0] == "report" and "--out" not in given:
-        args += ["--out", str(root / "report.html")]
-    return CliRunner().invoke(cli, args)
+    cmd = lambda *names: lambda a: a[0] in names  # noqa: E731
+    return invoke_case(args, lambda a: substitute(a, root), [
+        (cmd("train"), "--store", root / "new"),
+        (cmd(*A, "report", "runs", "sweep", "figures", "tables"), "--store", root / "ck"),
+        (cmd(*A, "figures", "tables"), "--out", root / "fig"),
+        (cmd("report"), "--out", root / "report.html")])
 
 
 @pytest.mark.parametrize("args,msg", CASES, ids=[" ".join(a)[:80] for a, _ in CASES])

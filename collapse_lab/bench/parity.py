@@ -51,7 +51,8 @@ def train_options(cfg: dict, data_root, seed: int) -> dict:
                 partition_options={"rng": "released"}, clients=int(cfg["n_parties"]), rounds=int(cfg["n_comm_round"]),
                 local_epochs=int(cfg["epochs"]), lr=float(cfg["lr"]), momentum=float(cfg["rho"]),
                 weight_decay=float(cfg["weight_decay"]), batch_size=int(cfg["batch_size"]), seeds=[seed],
-                method="fedavg", keep_local="none", probe=0, preset="paper")
+                method="fedavg", keep_local="none", probe=0, preset="paper",
+                precision="fp32")  # the released code trains in fp32 everywhere (auto would be bf16 on CUDA)
     if data_root is not None:
         opts["data_root"] = str(data_root)
     if cfg.get("feddecorr"):

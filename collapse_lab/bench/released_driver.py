@@ -11,7 +11,8 @@ and torchvision; collapse-lab is not imported), e.g.::
 
 Nothing of the released code is changed or copied: its ``main.py`` runs as a script (one
 process per seed) with three things patched around it, none of which touches what it
-computes: ``.cuda()`` is the identity (there is no GPU), torchvision's CIFAR-10 md5 check
+computes: ``.cuda()`` is the identity (``--device cpu``, the default; ``--device cuda``
+leaves it as written), torchvision's CIFAR-10 md5 check
 passes (a subset in the official layout has other checksums), and with
 ``--skip-logging-evals`` the evaluations that only feed its log (every client's accuracy
 on its training and the test set before and after local training, the global model's
@@ -47,8 +48,9 @@ def _one_seed(a) -> None:
     import torchvision.datasets as tvd
     import torchvision.datasets.cifar as tvd_cifar
 
-    torch.Tensor.cuda = lambda self, *args, **kw: self
-    nn.Module.cuda = lambda self, *args, **kw: self
+    if a.device == "cpu":  # the released code moves everything with .cuda(): on a CPU, stay
+        torch.Tensor.cuda = lambda self, *args, **kw: self
+        nn.Module.cuda = lambda self, *args, **kw: self
     for cls in (tvd.CIFAR10, tvd.CIFAR100):
         cls._check_integrity = lambda self: True
     tvd_cifar.check_integrity = lambda *args, **kw: True  # batches.meta is checked on its own
@@ -109,6 +111,8 @@ def parser() -> argparse.ArgumentParser:
                    help=f"a main.py flag (repeatable); defaults {DEFAULTS}")
     p.add_argument("--skip-logging-evals", action="store_true", help="skip the evaluations that only feed the log")
     p.add_argument("--threads", type=int, default=0, help="torch intra-op threads (0: torch's default)")
+    p.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                   help="cpu: .cuda() is the identity; cuda: the released code runs on the GPU as written")
     p.add_argument("--seed", type=int, help=argparse.SUPPRESS)
     p.add_argument("--config", help=argparse.SUPPRESS)
     return p
@@ -135,10 +139,11 @@ def main(argv=None) -> int:
     if not seeds or len(set(seeds)) != len(seeds):
         p.error(f"--seeds {a.seeds!r}: give distinct seeds")
     out = {"format": FORMAT, "code": "bytedance/FedDecorr", "config": cfg, "logging_evals": not a.skip_logging_evals,
-           "seeds": {}, "seconds": {}}
+           "device": a.device, "seeds": {}, "seconds": {}}
     for s in seeds:
         cmd = [sys.executable, os.path.abspath(__file__), "--code", os.path.abspath(a.code), "--data-root",
-               a.data_root, "--out", a.out, "--seed", str(s), "--config", json.dumps(cfg), "--threads", str(a.threads)]
+               a.data_root, "--out", a.out, "--seed", str(s), "--config", json.dumps(cfg), "--threads", str(a.threads),
+               "--device", a.device]
         if a.skip_logging_evals:
             cmd.append("--skip-logging-evals")
         print(f"released code, seed {s} ...", file=sys.stderr, flush=True)

@@ -2,8 +2,9 @@
 what they want and format the events.
 
 On a pool (``sweep``, ``figures``, ``tables``):
-``plan`` prepares every run once in this process (names, data, conflicts with what the
-store holds: ``training.prepare``) and sorts them into what trains, what is complete, what
+``plan`` surveys every run in this process (names, data, conflicts with what the store
+holds: ``training.prepare`` without drawing partitions; each run is prepared in full once,
+in the worker that trains it) and sorts them into what trains, what is complete, what
 diverged earlier (left alone: ``train --overwrite`` retrains it) and what is refused;
 ``check`` refuses, before anything trains, a store that cannot be written and a disk that
 cannot hold the checkpoints; ``execute`` cuts the
@@ -46,7 +47,7 @@ class Plan:
 
 
 def plan(configs, store: Path, each: bool = False, say: Callable[[str], None] | None = None) -> Plan:
-    """Prepare the runs (continuing unfinished ones). ``each``: a run whose options are
+    """Survey the runs (continuing unfinished ones; partitions are drawn where they train). ``each``: a run whose options are
     refused is reported (to ``say``) and the others go on (the catalogue); otherwise the
     first refusal is the command's error (a user's sweep)."""
     from ..training.prepare import prepare
@@ -54,14 +55,14 @@ def plan(configs, store: Path, each: bool = False, say: Callable[[str], None] | 
     gone = [c for c in configs if diverged(store, c)]
     live = [c for c in configs if c not in gone]
     try:
-        return Plan(prepare(live, store, resume=True), gone)
+        return Plan(prepare(live, store, resume=True, partition=False), gone)
     except CollapseLabError:
         if not each:
             raise
         out = Plan([], gone)  # one run's options are refused: the others still train
         for c in live:
             try:
-                out.prepared += prepare([c], store, resume=True)
+                out.prepared += prepare([c], store, resume=True, partition=False)
             except CollapseLabError as e:
                 out.refused.append({"run": c.run_name(), "status": "failed", "error": str(e)})
                 if say is not None:

@@ -2,7 +2,8 @@
 
 ``prepare`` checks what can be checked without training (data files, names, partition
 feasibility, run-directory conflicts, the disk) and writes nothing; ``engine.train`` then
-runs the rounds.
+runs the rounds. A sweep's parent process only *surveys* its runs (``partition=False``:
+names, folders, sizes, no partition drawn); each run is prepared where it trains.
 """
 from __future__ import annotations
 
@@ -41,7 +42,7 @@ def init_model(cfg: RunConfig, ds: Dataset) -> torch.nn.Module:
 class Prepared:
     config: RunConfig
     dataset: Dataset
-    partition: Partition
+    partition: Partition | None  # None in a survey (``prepare(partition=False)``): drawn where the run trains
     path: Path
     action: str  # "train" or "skip" (already complete with the same configuration)
     notes: tuple[str, ...] = ()  # things the user should know (e.g. a method that reduces to FedAvg here)
@@ -75,14 +76,19 @@ def take_lock(p: "Prepared") -> None:
                                "run the command again")
 
 
-def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume: bool = False) -> list[Prepared]:
+def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume: bool = False,
+            partition: bool = True) -> list[Prepared]:
     """Everything before training for configurations the resolver made final
     (``resolve.finalize``): the data set, the model, the partition, the run folder; raises
     CollapseLabError on a conflict with what the store holds.
 
     An existing folder with the same configuration is skipped when complete; when
     unfinished (a crash, a kill, Ctrl-C) it is continued with ``resume`` and started over
-    with ``overwrite``; without either that is an error (nothing is lost silently)."""
+    with ``overwrite``; without either that is an error (nothing is lost silently).
+
+    ``partition=False`` surveys: everything but the partition (a sweep's parent decides what
+    trains and sizes the disk; the worker that trains a run prepares it fully, and only there
+    are the partition's feasibility and a resumed run's stored partition checked)."""
     prepared, names = [], set()
     for cfg in configs:
         ds = dataset_of(cfg)
@@ -91,7 +97,7 @@ def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume
         notes = tuple(METHODS.get(cfg.method).notes(model, cfg))
         plan = fastpath.plan_trainer(cfg, resolve_device(cfg.device), clients_per_round(cfg))
         notes += (plan.note,) if plan.note else ()  # the one plan of this run: the engine follows it
-        part = make_partition(cfg, ds)
+        part = make_partition(cfg, ds) if partition else None
         name = cfg.run_name()
         if name in names:
             raise CollapseLabError(f"two runs would share the folder {name}; give different --alpha/--seed values or a --tag")
@@ -160,7 +166,7 @@ def _existing(path: Path, cfg: RunConfig, part: Partition, overwrite: bool, resu
                                    f"{cfg.rounds} rounds, or --overwrite to start it over")
         raise CollapseLabError(f"{path} holds an unfinished run ({done} of {had} rounds complete); add --resume to "
                                "continue it or --overwrite to start it over")
-    if meta.get("partition_hash") != part.content_hash():
+    if part is not None and meta.get("partition_hash") != part.content_hash():
         raise CollapseLabError(
             f"{path}: the partition drawn now (sha256 {part.content_hash()[:12]}) differs from the stored one "
             f"({str(meta.get('partition_hash'))[:12]}); the data set files changed, so the run cannot be "
@@ -202,7 +208,7 @@ def _repair(path: Path, cfg: RunConfig, run: RunDir, part: Partition, meta: dict
     if not resume:
         raise CollapseLabError(f"{path}: {what}; add --resume to recreate rounds {q}.."
                                f"{meta.get('rounds_complete')} from round {q - 1}, or --overwrite to retrain")
-    if meta.get("partition_hash") != part.content_hash():
+    if part is not None and meta.get("partition_hash") != part.content_hash():
         raise CollapseLabError(f"{path}: {what}, and the partition drawn now differs from the stored one (the data "
                                "set files changed); use --overwrite to start over")
     return "resume", q - 1, notes + (f"{path.name}: {what}; rounds {q} on are trained again",)
@@ -269,8 +275,13 @@ def human_bytes(b: float) -> str:
 
 
 def total_steps(p: Prepared) -> int:
-    """Local SGD steps of the whole run (for the progress bar)."""
+    """Local SGD steps of the whole run (for the progress bar); in a survey (no partition)
+    an estimate: every client of a round holding an equal share of the training set."""
     cfg = p.config
+    if p.partition is None:
+        share = len(p.dataset.train_y) / max(1, cfg.clients)
+        per_round = clients_per_round(cfg) * num_batches(max(1, round(share)), cfg.batch_size) * cfg.local_epochs
+        return per_round * (cfg.rounds - p.start)
     total = 0
     for r in range(p.start + 1, cfg.rounds + 1):
         for k in sample_clients(cfg, r):

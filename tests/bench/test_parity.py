@@ -68,8 +68,9 @@ def test_the_driver_refuses_a_folder_without_the_released_code(tmp_path):
     assert r.returncode == 2 and "no main.py there" in r.stderr and not (tmp_path / "o.json").exists()
 
 
-def test_the_kept_vector_is_a_readable_record():
-    rec = parity.read_released(VECTOR)
+@pytest.mark.parametrize("vector", [VECTOR, VECTOR.with_name("alpha0.5-h200.json")], ids=["cpu", "h200"])
+def test_the_kept_vector_is_a_readable_record(vector):
+    rec = parity.read_released(vector)
     assert rec["config"] == released_driver.DEFAULTS
     assert len(rec["seeds"]) >= 5 and all(len(v) == 20 for v in rec["seeds"].values())
     assert all(0.0 <= a <= 1.0 and not math.isnan(a) for v in rec["seeds"].values() for a in v)

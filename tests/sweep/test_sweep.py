@@ -233,3 +233,28 @@ def test_an_internal_error_in_a_worker_names_its_runs_and_leaves_the_traceback_i
     assert [o["run"] for o in out] == [c.run_name() for c in cfgs]
     assert {o["status"] for o in out} == {"failed"} and out[0]["error"] == "internal error: ZeroDivisionError: a bug"
     assert "Traceback" in res.stderr and "ZeroDivisionError: a bug" in res.stderr
+
+
+@pytest.mark.slow  # two worker processes train
+def test_each_run_is_prepared_once_where_it_trains(tmp_path, monkeypatch):
+    """The sweep's parent surveys (names, folders, sizes) and draws no partition: with the
+    parent's partition drawing broken, the runs still train in their workers; a partition
+    that cannot be drawn fails its run there, named in the summary, and the others complete."""
+    import collapse_lab.training.prepare as prep
+
+    def no(*a, **k):
+        raise AssertionError("the sweep's parent drew a partition")
+
+    monkeypatch.setattr(prep, "make_partition", no)
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("base:\n  dataset: gaussian\n  dataset_options: {dim: 8, train_per_class: 6, test_per_class: 5}\n"
+                    "  clients: 4\n  rounds: 1\n  local_epochs: 1\n  batch_size: 8\n  partition: pathological\n"
+                    "grid:\n  classes_per_client: [1, 3]\n")
+    res = CliRunner().invoke(cli, ["sweep", str(spec), "--store", str(tmp_path / "st"), "--workers", "2", "--json"])
+    outcome = {r["run"]: r for r in json.loads(res.stdout)["results"]}
+    assert res.exit_code == 1, res.output
+    ok = [r for r in outcome.values() if r["status"] == "complete"]
+    bad = [r for r in outcome.values() if r["status"] == "failed"]
+    assert len(ok) == 1 and "_path3_" in ok[0]["run"] and len(bad) == 1 and "_path1_" in bad[0]["run"]
+    assert "classes" in bad[0]["error"] and f"failed: {bad[0]['run']}" in res.stderr
+    assert not (tmp_path / "st" / bad[0]["run"]).exists()  # nothing written for the run that could not start
