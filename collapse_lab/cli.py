@@ -113,6 +113,8 @@ def _explicit(ctx: click.Context, params: dict) -> dict:
 @click.option("--store", "out", type=click.Path(file_okay=False), default="checkpoints", show_default=True,
               help="Run store folder (the analyses read it with the same option).")
 @click.option("--keep-local", help="Client checkpoints to keep: all (default), last, none, every:N")
+@click.option("--keep-global", help="Global checkpoints to keep: all (default: every round and round 0), every:N "
+                                    "(rounds 0, N, 2N, ... and the last), last")
 @click.option("--preset", help="paper (Sec. 5.1 settings; default), cpu (10 rounds of 2 local epochs at lr 0.05: real images "
                                 "on a CPU) or quick (2 short rounds).")
 @click.option("--config", type=click.Path(dir_okay=False), help="YAML/TOML/JSON file of options; flags override it.")

@@ -47,6 +47,7 @@ class RunConfig:
     seed: int = 0
     device: str = "auto"
     keep_local: str = "all"
+    keep_global: str = "all"  # global checkpoints kept: all, every:N (and the last), last
     preset: str = "paper"
     eval_batch_size: int = 1024
     # Fast path. augment and precision change what is computed, so they are part of a run's
@@ -186,7 +187,7 @@ def _default_identity() -> dict:
     return RunConfig().identity()
 
 
-SPEED_ONLY = ("device", "data_root", "download", "keep_local", "eval_batch_size", "channels_last", "compile",
+SPEED_ONLY = ("device", "data_root", "download", "keep_local", "keep_global", "eval_batch_size", "channels_last", "compile",
               "local_eval", "cuda_graphs", "parallel_clients", "probe")  # not part of a run's identity
 
 

@@ -23,7 +23,7 @@ from .models import MODELS
 from .models import revision as model_revision
 from .partition import PARTITIONS, RNGS, SHARED, own_options, partition_options
 from .registry import option_names
-from .store import parse_keep_local
+from .store import parse_keep_global, parse_keep_local
 from .store.paths import check_name, check_tag
 from .training import fast as fastpath
 from .training.augment import resolve as resolve_augment
@@ -346,6 +346,7 @@ def check_config(cfg: RunConfig) -> RunConfig:
         raise CollapseLabError(f"--partition-option rng={cfg.partition_options['rng']!r}: use default (collapse-lab's "
                                "own stream) or released (the released codes' np.random.seed stream)")
     parse_keep_local(cfg.keep_local)
+    parse_keep_global(cfg.keep_global)
     device = resolve_device(cfg.device)
     fastpath.check_compile(cfg.compile)
     cfg = dataclasses.replace(cfg, precision=fastpath.resolve_precision(cfg.precision, device))

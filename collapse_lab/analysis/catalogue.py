@@ -63,6 +63,16 @@ class Entry:
         others = tuple(f"{p}:" for p in PRESETS if p != preset)
         return [d for d in self.differs if not d.startswith(others)]
 
+    def keeps(self) -> tuple[str, str]:
+        """What the entry's runs must keep, as (--keep-global, --keep-local): the rounds and
+        clients its renderer and claims read. Every renderer reads a run's metrics and the
+        last round's models unless a panel names a ``round`` (then every global model);
+        client models only where it reads local models."""
+        params = [self.params, *(self.params.get("presets") or {}).values()]
+        panels = [p for ps in params for p in (ps.get("panels") or []) if isinstance(p, dict)]
+        rounds = any("round" in d for d in (*params, *panels))
+        return ("all" if rounds else "last"), ("last" if self.reads_clients() else "none")
+
     def reads_clients(self) -> bool:
         """Whether the entry reads client models (local spectra), so its runs keep them."""
         panels = [p for params in (self.params, *(self.params.get("presets") or {}).values())

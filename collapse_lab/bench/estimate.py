@@ -25,7 +25,7 @@ from functools import lru_cache
 
 from ..config import RunConfig, clients_per_round
 from ..data import SMOKE_SAMPLES, SMOKE_TEST
-from ..store import parse_keep_local
+from ..store import keeps_global, parse_keep_global, parse_keep_local
 
 # (model, its forward MFLOP per image at the measured input, training images/s, where measured)
 MEASURED = {
@@ -104,12 +104,14 @@ def rate(device: str, mflop: float) -> tuple[float, str]:
 
 
 def kept_checkpoints(cfg: RunConfig) -> int:
-    """Checkpoint files a finished run holds: round 0 and every round's global model, and
-    the client checkpoints ``keep_local`` keeps."""
+    """Checkpoint files a finished run holds: the global models ``keep_global`` keeps
+    (every round's and round 0's by default) and the client checkpoints ``keep_local`` keeps."""
     mode, n = parse_keep_local(cfg.keep_local)
     per_round = clients_per_round(cfg)
     rounds_kept = {"all": cfg.rounds, "last": 1, "none": 0}.get(mode, cfg.rounds // max(n, 1) + 1)
-    return cfg.rounds + 1 + per_round * min(rounds_kept, cfg.rounds)
+    keep_g = parse_keep_global(cfg.keep_global)
+    globals_kept = sum(keeps_global(keep_g, q, cfg.rounds, cfg.rounds) for q in range(cfg.rounds + 1))
+    return globals_kept + per_round * min(rounds_kept, cfg.rounds)
 
 
 def estimate(configs: list[RunConfig]) -> dict:

@@ -13,10 +13,27 @@ from ..errors import CollapseLabError
 from .common import check_time_limit, data_root_option, given_data_root, time_limit_option
 
 
-def plan(entries, preset: str, store: Path, warn, smoke: bool = False) -> tuple[list, list, dict]:
+# from keeping least to keeping most (``wider``)
+GLOBAL_ORDER, LOCAL_ORDER = ("last", "every", "all"), ("none", "last", "every", "all")
+
+
+def wider(a: str, b: str, order: tuple) -> str:
+    """The retention that keeps what either of ``a`` and ``b`` keeps (two every:N that
+    differ: all)."""
+    ka, kb = order.index(a.split(":")[0]), order.index(b.split(":")[0])
+    if a != b and ka == kb == order.index("every"):
+        return "all"
+    return a if ka >= kb else b
+
+
+def plan(entries, preset: str, store: Path, warn, smoke: bool = False, keep: str = "read") -> tuple[list, list, dict]:
     """The entries' runs (each once; their smoke forms with ``smoke``), per entry its run
-    names (or why it is not available), and the runs by name."""
-    configs, seen, per_entry = [], {}, {}
+    names (or why it is not available), and the runs by name. Each run keeps what the
+    entries that read it read (``Entry.keeps``, their union for a shared run); ``keep``
+    "all": every round's global and client models."""
+    import dataclasses
+
+    seen, per_entry, keeps = {}, {}, {}
     for e in entries:
         try:
             cs = e.configs(preset, warn, smoke=smoke, data_root=given_data_root())
@@ -24,13 +41,14 @@ def plan(entries, preset: str, store: Path, warn, smoke: bool = False) -> tuple[
             per_entry[e.name] = f"not available at --preset {preset}: {err}"
             continue
         per_entry[e.name] = [c.run_name() for c in cs]
+        g, loc = ("all", "all") if keep == "all" else e.keeps()
         for c in cs:
-            if c.run_name() not in seen:
-                seen[c.run_name()] = c
-                configs.append(c)
-            elif c.keep_local == "all" and seen[c.run_name()].keep_local != "all":  # a smoke run another entry
-                configs[configs.index(seen[c.run_name()])] = seen[c.run_name()] = c  # reads the clients of
-    return configs, per_entry, seen
+            seen.setdefault(c.run_name(), c)
+            had = keeps.get(c.run_name(), ("last", "none"))
+            keeps[c.run_name()] = (wider(had[0], g, GLOBAL_ORDER), wider(had[1], loc, LOCAL_ORDER))
+    for name, c in seen.items():
+        seen[name] = dataclasses.replace(c, keep_global=keeps[name][0], keep_local=keeps[name][1])
+    return list(seen.values()), per_entry, seen
 
 
 def smoke_paths(smoke: bool, store: str, out: str, out_default: str) -> tuple[Path, Path]:
@@ -163,6 +181,10 @@ def catalogue_options(out_default: str, out_help: str, list_help: str, json_help
         click.option("--json", "as_json", is_flag=True, help=json_help),
         click.option("--dry-run", "dry_run_", is_flag=True, help="Train and render nothing: per preset, the runs, their checkpoint "
                      "volume and the compute time per device class, estimated from the project's measurements."),
+        click.option("--keep", type=click.Choice(["read", "all"]), default="read", show_default=True,
+                     help="Checkpoints each run keeps: read = what the entries that read it read (most: the last round's "
+                          "global model; the last round's clients where local models are read), all = every round's "
+                          "global and client models (for your own analyses; many times the bytes, see --dry-run)."),
         click.option("--smoke", is_flag=True, help="Prove the path without a GPU: every run of the entries at --preset, "
                      "cut to one round of a few local steps on a data subset, in a store of its own "
                      "(default checkpoints-smoke); outputs marked smoke, claims not checked."),
@@ -178,20 +200,27 @@ def catalogue_options(out_default: str, out_help: str, list_help: str, json_help
     return deco
 
 
-def dry_run(entries, smoke: bool, as_json: bool, say) -> None:
-    """``--dry-run``: the plan of both presets (``bench.estimate``), as text or JSON."""
-    from ..bench.estimate import estimate, lines
+def dry_run(entries, smoke: bool, as_json: bool, say, keep: str = "read") -> None:
+    """``--dry-run``: the plan of every preset (``bench.estimate``) and each entry's
+    checkpoint bytes (a run shared by entries counts in each; the total counts it once), as
+    text or JSON."""
+    from ..bench.estimate import estimate, human_bytes, lines
 
     plans = {}
     for preset in ("quick", "cpu", "paper"):
-        configs, _, _ = plan(entries, preset, Path("."), lambda m: None, smoke)
+        configs, per_entry, by_name = plan(entries, preset, Path("."), lambda m: None, smoke, keep)
         plans[preset] = estimate(configs)
+        plans[preset]["entries"] = {
+            name: estimate([by_name[r] for r in runs])["total"]["bytes"] if isinstance(runs, list) else None
+            for name, runs in per_entry.items()}
     if as_json:
-        click.echo(json.dumps({"smoke": smoke, "presets": plans}, indent=1))
+        click.echo(json.dumps({"smoke": smoke, "keep": keep, "presets": plans}, indent=1))
         return
     for preset, p in plans.items():
-        for line in lines(p, f"--preset {preset}" + (" --smoke" if smoke else "")):
+        for line in lines(p, f"--preset {preset}" + (" --smoke" if smoke else "") + f" --keep {keep}"):
             click.echo(line)
+        sized = sorted(((b, n) for n, b in p["entries"].items() if b is not None), reverse=True)
+        click.echo(f"  checkpoints per entry (largest first): " + ", ".join(f"{n} {human_bytes(b)}" for b, n in sized))
 
 
 def check_training(workers: int | None, stack: int, backend: str = "local", address=None, list_: bool = False,

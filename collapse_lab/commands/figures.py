@@ -62,7 +62,7 @@ def render(entry, ctx, out: Path) -> dict:
 @click.option("--check", is_flag=True, help="Print each claim with its numbers (always written to "
                                             "<out>/CLAIMS-<preset>.md and claims-<preset>.json, merged by entry).")
 def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, stack, address, as_json, dry_run_,
-                smoke, time_limit, check):
+                smoke, keep, time_limit, check):
     """Render NAMEs (default: every figure of the catalogue) at --preset."""
     from ..analysis.catalogue import pick
     from ..analysis.context import Context
@@ -73,11 +73,11 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
         raise CollapseLabError("--time-limit has no effect with --dry-run (nothing trains); drop it")
     entries = pick(names, "figure")
     if dry_run_:
-        return dry_run(entries, smoke, as_json, None)
+        return dry_run(entries, smoke, as_json, None, keep)
     store, out = smoke_paths(smoke, store, out, "figures")
     say = (lambda m: click.echo(m if m.startswith("figures") else f"figures: {m}", err=True))
     warn = (lambda m: None)
-    configs, per_entry, by_name = plan(entries, preset, store, warn, smoke)
+    configs, per_entry, by_name = plan(entries, preset, store, warn, smoke, keep)
     if list_:
         return list_entries(entries, per_entry, store, out, by_name, as_json)
     t0 = time.time()

@@ -18,7 +18,7 @@ from .catalogue_cmd import catalogue_options
                    "Print every table's cells (with their runs) as JSON on stdout.")
 @click.option("--compare-paper", is_flag=True, help="Put the paper's printed value and the difference beside each cell.")
 def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, stack, address, as_json, dry_run_, smoke,
-               time_limit, compare_paper):
+               keep, time_limit, compare_paper):
     """Render NAMEs (default: every table of the catalogue) at --preset."""
     from ..analysis import RENDERERS
     from ..analysis.catalogue import pick
@@ -35,10 +35,10 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
         raise CollapseLabError("--time-limit has no effect with --dry-run (nothing trains); drop it")
     entries = pick(names, "table")
     if dry_run_:
-        return dry_run(entries, smoke, as_json, None)
+        return dry_run(entries, smoke, as_json, None, keep)
     store, out = smoke_paths(smoke, store, out, "tables")
     say = (lambda m: click.echo(f"tables: {m}", err=True))
-    configs, per_entry, by_name = plan(entries, preset, store, lambda m: None, smoke)
+    configs, per_entry, by_name = plan(entries, preset, store, lambda m: None, smoke, keep)
     if list_:
         return list_entries(entries, per_entry, store, out, by_name, as_json, suffix="md")
     t0 = time.time()

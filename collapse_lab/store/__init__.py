@@ -3,6 +3,6 @@
 Between the two subsystems: training writes it, the analysis reads it."""
 from .naming import run_path
 from . import lock
-from .run_dir import RunDir, find_runs, package_versions, parse_keep_local
+from .run_dir import RunDir, find_runs, keeps_global, package_versions, parse_keep_global, parse_keep_local
 
-__all__ = ["RunDir", "find_runs", "lock", "parse_keep_local", "package_versions", "run_path"]
+__all__ = ["RunDir", "find_runs", "keeps_global", "lock", "parse_keep_global", "parse_keep_local", "package_versions", "run_path"]

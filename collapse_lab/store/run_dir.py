@@ -77,6 +77,28 @@ def parse_keep_local(spec: str) -> tuple[str, int]:
     raise CollapseLabError(f"--keep-local {spec!r}: use all, last, none or every:N with N >= 1")
 
 
+def parse_keep_global(spec: str) -> tuple[str, int]:
+    """--keep-global: which rounds keep their global model once later rounds are complete."""
+    if spec in ("all", "last"):
+        return spec, 0
+    if spec.startswith("every:"):
+        try:
+            n = int(spec.split(":", 1)[1])
+        except ValueError:
+            n = 0
+        if n >= 1:
+            return "every", n
+    raise CollapseLabError(f"--keep-global {spec!r}: use all, last or every:N with N >= 1 (the last round is always "
+                           "kept)")
+
+
+def keeps_global(keep: tuple[str, int], q: int, last: int, final_round: int) -> bool:
+    """Whether round q keeps its global model once round ``last`` is complete (the latest
+    complete round always does: a resume starts from it)."""
+    mode, n = keep
+    return mode == "all" or q == last or q == final_round or (mode == "every" and q % n == 0)
+
+
 class RunDir:
     def __init__(self, path: Path, writer=None, fault: Callable[[str], None] = no_fault):
         """``writer``: an ``io.AsyncWriter`` (checkpoint writes then go to its thread);
@@ -250,6 +272,23 @@ class RunDir:
         for d in sorted(self.path.glob("round_*")):
             if d.is_dir():
                 shutil.rmtree(d)
+
+    def prune_global(self, r: int, keep: tuple[str, int], final_round: int) -> None:
+        """Apply --keep-global after round r completes: earlier rounds' global models (and the
+        server state a resume from them would read) go unless kept; an emptied round folder
+        goes with them."""
+        if keep[0] == "all":
+            return
+        for d in self.path.glob("round_*"):
+            try:
+                q = int(d.name.split("_", 1)[1])
+            except ValueError:
+                continue
+            if q < r and not keeps_global(keep, q, r, final_round):
+                self.global_path(q).unlink(missing_ok=True)
+                self.method_path(q).unlink(missing_ok=True)
+                if not any(d.iterdir()):
+                    d.rmdir()
 
     def prune_local(self, r: int, keep: tuple[str, int], final_round: int) -> None:
         """Apply --keep-local after round r completes (last/every keep the final round)."""

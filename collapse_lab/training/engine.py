@@ -25,7 +25,7 @@ from ..tensor_files import load_state
 from .regularizers import build_regularizer
 from ..seeds import PURPOSE_AUGMENT, PURPOSE_BATCHES, seed_for
 from ..data import SMOKE_SAMPLES
-from ..store import RunDir, parse_keep_local
+from ..store import RunDir, parse_keep_global, parse_keep_local
 from . import fast as fastpath
 from .evaluate import evaluate
 from .local import cpu_state
@@ -186,6 +186,7 @@ def _resume(run: RunDir, p: Prepared, model, method: Method, device, log, extra:
                   **(extra or {})})
     run.discard_after(start)
     run.prune_local(start, parse_keep_local(cfg.keep_local), cfg.rounds)
+    run.prune_global(start, parse_keep_global(cfg.keep_global), cfg.rounds)
     if log:
         log(f"{p.path.name}: resuming after round {start}/{cfg.rounds}")
     return global_state
@@ -214,7 +215,7 @@ def _rounds(ctx: RunContext, global_state: dict) -> Generator[list[Job], Iterato
     """The rounds after ``p.start``: yields each round's jobs and takes back their trained
     clients; returns the last evaluation of the global model."""
     cfg, run, method = ctx.cfg, ctx.run, ctx.method
-    keep = parse_keep_local(cfg.keep_local)
+    keep, keep_global = parse_keep_local(cfg.keep_local), parse_keep_global(cfg.keep_global)
     start = ctx.p.start
     ev = None
     if start >= cfg.rounds:  # killed after its last round was stored: only the status is left
@@ -292,6 +293,7 @@ def _rounds(ctx: RunContext, global_state: dict) -> Generator[list[Job], Iterato
         # so the state a resume needs is never deleted before a newer round is recorded.
         run.update(rounds_complete=r)
         run.prune_local(r, keep, cfg.rounds)
+        run.prune_global(r, keep_global, cfg.rounds)
         longest = max(longest, time.time() - t_round)
         ctx.stop.longest_round = max(ctx.stop.longest_round, longest)
         if ctx.log:

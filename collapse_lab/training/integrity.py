@@ -3,14 +3,14 @@ as complete or continued, so that a deleted or damaged checkpoint is found and r
 (``train --resume``) instead of leaving a "complete" run with a hole.
 
 Which files a round must hold follows from the run's configuration alone: its global
-model, the checkpoints of the clients sampled that round that ``--keep-local`` keeps, and
+model where ``--keep-global`` keeps it, the checkpoints of the clients sampled that round that ``--keep-local`` keeps, and
 the method's state of the last complete round (what a resume reads).
 """
 from __future__ import annotations
 
 from ..config import RunConfig
 from ..tensor_files import safetensors_problem
-from ..store import RunDir, parse_keep_local
+from ..store import RunDir, keeps_global, parse_keep_global, parse_keep_local
 from .sampling import sample_clients
 
 
@@ -26,7 +26,8 @@ def first_damage(run: RunDir, cfg: RunConfig, done: int) -> tuple[int, str] | No
     """The first round (0..done) with a missing or damaged file, and what is wrong; None
     when every file the run should hold is there and intact."""
     for r in range(done + 1):
-        paths = [run.global_path(r)] + [run.client_path(r, k) for k in kept_clients(cfg, r, done)]
+        kept = keeps_global(parse_keep_global(cfg.keep_global), r, done, cfg.rounds)
+        paths = [run.global_path(r)] * kept + [run.client_path(r, k) for k in kept_clients(cfg, r, done)]
         paths += [p for p in (run.method_path(r), run.method_path(r, True)) if p.exists()]
         for p in paths:
             why = safetensors_problem(p)

@@ -22,7 +22,7 @@ from ..errors import CollapseLabError
 from ..models import check_forward
 from ..partition import Partition, make_partition
 from ..seeds import PURPOSE_INIT, seed_for
-from ..store import RunDir, lock, package_versions, parse_keep_local, run_path
+from ..store import RunDir, keeps_global, lock, package_versions, parse_keep_global, parse_keep_local, run_path
 from ..store.run_dir import NewerFormatError
 from . import fast as fastpath
 from .integrity import can_restart_after, first_damage
@@ -190,7 +190,8 @@ def _version_note(path: Path, meta: dict) -> tuple[str, ...]:
 def _damage(run: RunDir, cfg: RunConfig, done: int) -> tuple[int, str] | None:
     # the files were written under the stored configuration's length and --keep-local
     stored = dataclasses.replace(cfg, rounds=int(run.meta.get("rounds", cfg.rounds)),
-                                 keep_local=str(run.meta.get("keep_local", cfg.keep_local)))
+                                 keep_local=str(run.meta.get("keep_local", cfg.keep_local)),
+                                 keep_global=str(run.meta.get("keep_global", "all")))
     return first_damage(run, stored, done)
 
 
@@ -215,8 +216,9 @@ def _repair(path: Path, cfg: RunConfig, run: RunDir, part: Partition, meta: dict
 
 
 def estimate_bytes(p: Prepared, keep_spec: str | None = None) -> int:
-    """Checkpoint volume a run will still write: one global model per round, the client
-    models --keep-local retains, and the method's state (``Method.server_copies`` /
+    """Checkpoint volume a run will still write: the global models --keep-global retains
+    (two coexist for a moment: the previous one goes once the next round is complete), the
+    client models --keep-local retains, and the method's state (``Method.server_copies`` /
     ``client_copies`` model-sized copies per round)."""
     cfg = p.config
     mode, n = parse_keep_local(keep_spec or cfg.keep_local)
@@ -234,9 +236,12 @@ def estimate_bytes(p: Prepared, keep_spec: str | None = None) -> int:
     cls = METHODS.get(cfg.method)
     # per-client method state follows the client files; last/none briefly hold two rounds
     client_state_rounds = kept_rounds if mode in ("all", "every") else min(len(rounds), 2)
-    copies = (len(rounds) + (1 if start == 0 else 0)            # global models (+ round 0)
+    keep_g = parse_keep_global(cfg.keep_global)
+    new = ([0] if start == 0 else []) + rounds
+    kept = lambda qs: max(min(len(qs), 2), sum(keeps_global(keep_g, q, cfg.rounds, cfg.rounds) for q in qs))  # noqa: E731
+    copies = (kept(new)                                         # global models (round 0 included)
               + kept_rounds * per_round                         # client models
-              + len(rounds) * cls.server_copies                 # server method state
+              + kept(rounds) * cls.server_copies                # server method state (rounds >= 1) follows them
               + client_state_rounds * cfg.clients * cls.client_copies)  # per-client method state
     return int(copies * p.state_bytes)
 
