@@ -168,7 +168,8 @@ def bench(s: Settings, progress=None) -> dict:
     part = make_partition(cfg, ds)
     say = progress or (lambda msg: None)
     out: dict = {"model": s.model, "preset": s.preset, "device": str(device), "device_name": _device_name(device),
-                 "settings": {**dataclasses.asdict(s), "run": s.run.to_json()}, "resolved": {"augment": cfg.augment, "precision": cfg.precision},
+                 "settings": {**dataclasses.asdict(s), "run": s.run.to_json()}, "resolved": {"augment": cfg.augment, "precision": cfg.precision,
+                                                                            "reference_precision": "fp32"},
                  "partition_sizes": part.sizes.tolist(), "torch_threads": torch.get_num_threads(),
                  "repeats": s.repeats}
     epochs = s.reference_epochs or cfg.local_epochs

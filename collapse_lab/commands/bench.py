@@ -137,7 +137,7 @@ def _print(r: dict) -> None:
     out = sys.stdout
     print(f"{r['model']} on {r['device']} ({r['device_name']}), preset {r['preset']}, augment {r['resolved']['augment']}, "
           f"precision {r['resolved']['precision']}, {r['repeats']} alternating repeat(s)", file=out)
-    print(f"  fast path : {f['images_per_second']:10.1f} images/s  {f['seconds_per_round']:8.2f} s/round "
+    print(f"  fast path : ({r['resolved']['precision']}) {f['images_per_second']:10.1f} images/s  {f['seconds_per_round']:8.2f} s/round "
           f"({f['images_per_round']:.0f} images, {f['steps_per_round']:.0f} steps; first round {f['first_round_seconds']:.2f} s"
           + (f", {f['first_round_prepare_seconds']:.2f} s of it making step programs"
              if f.get("first_round_prepare_seconds") is not None else "") + ")", file=out)
@@ -153,7 +153,8 @@ def _print(r: dict) -> None:
         g = r["reference"]
         print(f"  reference : {g['images_per_second']:10.1f} images/s  {g['seconds_per_round']:8.2f} s/round "
               f"({g['images_per_round']:.0f} images, {g['steps_per_round']:.0f} steps, {g['local_epochs']} local epoch(s), "
-              f"{g['workers']} workers, official evaluations {'on' if g['official_evals'] else 'off'})", file=out)
+              f"{g['workers']} workers, official evaluations {'on' if g['official_evals'] else 'off'}, fp32 as the "
+              "released code)", file=out)
         print(f"              images/s {_spread(g['images_per_second_spread'])}", file=out)
         if "extrapolated_epochs_factor" in g:
             print(f"              (per-round figures scale the measured local training x{g['extrapolated_epochs_factor']:g} "

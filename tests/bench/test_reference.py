@@ -104,13 +104,13 @@ def test_bench_cli_json(tmp_path):
     assert f["images_per_second"] == pytest.approx(sorted(fv)[1])  # the median repeat is reported
     assert f["images_per_second"] == pytest.approx(f["images_per_round"] / f["seconds_per_round"])
     assert r["extraction"]["images"] == 12 and r["extraction"]["feature_dim"] == 256
-    assert r["resolved"] == {"augment": "crop+flip", "precision": "fp32"}
+    assert r["resolved"] == {"augment": "crop+flip", "precision": "fp32", "reference_precision": "fp32"}
 
 
 @pytest.mark.parametrize("args,msg", [
     (["--workload", "huge"], "--workload 'huge': choose one of cpu, paper-cifar10"),
     (["--model", "vit"], "unknown model 'vit'"),
-    (["--precision", "bf16", "--device", "cpu"], "--precision bf16 needs a CUDA device"),
+    (["--precision", "fp16"], "--precision 'fp16': use auto, fp32 or bf16"),
     (["--augment", "crop+mixup"], "unknown step 'mixup'"),
     (["--images", "0"], "--images must be >= 1"),
     (["--compile", "fast"], "--compile 'fast'"),
