@@ -233,10 +233,13 @@ def smoke_of(cfg: RunConfig, keep_clients: bool = False) -> RunConfig:
     one local step on each client's first samples (``data.SMOKE_SAMPLES``) and a small test
     set; the split's minimum client size is waived (a few images per class cannot fill 100
     clients), the probe is off, client checkpoints are kept only where the figure reads
-    them. ``smoke`` is part of the run's identity: a smoke run never shares a folder (or a
+    them, and where it reads none two clients take part. ``smoke`` is part of the run's identity: a smoke run never shares a folder (or a
     store: ``store.paths.check_smoke``) with a real one."""
+    # Where no client model is read, two clients train (each client runs the same code; a
+    # paper run's 10-100 clients were most of a smoke's time).
+    fraction = cfg.sample_fraction if keep_clients else min(cfg.sample_fraction, 2 / max(cfg.clients, 1))
     return dataclasses.replace(cfg, smoke=True, rounds=1, local_epochs=1, min_size=0, probe=0,
-                               keep_local="all" if keep_clients else "none")
+                               sample_fraction=fraction, keep_local="all" if keep_clients else "none")
 
 
 def preset_values(preset: str, paper: dict | None = None) -> dict:
