@@ -245,7 +245,9 @@ def test_a_read_only_store_is_analysed_and_refused_for_training(tmpfs, tmp_path)
 
 @pytest.mark.parametrize("delay", [0.05, 0.4, 1.2])
 def test_ctrl_c_at_any_moment_of_start_up_is_one_line(tmp_path, delay):
-    p = cli_proc("train", "--rounds", "1", "--store", tmp_path / "ck")
+    # 30 rounds: on a fast idle machine one round of the four runs ended within 1.2 s, so
+    # the signal found the last client of the last run and the run completed (exit 0)
+    p = cli_proc("train", "--rounds", "30", "--store", tmp_path / "ck")
     time.sleep(delay)
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
