@@ -64,32 +64,31 @@ def package_versions() -> dict[str, str]:
             "python": platform.python_version()}
 
 
-def parse_keep_local(spec: str) -> tuple[str, int]:
-    if spec in ("all", "last", "none"):
+def _parse_keep(spec: str, words: tuple[str, ...]) -> tuple[str, int] | None:
+    """``spec`` as (word, 0) for one of ``words``, ("every", N) for every:N with N >= 1; None otherwise."""
+    if spec in words:
         return spec, 0
-    if spec.startswith("every:"):
-        try:
-            n = int(spec.split(":", 1)[1])
-        except ValueError:
-            n = 0
-        if n >= 1:
-            return "every", n
-    raise CollapseLabError(f"--keep-local {spec!r}: use all, last, none or every:N with N >= 1")
+    head, _, n = spec.partition(":")
+    if head == "every" and n.isdigit() and int(n) >= 1:
+        return "every", int(n)
+    return None
+
+
+def parse_keep_local(spec: str) -> tuple[str, int]:
+    """--keep-local: which client checkpoints stay once later rounds are complete."""
+    keep = _parse_keep(spec, ("all", "last", "none"))
+    if keep is None:
+        raise CollapseLabError(f"--keep-local {spec!r}: use all, last, none or every:N with N >= 1")
+    return keep
 
 
 def parse_keep_global(spec: str) -> tuple[str, int]:
     """--keep-global: which rounds keep their global model once later rounds are complete."""
-    if spec in ("all", "last"):
-        return spec, 0
-    if spec.startswith("every:"):
-        try:
-            n = int(spec.split(":", 1)[1])
-        except ValueError:
-            n = 0
-        if n >= 1:
-            return "every", n
-    raise CollapseLabError(f"--keep-global {spec!r}: use all, last or every:N with N >= 1 (the last round is always "
-                           "kept)")
+    keep = _parse_keep(spec, ("all", "last"))
+    if keep is None:
+        raise CollapseLabError(f"--keep-global {spec!r}: use all, last or every:N with N >= 1 (the last round is "
+                               "always kept)")
+    return keep
 
 
 def keeps_global(keep: tuple[str, int], q: int, last: int, final_round: int) -> bool:
