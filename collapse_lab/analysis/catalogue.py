@@ -34,12 +34,16 @@ class Entry:
     unstated: list = field(default_factory=list)  # settings the paper does not state (our assumption)
     not_rendered: str = ""  # why a figure is not drawn (a schematic): said by --list
 
-    def configs(self, preset: str, warn=None, smoke: bool = False, data_root: str | None = None) -> list[RunConfig]:
+    def configs(self, preset: str, warn=None, smoke: bool = False, data_root: str | None = None,
+                precision: str | None = None) -> list[RunConfig]:
         """The entry's runs at ``preset``, through the sweep's expansion (train's resolver);
-        with ``smoke`` their smoke forms (``config.smoke_of``); ``data_root``: the command's."""
+        with ``smoke`` their smoke forms (``config.smoke_of``); ``data_root`` and ``precision``:
+        the command's (a spec's own ``precision`` wins)."""
         spec = self.runs.get(preset)
         if not spec:
             return []
+        if precision is not None:
+            spec = {**spec, "base": {"precision": precision, **(spec.get("base") or {})}}
         # The resolver (through the sweep's expansion) loads the training plugins for their
         # defaults: imported here, when an entry's runs are named, not when the catalogue is read.
         from ..sweep.spec import expand

@@ -22,6 +22,7 @@ class Context:
     smoke: bool = False  # the entry's smoke runs (figures/tables --smoke)
     seed: int | None = None  # only the runs of this seed (a claim checked per seed); None: every seed
     data_root: str | None = None  # the command's --data-root, for runs that name none
+    precision: str | None = None  # the command's --precision for the entries' runs (None: the runs' default, auto)
     _configs: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -30,7 +31,8 @@ class Context:
 
     def configs(self, entry: Entry) -> list[RunConfig]:
         if entry.name not in self._configs:
-            self._configs[entry.name] = entry.configs(self.preset, smoke=self.smoke, data_root=self.data_root)
+            self._configs[entry.name] = entry.configs(self.preset, smoke=self.smoke, data_root=self.data_root,
+                                                          precision=self.precision)
         return self._configs[entry.name]
 
     def groups(self, entry: Entry, where: dict | None = None) -> list[Group]:
@@ -38,6 +40,11 @@ class Context:
         if self.seed is not None:
             configs = [c for c in configs if c.seed == self.seed]
         return groups(entry, self.preset, self.store, where, configs)
+
+    def trained_in(self, entry: Entry) -> str:
+        """The precision the entry's runs trained in (fp32, bf16; "fp32+bf16" if they differ),
+        said beside its numbers."""
+        return "+".join(sorted({c.precision for c in self.configs(entry)})) or "none (no runs)"
 
     def seeds(self, entry: Entry) -> list[int]:
         """The seeds the entry's runs at this preset train."""

@@ -10,7 +10,8 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
-from .common import check_time_limit, data_root_option, given_data_root, time_limit_option
+from .common import check_time_limit, data_root_option, given_data_root, given_precision, precision_option, \
+    time_limit_option
 
 
 # from keeping least to keeping most (``wider``)
@@ -36,7 +37,7 @@ def plan(entries, preset: str, store: Path, warn, smoke: bool = False, keep: str
     seen, per_entry, keeps = {}, {}, {}
     for e in entries:
         try:
-            cs = e.configs(preset, warn, smoke=smoke, data_root=given_data_root())
+            cs = e.configs(preset, warn, smoke=smoke, data_root=given_data_root(), precision=given_precision())
         except CollapseLabError as err:  # a model, method or data set the toolkit lacks (the baselines issue)
             per_entry[e.name] = f"not available at --preset {preset}: {err}"
             continue
@@ -190,6 +191,7 @@ def catalogue_options(out_default: str, out_help: str, list_help: str, json_help
                      "(default checkpoints-smoke); outputs marked smoke, claims not checked."),
         time_limit_option,
         data_root_option,
+        precision_option,
     ]
 
     def deco(f):

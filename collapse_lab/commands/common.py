@@ -33,6 +33,25 @@ def given_data_root() -> str | None:
     return _given("data_root")
 
 
+def given_precision() -> str | None:
+    """The running command's ``--precision`` for the catalogue's runs (None: not given)."""
+    return _given("precision")
+
+
+def _set_precision(ctx, param, value):
+    ctx.meta[_META + "precision"] = value
+    return value
+
+
+# part of a run's identity (bf16 runs are other runs): figures/tables pass it to every entry's runs
+precision_option = click.option(
+    "--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
+    expose_value=False, callback=_set_precision,
+    help="Training precision of the entries' runs: auto = bf16 autocast on CUDA and on a CPU that multiplies bf16 "
+         "natively and measurably faster, else fp32 (as train). Each entry's record says the precision its runs "
+         "trained in; bf16 runs are other runs than fp32 ones (their names differ).")
+
+
 def feature_source(**options):
     """A FeatureSource for the running command: its options plus the command's
     ``--data-root``, ``--model-factory`` and ``--layer``."""

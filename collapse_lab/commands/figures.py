@@ -14,7 +14,7 @@ import click
 from ..errors import CollapseLabError
 from .catalogue_cmd import catalogue_options, check_training, dry_run, lacking_data, list_entries, plan, \
     smoke_paths, stop_if_late, train_missing
-from .common import given_data_root
+from .common import given_data_root, given_precision
 from ..analysis.claims_file import evaluate_safely, merge_claims
 
 SMOKE_NOTE = "SMOKE: one round, one local step per client, a small test set: proves the path, not the papers' numbers"
@@ -46,13 +46,17 @@ def render(entry, ctx, out: Path) -> dict:
                   for c, spec in zip(claims, entry.claims)]
     # the line under a figure says how the runs differ from the paper's: not at the paper preset
     differs = entry.differs_at(ctx.preset)
+    precision = ctx.trained_in(entry)
+    if "bf16" in precision:  # the papers' (released) codes train in fp32
+        differs = [*differs, f"runs trained in {precision} (bf16: autocast; the papers' codes train in fp32)"]
     fig = r.draw(values, dataclasses.replace(entry, differs=differs))
     if ctx.smoke:
         fig.text(0.5, 1.0, SMOKE_NOTE, ha="center", va="bottom", fontsize=8, color="#b00000", weight="bold")
     paths = save_figure(fig, out, entry.name)
     write_json(out / f"{entry.name}.json", {"entry": entry.name, "preset": ctx.preset, "smoke": ctx.smoke,
-                                            "values": values, "claims": claims, "differs": differs})
-    return {"entry": entry.name, "files": [str(p) for p in paths], "claims": claims,
+                                            "precision": precision, "values": values, "claims": claims,
+                                            "differs": differs})
+    return {"entry": entry.name, "files": [str(p) for p in paths], "precision": precision, "claims": claims,
             "seconds": round(time.time() - t0, 2)}
 
 
@@ -93,7 +97,7 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
         raise SystemExit(exit_status(e.signame)) from None
     stop_if_late(failed_runs, say)
     t_train = time.time() - t0
-    ctx = Context(store, preset, smoke=smoke, data_root=given_data_root())
+    ctx = Context(store, preset, smoke=smoke, data_root=given_data_root(), precision=given_precision())
     records = []
     for e in entries:
         if isinstance(per_entry[e.name], str):
@@ -115,7 +119,7 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
             say(f"figures: {e.name}: not rendered: {err}")
         else:
             held = [c["holds"] for c in rec["claims"]]
-            say(f"figures: {e.name} -> {out / e.name}.png ({rec['seconds']:.1f} s); claims: "
+            say(f"figures: {e.name} -> {out / e.name}.png ({rec['seconds']:.1f} s, runs in {rec['precision']}); claims: "
                 f"{sum(h is True for h in held)} hold, {sum(h is False for h in held)} do not"
                 + (f", {sum(h is None for h in held)} not checked" if None in held else ""))
         records.append(rec)

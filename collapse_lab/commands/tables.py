@@ -9,7 +9,7 @@ import time
 import click
 
 from ..errors import CollapseLabError
-from .common import given_data_root
+from .common import given_data_root, given_precision
 from .catalogue_cmd import catalogue_options
 
 
@@ -52,7 +52,7 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
         raise SystemExit(exit_status(e.signame)) from None
     stop_if_late(failed, say)
     t_train = time.time() - t0
-    ctx, records = Context(store, preset, smoke=smoke, data_root=given_data_root()), []
+    ctx, records = Context(store, preset, smoke=smoke, data_root=given_data_root(), precision=given_precision()), []
     for e in entries:
         if isinstance(per_entry[e.name], str) or e.not_rendered:
             why = per_entry[e.name] if isinstance(per_entry[e.name], str) else e.not_rendered
@@ -70,6 +70,7 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
             say(f"{e.name}: not rendered: {err}")
             continue
         values["smoke"] = smoke  # the header says so
+        values["precision"] = ctx.trained_in(e)  # and the precision the runs trained in
         text = render_all(values, e, compare_paper)
         for ext in ("md", "csv", "tex"):
             write_bytes(out / f"{e.name}.{ext}", text[ext].encode())
@@ -77,10 +78,11 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
         na = sorted({(c["row"], c["not_available"]) for c in values["cells"]
                      if c.get("not_available") and c["not_available"] != "derived"})
         records.append({"entry": e.name, "files": [str(out / f"{e.name}.{x}") for x in ("md", "csv", "tex", "json")],
-                        "not_available": [{"row": r, "why": w} for r, w in na], "cells": values["cells"]})
+                        "precision": values["precision"], "not_available": [{"row": r, "why": w} for r, w in na],
+                        "cells": values["cells"]})
         filled = sum(c["ours_mean"] is not None for c in values["cells"])
         say(f"{e.name} -> {out / e.name}.md ({filled} of {len(values['cells'])} cells; "
-            f"{len({r for r, _ in na})} row(s) not available)")
+            f"{len({r for r, _ in na})} row(s) not available; runs in {values['precision']})")
         if not as_json and len(entries) == 1:
             click.echo(text["md"])
     if as_json:

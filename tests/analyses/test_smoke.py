@@ -10,6 +10,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
+from collapse_lab.analysis.catalogue import pick
 from collapse_lab.bench.estimate import MEASURED, estimate, kept_checkpoints, model_facts, rate
 from collapse_lab.cli import cli
 from collapse_lab.config import RunConfig
@@ -156,3 +157,32 @@ def test_a_smoke_run_whose_checkpoints_were_dropped_is_not_retrained(tmp_path):
     assert again.action == "skip"
     (real,) = prepare([smoke_of(cfg, keep_clients=True)], store, resume=True)  # same identity, same decision
     assert real.action == "skip"
+
+
+@pytest.mark.slow
+def test_the_catalogue_precision_names_other_runs_and_is_said_beside_the_numbers(tmp_path):
+    """figures/tables --precision: bf16 runs are other runs than fp32 ones (the name hashes
+    the precision), and each record, figure note and table header says what the runs
+    trained in, so a native-bf16 CPU's ``auto`` never passes for the documented fp32 numbers."""
+    store, runner = tmp_path / "s", CliRunner()
+    recs, names = {}, {}
+    for p in ("fp32", "bf16"):
+        res = runner.invoke(cli, ["figures", "feddecorr-fig1", "--smoke", "--precision", p, "--store", str(store),
+                                  "--out", str(tmp_path / f"f-{p}"), "--json"])
+        assert res.exit_code == 0, res.output
+        recs[p] = json.loads(res.stdout)["entries"][0]
+        names[p] = {c.run_name() for c in pick(["feddecorr-fig1"], "figure")[0].configs("quick", smoke=True,
+                                                                                           precision=p)}
+    assert recs["fp32"]["precision"] == "fp32" and recs["bf16"]["precision"] == "bf16"
+    assert len(names["fp32"]) == len(names["bf16"]) == 3 and not names["fp32"] & names["bf16"]
+    assert {d.name for d in store.iterdir() if d.is_dir()} >= names["fp32"] | names["bf16"]
+    for p in ("fp32", "bf16"):
+        for n in names[p]:
+            assert json.loads((store / n / "run.json").read_text())["precision"] == p
+    saved = {p: json.loads((tmp_path / f"f-{p}" / "feddecorr-fig1.json").read_text()) for p in ("fp32", "bf16")}
+    assert saved["bf16"]["precision"] == "bf16" and any("bf16" in d for d in saved["bf16"]["differs"])
+    assert not any("bf16" in d for d in saved["fp32"]["differs"])
+    res = runner.invoke(cli, ["tables", "feddecorr-table10", "--smoke", "--precision", "bf16", "--store", str(store),
+                              "--out", str(tmp_path / "t")])
+    assert res.exit_code == 0, res.output
+    assert "runs trained in bf16" in (tmp_path / "t" / "feddecorr-table10.md").read_text().splitlines()[2]
