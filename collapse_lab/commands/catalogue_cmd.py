@@ -137,12 +137,21 @@ def train_runs(configs, store: Path, backend: str, workers: int | None, stack: i
     if not p.pending:
         return refused
     todo = [q.config for q in p.pending]
-    check_time_limit(time_limit, todo)
+    slurm = None
+    if backend == "slurm":  # --time-limit: each job's training time
+        from ..sweep.slurm import check_cluster, check_round
+        from .slurm_options import given_slurm
+
+        slurm = given_slurm(None, time_limit)
+        check_round(slurm, todo)
+        check_cluster(slurm)
+    else:
+        check_time_limit(time_limit, todo)
     work, _ = service.work_units(p, stack)
     n = workers or backends.cores()
     service.check(p, store, work, n, smoke_ok=True, drop_checkpoints=drop_checkpoints)  # figures/tables checked the smoke mark
     say(f"training {len(todo)} run(s) in {len(work)} unit(s) on {backend} "
-        f"({n if backend == 'local' else 'Ray'} workers, --stack {stack})")
+        + {"local": f"({n} workers", "ray": "(Ray workers", "slurm": "(one SLURM job each"}[backend] + f", --stack {stack})")
     state = {"done": 0, "t0": time.time()}
 
     def report(ev: dict) -> None:
@@ -156,7 +165,7 @@ def train_runs(configs, store: Path, backend: str, workers: int | None, stack: i
             say(f"{state['done']}/{len(todo)} runs trained ({ev['run']}: {ev['status']}{why}, "
                 f"{time.time() - state['t0']:.0f} s)")
 
-    results = service.execute(work, store, backend, n, report, time_limit, address)
+    results = service.execute(work, store, backend, n, report, time_limit, address, slurm=slurm, say=say)
     return refused + [r for r in results if r["status"] not in ("complete", "skipped")]
 
 
@@ -174,7 +183,9 @@ def catalogue_options(out_default: str, out_help: str, list_help: str, json_help
         click.option("--out", default=out_default, show_default=True, type=click.Path(file_okay=False), help=out_help),
         click.option("--list", "list_", is_flag=True, help=list_help),
         click.option("--no-train", is_flag=True, help="Render from the runs present; an entry missing runs is reported."),
-        click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True),
+        click.option("--backend", type=click.Choice(["local", "ray", "slurm"]), default="local", show_default=True,
+                     help="Where missing runs train: local processes, a Ray cluster, or one SLURM job each (the "
+                          "command waits for them, then renders; docs/sweeps.md)."),
         click.option("--workers", type=int, default=None, help="local: training processes (default: the cores)."),
         click.option("--stack", type=int, default=8, show_default=True,
                      help="Runs trained together as one stacked model (see `sweep --stack`); 1: each on its own."),
@@ -195,6 +206,9 @@ def catalogue_options(out_default: str, out_help: str, list_help: str, json_help
     ]
 
     def deco(f):
+        from .slurm_options import slurm_options
+
+        f = slurm_options(f)
         for o in reversed(opts):
             f = o(f)
         return f
@@ -235,8 +249,13 @@ def check_training(workers: int | None, stack: int, backend: str = "local", addr
         raise CollapseLabError(f"--stack must be >= 1 (got {stack}); 1 trains every run on its own")
     if backend == "ray" and workers is not None:
         raise CollapseLabError("--workers has no effect with --backend ray (Ray places the tasks); drop it")
-    if backend == "local" and address:
-        raise CollapseLabError("--address has no effect with --backend local; drop it or add --backend ray")
+    if backend != "ray" and address:
+        raise CollapseLabError(f"--address has no effect with --backend {backend}; drop it or add --backend ray")
+    if backend == "slurm" and workers is not None:
+        raise CollapseLabError("--workers has no effect with --backend slurm (one job per run); drop it")
+    from .slurm_options import check_backend
+
+    check_backend(backend)
     if list_:
         given = [name for name, v in (("--no-train", no_train), *with_list.items()) if v]
         if given:

@@ -118,7 +118,8 @@ def _limit(ctx, param, value):
 time_limit_option = click.option(
     "--time-limit", metavar="DURATION", callback=_limit,
     help="Stop cleanly after the last round that fits in DURATION (3h50m, 90m, 3600) from the command's start, "
-         "keep every complete round, exit 75 and print the command that continues (a SLURM job array chains them).")
+         "keep every complete round, exit 75 and print the command that continues. With --backend slurm: each "
+         "job's training time (default: --slurm-time less a margin); a job stopped by it requeues itself.")
 
 
 def check_time_limit(limit: str | None, configs) -> None:

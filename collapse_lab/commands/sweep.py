@@ -13,6 +13,7 @@ import click
 from ..errors import CollapseLabError
 from ..timelimit import EXIT_TIME_LIMIT
 from .common import check_time_limit, data_root_option, given_data_root, time_limit_option
+from .slurm_options import check_backend, given_slurm, slurm_options
 
 
 def status_of(p) -> str:
@@ -43,11 +44,13 @@ def _fmt(seconds: float | None) -> str:
     return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s"
 
 
-@click.command("sweep", short_help="Train a grid of runs on a local pool or a Ray cluster.")
+@click.command("sweep", short_help="Train a grid of runs on a local pool, a Ray cluster or SLURM.")
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.option("--store", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
               help="Run store (on Ray: a filesystem every node sees).")
-@click.option("--backend", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option("--backend", type=click.Choice(["local", "ray", "slurm"]), default="local", show_default=True,
+              help="local: a pool of processes here; ray: tasks on a Ray cluster; slurm: one SLURM job per run "
+                   "(docs/sweeps.md), returning once submitted unless --wait.")
 @click.option("--workers", type=int, default=None, help="local: runs at once (default: the number of cores); each "
                                                          "gets its share of the cores.")
 @click.option("--address", default=None, help="ray: auto or HOST:PORT of a running cluster (default: start a local one).")
@@ -60,10 +63,15 @@ def _fmt(seconds: float | None) -> str:
 @click.option("--max-runs", type=int, default=10_000, show_default=True,
               help="Refuse a grid with more points than this (counted before it is expanded).")
 @click.option("--json", "as_json", is_flag=True, help="Print the runs and outcomes as JSON on stdout.")
+@click.option("--wait", is_flag=True, help="slurm: wait for the jobs and print each outcome (default: return once "
+                                           "submitted, printing how to watch them).")
+@click.option("--status", "status_", is_flag=True, help="Each run of SPEC: its state in the store and, for a sweep "
+                                                        "submitted to SLURM, its job id, SLURM state and requeues.")
 @time_limit_option
 @data_root_option
+@slurm_options
 def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, as_json,
-              time_limit):
+              wait, status_, time_limit):
     """Expand SPEC (base options x grid axes x seeds, YAML/TOML/JSON) through the same
     resolver as train, skip complete runs, continue unfinished ones, train the rest.
 
@@ -89,8 +97,22 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
         raise CollapseLabError(f"--stack must be >= 1 (got {stack}); 1 trains every run on its own")
     if cpus_per_run < 1 or gpus_per_run < 0:
         raise CollapseLabError("--cpus-per-run must be >= 1 and --gpus-per-run >= 0")
-    configs = expand(load_spec(spec), f"sweep spec {spec}", warn=lambda m: click.echo(f"sweep: note: {m}", err=True),
+    check_backend(backend)
+    if backend == "slurm" and (workers is not None or address or cpus_per_run != 1 or gpus_per_run):
+        raise CollapseLabError("--workers, --address, --cpus-per-run and --gpus-per-run have no effect with --backend "
+                               "slurm; give --slurm-cpus and --slurm-gpus")
+    if wait and backend != "slurm":
+        raise CollapseLabError("--wait has no effect with --backend local or ray (they always wait); drop it")
+    if status_ and (dry_run or wait or time_limit):
+        raise CollapseLabError("--status only reports; drop --dry-run, --wait and --time-limit")
+    loaded = load_spec(spec)
+    configs = expand(loaded, f"sweep spec {spec}", warn=lambda m: click.echo(f"sweep: note: {m}", err=True),
                      max_runs=max_runs, distinct=True, data_root=given_data_root())
+    slurm = given_slurm(loaded.get("slurm"), time_limit, f"sweep spec {spec}") if backend == "slurm" else None
+    if status_:
+        from .sweep_status import print_status
+
+        return print_status(configs, store, as_json)
     # names, data, conflicts: checked before anything runs
     planned = service.plan(configs, store)
     prepared, gone, pending = planned.prepared, planned.gone, planned.pending
@@ -122,8 +144,15 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
         for line in lines(plan, "to train"):
             click.echo(line)
         return
-    check_time_limit(time_limit, todo)
-    service.check(planned, store, work, n)
+    if backend == "slurm":
+        from ..sweep.slurm import check_cluster, check_round
+
+        check_round(slurm, todo)
+        check_cluster(slurm)
+        service.check(planned, store, work, n)
+    else:
+        check_time_limit(time_limit, todo)
+        service.check(planned, store, work, n)
     for c in gone:
         click.echo(f"sweep: {c.run_name()} diverged earlier; not retrained (train --overwrite retrains it)", err=True)
     t0, state = time.time(), {"done": 0, "running": 0, "failed": 0, "walls": []}
@@ -147,8 +176,22 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
                    f"running, {state['failed']} failed, {left} remaining; ETA {_fmt(eta_now)}", err=True)
 
     resume_cmd = " ".join(shlex.quote(a) for a in ["collapse-lab", *sys.argv[1:]])
+    say = (lambda m: click.echo(f"sweep: {m}", err=True))
+    if backend == "slurm" and not wait:
+        from ..sweep.slurm import submit
+
+        jobs = submit(work, store, slurm, say) if work else []
+        watch = " ".join(shlex.quote(a) for a in ["collapse-lab", "sweep", spec, "--store", str(store), "--status"])
+        if as_json:
+            click.echo(json.dumps({"submitted": [{"job_id": j, "runs": [c.run_name() for c in u]} for u, j in jobs],
+                                   "watch": watch}, indent=1))
+        click.echo(f"sweep: {len(todo)} run(s) to train, {len(configs) - len(todo)} already complete; SLURM job(s): "
+                   f"{', '.join(sorted({j for _, j in jobs})) or 'none'}; watch with: {watch} (or squeue --me); "
+                   "the runs land in the store as the jobs finish", err=True)
+        return
     try:
-        results = service.execute(work, store, backend, n, report, time_limit, address, cpus_per_run, gpus_per_run)
+        results = service.execute(work, store, backend, n, report, time_limit, address, cpus_per_run, gpus_per_run,
+                                  slurm=slurm, say=say)
     except backends.Interrupted as e:
         from ..signals import exit_status
 

@@ -6,10 +6,19 @@ dies (SIGKILL, a crash, a reboot), so a stale lock never blocks; the lock file i
 beside the run folder, not in it: the folder is created by a rename and replaced by
 ``--overwrite``. A process takes a run's lock once; taking it again is a no-op until
 ``release``.
+
+Across hosts (a store on a shared file system, jobs of a cluster): Linux implements flock
+on NFS with the server's byte-range locks, so the lock holds between nodes there; the
+holder writes its pid, host and SLURM job into the file, so a refusal names where the
+writer runs. On a file system whose flock is node-local (Lustre mounted ``localflock``),
+the SLURM backend's submission records still refuse a run whose job is queued or running
+(``sweep.slurm.held``).
 """
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
 import time
 from pathlib import Path
 
@@ -29,12 +38,24 @@ def lock_path(run_path: Path) -> Path:
 
 
 def _holder(fd: int) -> str:
+    """Who holds the lock, as it wrote itself: pid, host and SLURM job (``_me``)."""
     try:
         os.lseek(fd, 0, os.SEEK_SET)
-        pid = os.read(fd, 32).decode(errors="replace").strip()
-        return f" (pid {pid})" if pid.isdigit() else ""
+        words = os.read(fd, 256).decode(errors="replace").split()
     except OSError:
         return ""
+    if not words or not words[0].isdigit():
+        return ""
+    host = f" on {words[1]}" if len(words) > 1 else ""
+    job = f", SLURM job {words[2]}" if len(words) > 2 else ""
+    return f" (pid {words[0]}{host}{job})"
+
+
+def _me() -> bytes:
+    """What a holder writes in the lock file: its pid and host (a store on a shared file
+    system is locked from several hosts), and its SLURM job if it is one."""
+    job = os.environ.get("SLURM_JOB_ID", "")
+    return f"{os.getpid()} {socket.gethostname()}{' ' + job if job else ''}".encode()
 
 
 def acquire(run_path: Path) -> None:
@@ -65,7 +86,7 @@ def acquire(run_path: Path) -> None:
         os.close(fd)  # a filesystem without flock (some network mounts): nothing to hold
         return
     os.ftruncate(fd, 0)
-    os.write(fd, str(os.getpid()).encode())
+    os.write(fd, _me())
     _held[key] = fd
 
 
@@ -95,3 +116,20 @@ def held_elsewhere(run_path: Path) -> str | None:
     finally:
         os.close(fd)  # drops the shared lock just taken, if any
     return None
+
+
+@contextlib.contextmanager
+def store_lock(path: Path):
+    """Hold an exclusive lock on ``path`` for the block, waiting for another holder (a
+    second sweep submitting to the same store: ``sweep.slurm.submit``)."""
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+            except OSError:
+                pass  # a filesystem without flock: the run locks still keep one writer per run
+        yield
+    finally:
+        os.close(fd)

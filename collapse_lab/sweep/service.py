@@ -106,9 +106,20 @@ def check(p: Plan, store: Path, work: list[list], workers: int, smoke_ok: bool =
 
 def execute(work: list[list], store: Path, backend: str, workers: int, report: Callable[[dict], None],
             time_limit: str | None = None, address: str | None = None, cpus_per_run: int = 1,
-            gpus_per_run: float = 0.0) -> list[dict]:
+            gpus_per_run: float = 0.0, slurm=None, say: Callable[[str], None] = lambda m: None) -> list[dict]:
     """Train the units; every run's outcome ({"run", "status", ...}). Ctrl-C or SIGTERM
-    raises ``backends.Interrupted`` once the runs under way have stopped."""
+    raises ``backends.Interrupted`` once the runs under way have stopped (on SLURM: the
+    jobs go on; the same command waits for them again). ``slurm``: the SlurmOptions
+    (``time_limit`` is then each job's training time, in them)."""
+    if backend == "slurm":
+        from . import slurm as cluster
+
+        try:
+            return cluster.wait(cluster.submit(work, store, slurm, say), store, slurm, report, say)
+        except KeyboardInterrupt as e:
+            from ..signals import signame_of
+
+            raise backends.Interrupted(signame_of(e)) from None
     until = deadline(time_limit)
     if backend == "local":
         return backends.run_local(work, store, min(workers, max(1, len(work))), report, store / ".sweep-logs", until)

@@ -28,7 +28,7 @@ from ..config import SPEED_ONLY, RunConfig
 from ..errors import CollapseLabError
 from ..resolve import resolve_runs
 
-TOP_KEYS = ("base", "grid", "seeds")
+TOP_KEYS = ("base", "grid", "seeds", "slurm")  # slurm: the SLURM options of --backend slurm
 COMBO = "combo"
 
 

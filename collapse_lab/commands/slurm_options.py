@@ -1,0 +1,120 @@
+"""The SLURM options of ``sweep``, ``figures`` and ``tables`` (``--backend slurm``): flags,
+or a ``slurm:`` mapping in a sweep spec (a flag wins). Their values live in the invocation's
+click context, as ``common``'s do; ``given_slurm`` builds ``sweep.slurm.SlurmOptions``."""
+from __future__ import annotations
+
+import click
+
+from ..errors import CollapseLabError
+
+_META = "collapse_lab.slurm."
+# flag -> (SlurmOptions field, the spec's key, type)
+FLAGS = {
+    "--slurm-partition": ("partition", "partition", str),
+    "--slurm-account": ("account", "account", str),
+    "--slurm-qos": ("qos", "qos", str),
+    "--slurm-gpus": ("gpus", "gpus", int),
+    "--slurm-cpus": ("cpus", "cpus", int),
+    "--slurm-mem": ("mem", "mem", str),
+    "--slurm-time": ("time", "time", str),
+    "--max-requeues": ("max_requeues", "max_requeues", int),
+    "--poll": ("poll", "poll", float),
+}
+HELP = {
+    "--slurm-partition": "slurm: the partition (default: the cluster's default).",
+    "--slurm-account": "slurm: the account to charge.",
+    "--slurm-qos": "slurm: the quality of service.",
+    "--slurm-gpus": "slurm: GPUs per job (default 0; with GPUs the run's device auto is cuda).",
+    "--slurm-cpus": "slurm: CPUs per job; the job trains with this many threads (default 2).",
+    "--slurm-mem": "slurm: memory per job as sbatch writes it, e.g. 16G (default: the cluster's).",
+    "--slurm-time": "slurm: each job's time limit, 90 / 4:00:00 / 1-00:00:00 (sbatch) or 4h (default 4h). Jobs train "
+                    "for this time less a margin (5 %, 1 to 15 min), or --time-limit, then requeue themselves.",
+    "--max-requeues": "slurm: requeues of one job after its time limit, at most (default 5); then the run is named "
+                      "in the summary and the same command continues it.",
+    "--poll": "slurm: seconds between looks at the queue while waiting (default 10).",
+}
+
+
+def _keep(ctx, param, value):
+    flag = "--" + param.name.replace("_", "-")
+    if param.name == "slurm_option":
+        if value:
+            ctx.meta[_META + flag] = tuple(value)
+    elif value is not None:
+        ctx.meta[_META + flag] = value
+    return value
+
+
+def slurm_options(f):
+    """The options, on a command (values kept in the click context, not passed)."""
+    f = click.option("--slurm-option", "slurm_option", multiple=True, metavar="KEY=VALUE", expose_value=False,
+                     callback=_keep, help="slurm: any other sbatch option, e.g. constraint=a100 or exclusive= "
+                                          "(repeatable).")(f)
+    for flag, (_, _, typ) in reversed(FLAGS.items()):
+        f = click.option(flag, flag.lstrip("-").replace("-", "_"), type=typ, default=None, expose_value=False,
+                         callback=_keep, help=HELP[flag])(f)
+    return f
+
+
+def _given() -> dict:
+    ctx = click.get_current_context(silent=True)
+    return {} if ctx is None else {k[len(_META):]: v for k, v in ctx.meta.items() if k.startswith(_META)}
+
+
+def check_backend(backend: str) -> None:
+    """SLURM options given with another backend: one line, not ignored silently."""
+    given = _given()
+    if backend != "slurm" and given:
+        flag = sorted(given)[0]
+        raise CollapseLabError(f"{flag} has no effect with --backend {backend}; drop it or add --backend slurm")
+
+
+def parse_extra(items, where: str = "--slurm-option") -> tuple:
+    out = []
+    for item in items:
+        key, eq, value = str(item).partition("=")
+        key = key.strip().lstrip("-")
+        if not eq or not key:
+            raise CollapseLabError(f"{where} {item!r}: write KEY=VALUE (an sbatch option without its dashes, e.g. "
+                                   "constraint=a100; exclusive= for a flag)")
+        mine = {"time", "partition", "account", "qos", "mem", "cpus-per-task", "gpus-per-node", "array", "output",
+                "error", "job-name", "signal", "requeue", "no-requeue"}
+        if key in mine:
+            raise CollapseLabError(f"{where} {key}: collapse-lab sets {key} itself"
+                                   + ("" if key not in {"time", "partition", "account", "qos", "mem"}
+                                      else f"; give it as --slurm-{key}"))
+        out.append((key, value))
+    return tuple(out)
+
+
+def given_slurm(spec_section: dict | None = None, time_limit: str | None = None, where: str = "sweep spec"):
+    """The SlurmOptions of this command: the spec's ``slurm:`` mapping, then the flags."""
+    from ..sweep.slurm import SlurmOptions, check_options
+
+    values, extra = {}, ()
+    if spec_section is not None:
+        if not isinstance(spec_section, dict):
+            raise CollapseLabError(f"{where}: slurm must be a mapping of SLURM options (partition, time, ...)")
+        keys = {spec for _, spec, _ in FLAGS.values()} | {"options"}
+        for k, v in spec_section.items():
+            if k not in keys:
+                raise CollapseLabError(f"{where}: slurm.{k} is not a SLURM option; the options: {', '.join(sorted(keys))}")
+            if k == "options":
+                if not isinstance(v, dict):
+                    raise CollapseLabError(f"{where}: slurm.options must map sbatch options to values")
+                extra = parse_extra([f"{a}={'' if b is True else b}" for a, b in v.items()], f"{where}: slurm.options")
+                continue
+            field, _, typ = next(t for t in FLAGS.values() if t[1] == k)
+            try:
+                values[field] = typ(v)
+            except (TypeError, ValueError):
+                raise CollapseLabError(f"{where}: slurm.{k} {v!r} is not a {typ.__name__}") from None
+    given = _given()
+    for flag, v in given.items():
+        if flag == "--slurm-option":
+            extra = extra + parse_extra(v)
+        else:
+            values[FLAGS[flag][0]] = v
+    o = SlurmOptions(**values, extra=extra, train_limit=time_limit, given=tuple(sorted(given)))
+    check_options(o)
+    return o

@@ -1,0 +1,343 @@
+"""``--backend slurm``: each unit of a sweep (a run, or a stack of runs) is one SLURM job,
+submitted as a job array through submitit (the ``slurm`` extra, imported only here).
+
+A job trains with a time limit of its own (``--time-limit``, by default the job's time less
+a margin: ``train_limit``), keeps every complete round, and when the limit stops it
+requeues itself (``scontrol requeue``: the same job id, SLURM's ``SLURM_RESTART_COUNT``
+counts the restarts) until the run is complete or ``--max-requeues`` is reached
+(``slurm_job``). A run that diverges or fails is not requeued.
+
+The store keeps the account of what was submitted (``records``): ``<store>/.slurm/runs/``
+holds per run the submission (job id, when, from where; written by the submitter) and the
+job's own events (started, requeued, ended; written by the job); ``<store>/.slurm/jobs/<id>/``
+is submitit's folder with the job's log. A run whose job is queued or running is not
+submitted again (``held``): two sweeps over overlapping grids train each run once.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import shutil
+import socket
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from ..errors import CollapseLabError
+from ..files import make_dirs, write_json
+
+LIVE = {"PENDING", "RUNNING", "REQUEUED", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUE_HOLD", "REQUEUE_FED",
+        "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD"}
+TOOLS = ("sbatch", "squeue", "sinfo", "scontrol")
+
+
+@dataclass(frozen=True)
+class SlurmOptions:
+    """What each job asks SLURM for (docs/sweeps.md has the defaults and why)."""
+    partition: str | None = None  # None: the cluster's default partition
+    account: str | None = None
+    qos: str | None = None
+    gpus: int = 0  # GPUs per job
+    cpus: int = 2  # CPUs per job; the job trains with this many threads
+    mem: str | None = None  # e.g. 16G; None: the cluster's default
+    time: str = "4h"  # the job's time limit (--time)
+    extra: tuple = ()  # (key, value): --slurm-option key=value, any other sbatch option
+    max_requeues: int = 5  # requeues of one job after its time limit, at most
+    train_limit: str | None = None  # --time-limit: training time in each job; None: time less the margin
+    poll: float = 10.0  # seconds between looks at the queue while waiting
+    given: tuple = field(default=(), compare=False)  # the flags the user gave (for "has no effect" lines)
+
+    def job_seconds(self) -> float:
+        return parse_slurm_time(self.time)
+
+    def train_seconds(self) -> float:
+        """The training time of each job: ``--time-limit``, else the job's time less
+        ``margin`` (start-up, the last round's save, SLURM's kill)."""
+        from ..timelimit import parse_duration
+
+        if self.train_limit is not None:
+            return parse_duration(self.train_limit)
+        return self.job_seconds() - margin(self.job_seconds())
+
+
+def margin(job_seconds: float) -> float:
+    """Left unused at a job's end: 5 % of it, at least a minute, at most 15 minutes."""
+    return min(max(60.0, 0.05 * job_seconds), 900.0)
+
+
+def parse_slurm_time(text: str) -> float:
+    """Seconds in a job time as sbatch writes it (``MM``, ``MM:SS``, ``HH:MM:SS``, ``D-HH``,
+    ``D-HH:MM``, ``D-HH:MM:SS``; a plain number is minutes) or as collapse-lab writes
+    durations (``4h``, ``90m``, ``1d2h``)."""
+    s = str(text).strip()
+    m = re.fullmatch(r"(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?", s)
+    if m and (m.group(1) or ":" in s or s.isdigit()):
+        d, a, b, c = (int(x) if x else None for x in m.groups())
+        if d is not None:  # D-HH[:MM[:SS]]
+            seconds = d * 86400 + a * 3600 + (b or 0) * 60 + (c or 0)
+        elif c is not None:
+            seconds = a * 3600 + b * 60 + c
+        elif b is not None:
+            seconds = a * 60 + b
+        else:
+            seconds = a * 60
+    else:
+        from ..timelimit import parse_duration
+
+        try:
+            seconds = parse_duration(s, "--slurm-time")
+        except CollapseLabError:
+            raise CollapseLabError(f"--slurm-time {text!r}: write a job time as sbatch does (90, 1:30:00, 2-00:00:00) "
+                                   "or as a duration (4h, 90m)") from None
+    if seconds < 60:
+        raise CollapseLabError(f"--slurm-time {text!r}: SLURM counts job time in minutes; give at least 1 minute")
+    return float(seconds)
+
+
+def check_options(o: SlurmOptions) -> None:
+    """What can be checked without SLURM: one line naming the option."""
+    if o.gpus < 0:
+        raise CollapseLabError(f"--slurm-gpus must be >= 0 (got {o.gpus})")
+    if o.cpus < 1:
+        raise CollapseLabError(f"--slurm-cpus must be >= 1 (got {o.cpus})")
+    if o.mem is not None and not re.fullmatch(r"\d+[KMGT]?", o.mem):
+        raise CollapseLabError(f"--slurm-mem {o.mem!r}: write memory as sbatch does (16G, 64000M, 512000)")
+    if o.max_requeues < 0:
+        raise CollapseLabError(f"--max-requeues must be >= 0 (got {o.max_requeues})")
+    if not o.poll > 0:
+        raise CollapseLabError(f"--poll must be > 0 seconds (got {o.poll})")
+    job = o.job_seconds()
+    if o.train_limit is not None and o.train_seconds() > job - 30:
+        raise CollapseLabError(f"--time-limit {o.train_limit} leaves less than 30 s of the job's --slurm-time {o.time} "
+                               "to start and save; give a shorter --time-limit (or leave it out: the job's time less "
+                               f"{margin(job):.0f} s)")
+    if o.train_seconds() <= 0:
+        raise CollapseLabError(f"--slurm-time {o.time} leaves no time to train after the margin of {margin(job):.0f} s; "
+                               "give a longer --slurm-time")
+
+
+def check_round(o: SlurmOptions, configs) -> None:
+    """Refuse a job time whose training time is shorter than one round of the first run
+    (estimated as ``--time-limit`` is: ``bench.estimate.round_seconds``): every job would
+    stop before its first round and be requeued for nothing."""
+    if not configs:
+        return
+    from ..bench.estimate import round_seconds
+    from ..timelimit import human
+
+    cfg = configs[0]
+    est = round_seconds(cfg, "cuda" if o.gpus else "cpu")
+    if est is not None and o.train_seconds() < est[0]:
+        what = f"--time-limit {o.train_limit}" if o.train_limit else f"--slurm-time {o.time}"
+        raise CollapseLabError(f"{what} leaves {human(o.train_seconds())} of training per job, less than one round of "
+                               f"{cfg.run_name()} (about {human(est[0])}, estimated from {est[1]}); give a longer "
+                               + ("--time-limit" if o.train_limit else "--slurm-time"))
+
+
+def check_cluster(o: SlurmOptions) -> None:
+    """The extra, the SLURM tools, a controller that answers, the partition and what
+    ``sbatch --test-only`` says of the job's options: one line each, before anything is
+    submitted."""
+    try:
+        import submitit  # noqa: F401
+    except ImportError:
+        raise CollapseLabError("--backend slurm needs submitit: pip install 'collapse-lab[slurm]' "
+                               "(or pip install submitit)") from None
+    missing = [t for t in TOOLS if shutil.which(t) is None]
+    if missing:
+        raise CollapseLabError(f"--backend slurm: no SLURM on this machine ({missing[0]} is not on PATH); run it on the "
+                               "cluster's login node, or use --backend local")
+    out = _run(["sinfo", "-h", "-o", "%R"])
+    if out.returncode != 0:
+        raise CollapseLabError(f"--backend slurm: SLURM does not answer (sinfo: {_first(out.stderr)}); check that its "
+                               "controller runs, or use --backend local")
+    parts = sorted(set(out.stdout.split()))
+    if o.partition is not None and o.partition not in parts:
+        raise CollapseLabError(f"--slurm-partition {o.partition}: no such partition on this cluster; its partitions: "
+                               f"{', '.join(parts) or 'none'}")
+    test = _run(["sbatch", "--test-only", *sbatch_flags(o), "--wrap", "true"])
+    if test.returncode != 0:
+        raise CollapseLabError(f"--backend slurm: SLURM refuses the job's options ({_first(test.stderr)}); check "
+                               "--slurm-partition, --slurm-account, --slurm-qos and --slurm-option")
+
+
+def sbatch_flags(o: SlurmOptions) -> list[str]:
+    """The options as sbatch flags (for ``--test-only``; submitit writes the same into the script)."""
+    out = [f"--time={math.ceil(o.job_seconds() / 60)}", f"--cpus-per-task={o.cpus}"]
+    for flag, v in (("partition", o.partition), ("account", o.account), ("qos", o.qos), ("mem", o.mem)):
+        if v is not None:
+            out.append(f"--{flag}={v}")
+    if o.gpus:
+        out.append(f"--gpus-per-node={o.gpus}")
+    return out + [f"--{k}={v}" if v != "" else f"--{k}" for k, v in o.extra]
+
+
+def _run(cmd: list[str]) -> subprocess.CompletedProcess:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return subprocess.CompletedProcess(cmd, 1, "", str(e))
+
+
+def _first(text: str) -> str:
+    lines = [ln.strip() for ln in (text or "").strip().splitlines() if ln.strip()]
+    return lines[0][:200] if lines else "no message"
+
+
+# -- the store's account of submitted jobs ------------------------------------------------
+
+def records(store: Path) -> Path:
+    return Path(store) / ".slurm"
+
+
+def submission(store: Path, run: str) -> dict | None:
+    """The submission record of ``run`` (the latest), or None."""
+    p = records(store) / "runs" / f"{run}.json"
+    try:
+        return json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+def job_events(store: Path, run: str, job_id: str) -> list[dict]:
+    """What job ``job_id`` wrote of ``run``: its starts, requeues and outcome."""
+    p = records(store) / "runs" / f"{run}.job-{job_id}.json"
+    try:
+        return json.loads(p.read_text()).get("events", [])
+    except (OSError, json.JSONDecodeError):
+        return []
+
+
+def queue_states(job_ids: list[str]) -> dict[str, tuple[str, str]]:
+    """job id -> (state, reason) of the jobs SLURM still lists (array tasks one by one)."""
+    if not job_ids:
+        return {}
+    ids = sorted({j.split("_")[0] for j in job_ids})
+    out = _run(["squeue", "-h", "-r", "--states=all", "-j", ",".join(ids), "-o", "%i|%T|%r"])
+    states = {}
+    for line in out.stdout.splitlines():
+        parts = line.strip().split("|")
+        if len(parts) == 3:
+            states[parts[0]] = (parts[1], parts[2])
+    return states
+
+
+def held(store: Path, names: list[str]) -> dict[str, str]:
+    """run -> its job id, for the runs whose job is queued or running (not to be submitted again)."""
+    subs = {n: s for n in names if (s := submission(store, n))}
+    states = queue_states([s["job_id"] for s in subs.values()])
+    return {n: s["job_id"] for n, s in subs.items() if states.get(s["job_id"], ("", ""))[0] in LIVE}
+
+
+def outcome(store: Path, run: str, job_id: str) -> dict | None:
+    """The run's outcome as its job wrote it (the last "ended" event), or None."""
+    ended = [e for e in job_events(store, run, job_id) if e.get("event") == "ended"]
+    return ended[-1]["result"] if ended else None
+
+
+def requeues(store: Path, run: str, job_id: str) -> int:
+    return sum(e.get("event") == "requeued" for e in job_events(store, run, job_id))
+
+
+# -- submitting and waiting ---------------------------------------------------------------
+
+def submit(work: list[list], store: Path, o: SlurmOptions, say: Callable[[str], None]) -> list[tuple[list, str]]:
+    """Submit one job per unit (a job array); returns (unit, job id) pairs to watch: the
+    submitted ones, then each run whose job was queued or running already (not submitted
+    again; said, with its job)."""
+    import submitit
+
+    from ..store.lock import store_lock
+    from .slurm_job import UnitJob
+
+    store = Path(store)
+    make_dirs(records(store) / "runs")
+    with store_lock(records(store) / "submit.lock"):  # two sweeps submitting at once: one after the other
+        busy = held(store, [c.run_name() for u in work for c in u])
+        watch = []
+        for u in work:
+            for c in u:
+                if c.run_name() in busy:
+                    say(f"{c.run_name()} is queued or running in SLURM job {busy[c.run_name()]}; not submitted again")
+                    watch.append(([c], busy[c.run_name()]))
+        todo = [v for u in work if (v := [c for c in u if c.run_name() not in busy])]
+        if not todo:
+            return watch
+        ex = submitit.SlurmExecutor(folder=str(records(store) / "jobs" / "%j"), max_num_timeout=o.max_requeues)
+        params = {"time": math.ceil(o.job_seconds() / 60), "cpus_per_task": o.cpus, "job_name": "collapse-lab",
+                  "use_srun": False, "stderr_to_stdout": True,
+                  "signal_delay_s": int(max(30, margin(o.job_seconds()) / 2)),  # after our own stop: a fallback
+                  "additional_parameters": {"requeue": True, **dict(o.extra)}}
+        for k, v in (("partition", o.partition), ("account", o.account), ("qos", o.qos), ("mem", o.mem),
+                     ("gpus_per_node", o.gpus or None)):
+            if v is not None:
+                params[k] = v
+        ex.update_parameters(**params)
+        with ex.batch():
+            jobs = [ex.submit(UnitJob([c.to_json() for c in u], str(store.resolve()), o.cpus, o.train_seconds(),
+                                      o.max_requeues)) for u in todo]
+        now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        for u, job in zip(todo, jobs):
+            for c in u:
+                write_json(records(store) / "runs" / f"{c.run_name()}.json",
+                           {"run": c.run_name(), "job_id": str(job.job_id), "submitted": now,
+                            "host": socket.gethostname(), "user": os.environ.get("USER", ""),
+                            "log": str(records(store) / "jobs" / str(job.job_id)), "options": _options_json(o)})
+    return [(u, str(j.job_id)) for u, j in zip(todo, jobs)] + watch
+
+
+def _options_json(o: SlurmOptions) -> dict:
+    return {"partition": o.partition, "account": o.account, "qos": o.qos, "gpus": o.gpus, "cpus": o.cpus, "mem": o.mem,
+            "time": o.time, "extra": dict(o.extra), "max_requeues": o.max_requeues,
+            "train_seconds": o.train_seconds()}
+
+
+def wait(submitted: list[tuple[list, str]], store: Path, o: SlurmOptions, report: Callable[[dict], None],
+         say: Callable[[str], None]) -> list[dict]:
+    """Watch the jobs until each has an outcome: events to ``report`` as the other backends
+    send them ({"event": "start"|"end", "run", ...}); a requeue is said. A job that leaves
+    the queue without an outcome fails its runs, naming its state and log."""
+    left = {job: unit for unit, job in submitted}
+    seen_running, seen_requeues, results, t0 = set(), {}, [], time.time()
+    while left:
+        states = queue_states(list(left))
+        for job, unit in list(left.items()):
+            state, reason = states.get(job, ("", ""))
+            names = [c.run_name() for c in unit]
+            if state == "RUNNING" and job not in seen_running:  # its first start (a requeue is said below)
+                seen_running.add(job)
+                for n in names:
+                    report({"event": "start", "run": n})
+            n_re = requeues(store, names[0], job)
+            if n_re > seen_requeues.get(job, 0):
+                seen_requeues[job] = n_re
+                say(f"job {job} ({names[0]}{', ...' if len(names) > 1 else ''}) requeued after its time limit "
+                    f"({n_re} of at most {o.max_requeues})")
+            outs = {n: outcome(store, n, job) for n in names}
+            if all(outs.values()):
+                done = [{**outs[n], "job_id": job, "requeues": n_re} for n in names]
+            elif state and state in LIVE:
+                continue
+            elif state == "" and time.time() - t0 < 60:
+                continue  # just submitted: not listed yet
+            else:
+                why = f"ended {state or 'and left the queue'}" + (f" ({reason})" if reason and reason != "None" else "")
+                done = [outs[n] and {**outs[n], "job_id": job} or
+                        {"run": n, "status": "failed", "job_id": job, "requeues": n_re,
+                         "error": f"SLURM job {job} {why} without an outcome; its log: "
+                                  f"{records(store) / 'jobs' / job}"} for n in names]
+            del left[job]
+            if job not in seen_running:  # it ran and ended between two looks
+                for n in names:
+                    report({"event": "start", "run": n})
+            for r in done:
+                r.setdefault("wall_seconds", round(time.time() - t0, 2))
+                results.append(r)
+                report({"event": "end", **r})
+        if left:
+            time.sleep(o.poll)
+    return results

@@ -1,0 +1,113 @@
+"""What runs inside a SLURM job of ``--backend slurm`` (``sweep.slurm``): one unit of a sweep,
+trained as a ``sweep`` worker trains it (``worker.run_unit``), with the job's own time limit.
+
+When the limit stops a run (every complete round kept), the job requeues itself with
+``scontrol requeue`` (same job id; SLURM counts ``SLURM_RESTART_COUNT``) and the next start
+continues from the last complete round, until the run is complete or ``max_requeues``
+restarts were used. A diverged or failed run is never requeued. submitit's own
+timeout signal (sent ``signal_delay_s`` before the end, should a round overrun the margin)
+takes the same way out through ``checkpoint``.
+
+What the job did is written to ``<store>/.slurm/runs/<run>.job-<job id>.json`` (one writer: the
+job), read by ``sweep --status`` and by a sweep that waits.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+
+class UnitJob:
+    """The callable submitit pickles: run configurations as JSON, nothing else."""
+
+    def __init__(self, unit: list[dict], store: str, threads: int, train_seconds: float, max_requeues: int):
+        self.unit, self.store, self.threads = unit, store, threads
+        self.train_seconds, self.max_requeues = train_seconds, max_requeues
+
+    def __call__(self) -> list[dict]:
+        from ..timelimit import process_start
+        from ..training.stops import StopFlag
+        from .worker import run_unit, unit_name
+
+        job, slurm_id = job_ids()
+        restarts = int(os.environ.get("SLURM_RESTART_COUNT", "0") or 0)
+        names = [unit_name(c) for c in self.unit]
+        stop = StopFlag(process_start() + self.train_seconds)
+
+        def handler(signum, frame):  # scancel or preemption: finish the current client, keep every round
+            stop.request(signal.Signals(signum).name)
+
+        signal.signal(signal.SIGTERM, handler)
+        before = {n: rounds_done(self.store, n) for n in names}
+        for n in names:
+            note(self.store, n, job, {"event": "started", "host": socket.gethostname(), "restarts": restarts,
+                                      "rounds_complete": before[n]})
+        results = run_unit(self.unit, self.store, self.threads, log=lambda m: print(m, flush=True), stop=stop)
+        late = [r for r in results if r["status"] == "time-limit"]
+        if late and not any(rounds_done(self.store, r["run"]) > before.get(r["run"], 0) for r in late):
+            for r in late:  # requeued, it would stop in the same place again
+                r["status"], r["error"] = "failed", (
+                    f"the job's training time ({self.train_seconds:.0f} s from its start) ended before a round was "
+                    f"complete ({r.get('error', 'time limit')}); give a longer --slurm-time or --time-limit")
+            late = []
+        if late and stop.requested not in ("SIGTERM", "SIGINT") and restarts < self.max_requeues:
+            for n in names:
+                note(self.store, n, job, {"event": "requeued", "restarts": restarts + 1,
+                                          "after": [r.get("error", "") for r in late][0]})
+            requeue(slurm_id)
+        for r in late:
+            r["error"] = (f"{r.get('error', 'time limit')}; the job's time limit stopped it in each of its "
+                          f"{restarts + 1} start(s) (--max-requeues {self.max_requeues}); the same command continues it")
+        for r in results:
+            note(self.store, r["run"], job, {"event": "ended", "result": r})
+        return results
+
+    def checkpoint(self):
+        """submitit's timeout signal (a round overran the margin): requeue as it is; the
+        run continues from its last complete round."""
+        import submitit
+
+        return submitit.helpers.DelayedSubmission(self)
+
+
+def rounds_done(store: str, run: str) -> int:
+    """The run's complete rounds in the store (0 for a run not yet written)."""
+    try:
+        return int(json.loads((Path(store) / run / "run.json").read_text()).get("rounds_complete", 0))
+    except (OSError, ValueError, json.JSONDecodeError):
+        return 0
+
+
+def job_ids() -> tuple[str, str]:
+    """(the id squeue shows: ``A_i`` for an array task, the job id else; the job's own id)."""
+    own = os.environ.get("SLURM_JOB_ID", "")
+    array, task = os.environ.get("SLURM_ARRAY_JOB_ID"), os.environ.get("SLURM_ARRAY_TASK_ID")
+    return (f"{array}_{task}" if array and task else own), own
+
+
+def requeue(slurm_id: str) -> None:
+    """Put this job back in the queue and leave without a result (submitit writes one only
+    for a function that returns): SLURM starts it again, and it continues the run."""
+    subprocess.run(["scontrol", "requeue", slurm_id], check=True, timeout=120)
+    sys.exit(0)
+
+
+def note(store: str, run: str, job: str, event: dict) -> None:
+    """Append ``event`` to what this job wrote of ``run`` (atomically; the job is its one writer)."""
+    from ..files import make_dirs, write_json
+
+    folder = Path(store) / ".slurm" / "runs"
+    make_dirs(folder)
+    path = folder / f"{run}.job-{job}.json"
+    try:
+        events = json.loads(path.read_text()).get("events", [])
+    except (OSError, json.JSONDecodeError):
+        events = []
+    events.append({"at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **event})
+    write_json(path, {"run": run, "job_id": job, "events": events})

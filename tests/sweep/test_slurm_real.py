@@ -1,0 +1,113 @@
+"""``--backend slurm`` against a real SLURM (CI starts a single-node one: ``.ci/slurm-up``):
+three digits runs submitted by two sweeps, one of them with a training time short enough that
+its job requeues itself; a second submission of the same grid trains nothing twice; every
+run ends complete with checkpoints equal byte for byte to a local sweep's; ``--status``
+names each job. Skips, saying why, where no SLURM controller answers."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.slurm, pytest.mark.slow]
+
+SHORT = "base: {rounds: 3, local_epochs: 1, clients: 4, keep_local: last}\ngrid: {alpha: [0.1, 1.0]}\nseeds: [0]\n"
+LONG = "base: {rounds: 200, local_epochs: 1, clients: 4, alpha: 0.5, keep_local: last}\nseeds: [0]\n"
+
+
+def _why_no_slurm() -> str | None:
+    try:
+        import submitit  # noqa: F401
+    except ImportError:
+        return "submitit is not installed (pip install -e '.[slurm]')"
+    if shutil.which("sinfo") is None or shutil.which("sbatch") is None:
+        return "no SLURM tools on PATH (.ci/slurm-up installs and starts a single-node SLURM)"
+    out = subprocess.run(["sinfo", "-h", "-o", "%R %T"], capture_output=True, text=True)
+    if out.returncode != 0 or not out.stdout.strip():
+        return f"no SLURM controller answers ({(out.stderr or 'no partition').strip().splitlines()[0]})"
+    if not any(s in out.stdout for s in ("idle", "mixed", "alloc")):
+        return f"no SLURM node is up ({out.stdout.strip()})"
+    return None
+
+
+def cl(*args, timeout=900):
+    """The installed command line, as a user runs it; (exit status, stdout, stderr, seconds)."""
+    t0 = time.time()
+    p = subprocess.run([sys.executable, "-c", "from collapse_lab.entry import main; main()", *map(str, args)],
+                       capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr, time.time() - t0
+
+
+def digests(store: Path) -> dict[str, str]:
+    """sha256 of every checkpoint of every run (tensors only: run.json and metrics hold times)."""
+    return {str(p.relative_to(store)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(store.glob("*/**/*.safetensors"))}
+
+
+def test_a_sweep_on_slurm_requeues_trains_each_run_once_and_equals_a_local_sweep(tmp_path):
+    why = _why_no_slurm()
+    if why:
+        pytest.skip(why)
+    short, long = tmp_path / "short.yaml", tmp_path / "long.yaml"
+    short.write_text(SHORT)
+    long.write_text(LONG)
+    local, store = tmp_path / "local", tmp_path / "cluster"
+    # the reference, and what a job's training time must be for the long run to need two jobs:
+    # the start-up (a command that plans the runs and trains nothing) and half of its training
+    for spec in (short, long):
+        rc, _, err, _ = cl("sweep", spec, "--store", local, "--workers", "1")
+        assert rc == 0, err
+    _, _, _, startup = cl("sweep", long, "--store", local, "--dry-run")
+    (run_long,) = [p for p in local.iterdir() if "_dir0.5_" in p.name]
+    train = json.loads((run_long / "run.json").read_text())["train_seconds"]
+    limit = f"{startup + 0.5 * train:.1f}s"
+    print(f"\nstart-up {startup:.1f} s, the long run trains {train:.1f} s: each job trains for --time-limit {limit}")
+    common = ["--backend", "slurm", "--store", store, "--slurm-cpus", "1", "--slurm-time", "5", "--poll", "1"]
+
+    # bad input against the real cluster: one line, exit 2, nothing submitted
+    rc, out, err, _ = cl("sweep", short, *common, "--slurm-partition", "no-such-partition")
+    assert rc == 2 and len(err.strip().splitlines()) == 1 and "no such partition on this cluster" in err, err
+    assert not store.exists()
+
+    rc, _, err, _ = cl("sweep", long, *common, "--time-limit", limit)
+    assert rc == 0 and "watch with: " in err, err
+    print(err.strip())
+    rc, out, err, _ = cl("sweep", short, *common, "--json")
+    assert rc == 0, err
+    jobs = {r["runs"][0]: r["job_id"] for r in json.loads(out)["submitted"]}
+    assert len(jobs) == 2, out
+    print(err.strip())
+    # the same grid again, at once: its runs are queued or running, so nothing is submitted;
+    # --wait watches the first sweep's jobs to their end
+    rc, out, err, _ = cl("sweep", short, *common, "--wait", "--json")
+    assert rc == 0, err
+    assert sum("not submitted again" in ln for ln in err.splitlines()) == 2, err
+    results = json.loads(out[out.index("{"):])["results"]
+    assert {r["run"]: r["job_id"] for r in results} == jobs and {r["status"] for r in results} == {"complete"}
+    rc, out, err, _ = cl("sweep", long, *common, "--time-limit", limit, "--wait", "--json")
+    assert rc == 0, err
+    print(err.strip())
+    (res,) = json.loads(out[out.index("{"):])["results"]
+    assert res["status"] == "complete" and res["requeues"] >= 1, res
+
+    rc, out, err, _ = cl("sweep", long, "--store", store, "--status", "--json")
+    assert rc == 0, err
+    (row,) = json.loads(out)["runs"]
+    assert row["store"] == "complete" and row["job_id"] == res["job_id"] and row["requeues"] == res["requeues"]
+    events = [e["event"] for e in json.loads(
+        (store / ".slurm" / "runs" / f"{row['run']}.job-{row['job_id']}.json").read_text())["events"]]
+    print("job", row["job_id"], "events:", events, "| SLURM state:", row["slurm"])
+    assert events[:3] == ["started", "requeued", "started"] and events[-1] == "ended"
+
+    mine, theirs = digests(store), digests(local)
+    assert len(mine) == len(theirs) > 200 and mine == theirs
+    print(f"{len(mine)} checkpoint files, sha256 equal to the local sweep's; runs:",
+          {n[:40]: hashlib.sha256("".join(v for k, v in sorted(mine.items()) if k.startswith(n)).encode())
+           .hexdigest()[:16] for n in sorted({k.split(os.sep)[0] for k in mine})})
