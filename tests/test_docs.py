@@ -18,7 +18,8 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 OTHERS = {"--rewrite",  # analyses/check_specs.py, a script
           "--no-deps", "--durations", "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir", "--index-url",
           "--extra-index-url", "--upgrade", "--version", "--help", "--nproc-per-node", "--sample",
-          "--time", "--array"}  # sbatch (docs/training.md: a SLURM job array)
+          "--time", "--array",  # sbatch (docs/training.md: a SLURM job array)
+          "--gpus-per-node", "--signal", "--test-only", "--me"}  # sbatch and squeue (docs/sweeps.md: SLURM)
 # collapse_lab/bench/released_driver.py, a script run in the released code's own environment
 OTHERS |= {o for a in released_driver.parser()._actions for o in a.option_strings if o.startswith("--")}
 

@@ -139,8 +139,8 @@ def train_runs(configs, store: Path, backend: str, workers: int | None, stack: i
     todo = [q.config for q in p.pending]
     slurm = None
     if backend == "slurm":  # --time-limit: each job's training time
-        from ..sweep.slurm import check_cluster, check_round
-        from .slurm_options import given_slurm
+        from ..sweep.slurm import check_cluster
+        from .slurm_options import check_round, given_slurm
 
         slurm = given_slurm(None, time_limit)
         check_round(slurm, todo)

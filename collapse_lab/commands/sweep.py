@@ -13,7 +13,7 @@ import click
 from ..errors import CollapseLabError
 from ..timelimit import EXIT_TIME_LIMIT
 from .common import check_time_limit, data_root_option, given_data_root, time_limit_option
-from .slurm_options import check_backend, given_slurm, slurm_options
+from .slurm_options import check_backend, check_round, given_slurm, slurm_options
 
 
 def status_of(p) -> str:
@@ -145,7 +145,7 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
             click.echo(line)
         return
     if backend == "slurm":
-        from ..sweep.slurm import check_cluster, check_round
+        from ..sweep.slurm import check_cluster
 
         check_round(slurm, todo)
         check_cluster(slurm)

@@ -2,7 +2,7 @@
 three digits runs submitted by two sweeps, one of them with a training time short enough that
 its job requeues itself; a second submission of the same grid trains nothing twice; every
 run ends complete with checkpoints equal byte for byte to a local sweep's; ``--status``
-names each job. Skips, saying why, where no SLURM controller answers."""
+names each job; ``figures`` trains an entry's runs as jobs and renders. Skips, saying why, where no SLURM controller answers."""
 from __future__ import annotations
 
 import hashlib
@@ -111,3 +111,9 @@ def test_a_sweep_on_slurm_requeues_trains_each_run_once_and_equals_a_local_sweep
     print(f"{len(mine)} checkpoint files, sha256 equal to the local sweep's; runs:",
           {n[:40]: hashlib.sha256("".join(v for k, v in sorted(mine.items()) if k.startswith(n)).encode())
            .hexdigest()[:16] for n in sorted({k.split(os.sep)[0] for k in mine})})
+
+    # figures take the same backend: the smoke runs of one entry as jobs, waited for, then rendered
+    rc, out, err, _ = cl("figures", "feddecorr-fig1", "--smoke", "--backend", "slurm", "--slurm-cpus", "1",
+                         "--slurm-time", "5", "--poll", "1", "--store", tmp_path / "fig-store", "--out", tmp_path / "fig")
+    assert rc == 0 and "on slurm (one SLURM job each" in err and (tmp_path / "fig" / "feddecorr-fig1.png").is_file(), err
+    assert len(list((tmp_path / "fig-store" / ".slurm" / "runs").glob("*.job-*.json"))) == 3
