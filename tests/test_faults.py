@@ -7,6 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -79,7 +80,7 @@ def test_a_second_writer_is_refused_and_sigterm_stops_cleanly(tmp_path):
         before = tree_digest(run / "round_0")
         for extra in ([], ["--resume"], ["--overwrite"]):
             res = CliRunner().invoke(cli, ["train", *LONG, "--store", str(store), *extra])
-            one_error_line(res, 2, "is being written by another collapse-lab process", f"(pid {first.pid})")
+            one_error_line(res, 2, "is being written by another collapse-lab process", f"(pid {first.pid} on {socket.gethostname()})")
         assert tree_digest(run / "round_0") == before  # the second process touched nothing
         err = sigterm(first, 60)
     finally:

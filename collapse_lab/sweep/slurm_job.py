@@ -56,14 +56,20 @@ class UnitJob:
                     f"the job's training time ({self.train_seconds:.0f} s from its start) ended before a round was "
                     f"complete ({r.get('error', 'time limit')}); give a longer --slurm-time or --time-limit")
             late = []
+        why = f"the job's time limit stopped it in each of its {restarts + 1} start(s) (--max-requeues {self.max_requeues})"
         if late and stop.requested not in ("SIGTERM", "SIGINT") and restarts < self.max_requeues:
-            for n in names:
-                note(self.store, n, job, {"event": "requeued", "restarts": restarts + 1,
-                                          "after": [r.get("error", "") for r in late][0]})
-            requeue(slurm_id)
+            try:
+                subprocess.run(["scontrol", "requeue", slurm_id], check=True, timeout=120, capture_output=True,
+                               text=True)
+            except (OSError, subprocess.SubprocessError) as e:  # e.g. a cluster that forbids requeues
+                why = f"scontrol requeue {slurm_id} failed ({getattr(e, 'stderr', None) or e})".strip()
+            else:
+                for n in names:
+                    note(self.store, n, job, {"event": "requeued", "restarts": restarts + 1,
+                                              "after": [r.get("error", "") for r in late][0]})
+                sys.exit(0)  # no result: SLURM starts the job again, and it continues the run
         for r in late:
-            r["error"] = (f"{r.get('error', 'time limit')}; the job's time limit stopped it in each of its "
-                          f"{restarts + 1} start(s) (--max-requeues {self.max_requeues}); the same command continues it")
+            r["error"] = f"{r.get('error', 'time limit')}; {why}; the same command continues it"
         for r in results:
             note(self.store, r["run"], job, {"event": "ended", "result": r})
         return results
@@ -89,13 +95,6 @@ def job_ids() -> tuple[str, str]:
     own = os.environ.get("SLURM_JOB_ID", "")
     array, task = os.environ.get("SLURM_ARRAY_JOB_ID"), os.environ.get("SLURM_ARRAY_TASK_ID")
     return (f"{array}_{task}" if array and task else own), own
-
-
-def requeue(slurm_id: str) -> None:
-    """Put this job back in the queue and leave without a result (submitit writes one only
-    for a function that returns): SLURM starts it again, and it continues the run."""
-    subprocess.run(["scontrol", "requeue", slurm_id], check=True, timeout=120)
-    sys.exit(0)
 
 
 def note(store: str, run: str, job: str, event: dict) -> None:

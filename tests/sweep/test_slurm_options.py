@@ -154,3 +154,26 @@ def test_the_spec_can_hold_the_slurm_options_and_a_flag_wins(tmp_path, fake_slur
     res = CliRunner().invoke(cli, ["sweep", str(spec), "--store", str(tmp_path / "s"), "--backend", "slurm",
                                    "--slurm-partition", "ci", "--dry-run"])
     assert res.exit_code == 0, res.output
+
+
+def test_a_job_whose_time_ends_before_a_round_fails_its_run_and_is_not_requeued(tmp_path, fake_slurm, monkeypatch):
+    """Requeued, such a job would stop at the same place again: its run fails, naming the
+    option to change, and ``scontrol requeue`` is never called."""
+    import json
+    import signal
+
+    from collapse_lab.sweep.slurm_job import UnitJob
+    from collapse_lab.sweep.spec import expand
+
+    cfg = expand(__import__("yaml").safe_load(SPEC), "spec")[0]
+    monkeypatch.setenv("SLURM_JOB_ID", "77")
+    monkeypatch.setenv("SLURM_RESTART_COUNT", "0")
+    before = signal.getsignal(signal.SIGTERM)
+    try:  # the deadline counts from this process's start: long past
+        (r,) = UnitJob([cfg.to_json()], str(tmp_path / "s"), 1, 0.001, 5)()
+    finally:
+        signal.signal(signal.SIGTERM, before)
+    assert r["status"] == "failed" and "ended before a round was complete" in r["error"] and "--slurm-time" in r["error"]
+    assert not fake_slurm.exists() or not any(ln.startswith("scontrol") for ln in fake_slurm.read_text().splitlines())
+    events = json.loads((tmp_path / "s" / ".slurm" / "runs" / f"{cfg.run_name()}.job-77.json").read_text())["events"]
+    assert [e["event"] for e in events] == ["started", "ended"] and events[-1]["result"]["status"] == "failed"
