@@ -168,11 +168,14 @@ def test_a_job_whose_time_ends_before_a_round_fails_its_run_and_is_not_requeued(
     cfg = expand(__import__("yaml").safe_load(SPEC), "spec")[0]
     monkeypatch.setenv("SLURM_JOB_ID", "77")
     monkeypatch.setenv("SLURM_RESTART_COUNT", "0")
-    before = signal.getsignal(signal.SIGTERM)
+    import torch
+
+    before, threads = signal.getsignal(signal.SIGTERM), torch.get_num_threads()
     try:  # the deadline counts from this process's start: long past
         (r,) = UnitJob([cfg.to_json()], str(tmp_path / "s"), 1, 0.001, 5)()
-    finally:
+    finally:  # the job sets its handler and its threads: later tests train in this process
         signal.signal(signal.SIGTERM, before)
+        torch.set_num_threads(threads)
     assert r["status"] == "failed" and "ended before a round was complete" in r["error"] and "--slurm-time" in r["error"]
     assert not fake_slurm.exists() or not any(ln.startswith("scontrol") for ln in fake_slurm.read_text().splitlines())
     events = json.loads((tmp_path / "s" / ".slurm" / "runs" / f"{cfg.run_name()}.job-77.json").read_text())["events"]
