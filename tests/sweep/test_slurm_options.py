@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import stat
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -48,7 +49,18 @@ def test_each_job_trains_for_its_time_less_a_margin_or_for_time_limit():
 
 
 @pytest.fixture
-def fake_slurm(tmp_path, monkeypatch):
+def with_submitit(monkeypatch):
+    """The checks after the extra's (no SLURM, a partition, ...) where the extra is not
+    installed: a stand-in module (these tests submit nothing; the real one is
+    ``test_slurm_real.py``'s)."""
+    try:
+        import submitit  # noqa: F401
+    except ImportError:
+        monkeypatch.setitem(sys.modules, "submitit", types.ModuleType("submitit"))
+
+
+@pytest.fixture
+def fake_slurm(tmp_path, monkeypatch, with_submitit):
     """sinfo knows partition ``ci``; sbatch --test-only accepts; every call is logged."""
     bin_ = tmp_path / "bin"
     bin_.mkdir()
@@ -99,7 +111,7 @@ def test_bad_slurm_input_is_one_line_exit_2_and_submits_nothing(tmp_path, fake_s
     assert _submitted(fake_slurm) == [] and not store.exists()
 
 
-def test_no_slurm_on_the_machine_is_one_line(tmp_path, monkeypatch):
+def test_no_slurm_on_the_machine_is_one_line(tmp_path, monkeypatch, with_submitit):
     empty = tmp_path / "empty"
     empty.mkdir()
     monkeypatch.setenv("PATH", str(empty))
