@@ -77,12 +77,12 @@ def parse_extra(items, where: str = "--slurm-option") -> tuple:
         if not eq or not key:
             raise CollapseLabError(f"{where} {item!r}: write KEY=VALUE (an sbatch option without its dashes, e.g. "
                                    "constraint=a100; exclusive= for a flag)")
-        mine = {"time", "partition", "account", "qos", "mem", "cpus-per-task", "gpus-per-node", "array", "output",
-                "error", "job-name", "signal", "requeue", "no-requeue"}
-        if key in mine:
+        flags = {"time": "--slurm-time", "partition": "--slurm-partition", "account": "--slurm-account",
+                 "qos": "--slurm-qos", "mem": "--slurm-mem", "cpus-per-task": "--slurm-cpus",
+                 "gpus-per-node": "--slurm-gpus"}
+        if key in flags or key in {"array", "output", "error", "job-name", "signal", "requeue", "no-requeue"}:
             raise CollapseLabError(f"{where} {key}: collapse-lab sets {key} itself"
-                                   + ("" if key not in {"time", "partition", "account", "qos", "mem"}
-                                      else f"; give it as --slurm-{key}"))
+                                   + (f"; give it as {flags[key]}" if key in flags else ""))
         out.append((key, value))
     return tuple(out)
 
@@ -115,7 +115,7 @@ def given_slurm(spec_section: dict | None = None, time_limit: str | None = None,
             extra = extra + parse_extra(v)
         else:
             values[FLAGS[flag][0]] = v
-    o = SlurmOptions(**values, extra=extra, train_limit=time_limit, given=tuple(sorted(given)))
+    o = SlurmOptions(**values, extra=extra, train_limit=time_limit)
     check_options(o)
     return o
 

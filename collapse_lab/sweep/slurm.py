@@ -23,7 +23,7 @@ import shutil
 import socket
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -49,7 +49,6 @@ class SlurmOptions:
     max_requeues: int = 5  # requeues of one job after its time limit, at most
     train_limit: str | None = None  # --time-limit: training time in each job; None: time less the margin
     poll: float = 10.0  # seconds between looks at the queue while waiting
-    given: tuple = field(default=(), compare=False)  # the flags the user gave (for "has no effect" lines)
 
     def job_seconds(self) -> float:
         return parse_slurm_time(self.time)

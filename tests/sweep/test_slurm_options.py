@@ -101,6 +101,8 @@ def _submitted(log: Path) -> list[str]:
     (["--slurm-option", "partition=gpu"], "--slurm-option partition: collapse-lab sets partition itself; give it as "
                                           "--slurm-partition"),
     (["--slurm-mem", "lots"], "--slurm-mem 'lots'"),
+    (["--slurm-option", "cpus-per-task=8"], "--slurm-option cpus-per-task: collapse-lab sets cpus-per-task itself; "
+                                            "give it as --slurm-cpus"),
     (["--workers", "2"], "have no effect with --backend slurm"),
 ])
 def test_bad_slurm_input_is_one_line_exit_2_and_submits_nothing(tmp_path, fake_slurm, extra, message):
