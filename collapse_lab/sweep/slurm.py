@@ -146,15 +146,20 @@ def check_cluster(o: SlurmOptions) -> None:
                                "--slurm-partition, --slurm-account, --slurm-qos and --slurm-option")
 
 
-def sbatch_flags(o: SlurmOptions) -> list[str]:
-    """The options as sbatch flags (for ``--test-only``; submitit writes the same into the script)."""
-    out = [f"--time={math.ceil(o.job_seconds() / 60)}", f"--cpus-per-task={o.cpus}"]
-    for flag, v in (("partition", o.partition), ("account", o.account), ("qos", o.qos), ("mem", o.mem)):
+def sbatch_options(o: SlurmOptions) -> dict:
+    """The job's sbatch options, option -> value (True: a bare flag such as ``--exclusive``):
+    one mapping for ``sbatch --test-only`` (``sbatch_flags``) and the script submitit writes."""
+    out = {"time": math.ceil(o.job_seconds() / 60), "cpus-per-task": o.cpus}
+    for key, v in (("partition", o.partition), ("account", o.account), ("qos", o.qos), ("mem", o.mem),
+                   ("gpus-per-node", o.gpus or None)):
         if v is not None:
-            out.append(f"--{flag}={v}")
-    if o.gpus:
-        out.append(f"--gpus-per-node={o.gpus}")
-    return out + [f"--{k}={v}" if v != "" else f"--{k}" for k, v in o.extra]
+            out[key] = v
+    return {**out, **{k: True if v == "" else v for k, v in o.extra}}
+
+
+def sbatch_flags(o: SlurmOptions) -> list[str]:
+    """``sbatch_options`` as command-line flags."""
+    return [f"--{k}" if v is True else f"--{k}={v}" for k, v in sbatch_options(o).items()]
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess:
@@ -220,10 +225,6 @@ def outcome(store: Path, run: str, job_id: str) -> dict | None:
     return ended[-1]["result"] if ended else None
 
 
-def requeues(store: Path, run: str, job_id: str) -> int:
-    return sum(e.get("event") == "requeued" for e in job_events(store, run, job_id))
-
-
 # -- submitting and waiting ---------------------------------------------------------------
 
 def submit(work: list[list], store: Path, o: SlurmOptions, say: Callable[[str], None]) -> list[tuple[list, str]]:
@@ -249,15 +250,9 @@ def submit(work: list[list], store: Path, o: SlurmOptions, say: Callable[[str], 
         if not todo:
             return watch
         ex = submitit.SlurmExecutor(folder=str(records(store) / "jobs" / "%j"), max_num_timeout=o.max_requeues)
-        params = {"time": math.ceil(o.job_seconds() / 60), "cpus_per_task": o.cpus, "job_name": "collapse-lab",
-                  "use_srun": False, "stderr_to_stdout": True,
-                  "signal_delay_s": int(max(30, margin(o.job_seconds()) / 2)),  # after our own stop: a fallback
-                  "additional_parameters": {"requeue": True, **dict(o.extra)}}
-        for k, v in (("partition", o.partition), ("account", o.account), ("qos", o.qos), ("mem", o.mem),
-                     ("gpus_per_node", o.gpus or None)):
-            if v is not None:
-                params[k] = v
-        ex.update_parameters(**params)
+        ex.update_parameters(job_name="collapse-lab", use_srun=False, stderr_to_stdout=True,
+                             signal_delay_s=int(max(30, margin(o.job_seconds()) / 2)),  # after our own stop: a fallback
+                             additional_parameters={**sbatch_options(o), "requeue": True})
         with ex.batch():
             jobs = [ex.submit(UnitJob([c.to_json() for c in u], str(store.resolve()), o.cpus, o.train_seconds(),
                                       o.max_requeues)) for u in todo]
@@ -293,7 +288,7 @@ def wait(submitted: list[tuple[list, str]], store: Path, o: SlurmOptions, report
                 seen_running.add(job)
                 for n in names:
                     report({"event": "start", "run": n})
-            n_re = requeues(store, names[0], job)
+            n_re = sum(e.get("event") == "requeued" for e in job_events(store, names[0], job))
             if n_re > seen_requeues.get(job, 0):
                 seen_requeues[job] = n_re
                 say(f"job {job} ({names[0]}{', ...' if len(names) > 1 else ''}) requeued after its time limit "

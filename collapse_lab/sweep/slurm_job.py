@@ -44,13 +44,14 @@ class UnitJob:
             stop.request(signal.Signals(signum).name)
 
         signal.signal(signal.SIGTERM, handler)
-        before = {n: rounds_done(self.store, n) for n in names}
+        before = {n: rounds_done(self.store, c) for n, c in zip(names, self.unit)}
         for n in names:
             note(self.store, n, job, {"event": "started", "host": socket.gethostname(), "restarts": restarts,
                                       "rounds_complete": before[n]})
         results = run_unit(self.unit, self.store, self.threads, log=lambda m: print(m, flush=True), stop=stop)
         late = [r for r in results if r["status"] == "time-limit"]
-        if late and not any(rounds_done(self.store, r["run"]) > before.get(r["run"], 0) for r in late):
+        after = {n: rounds_done(self.store, c) for n, c in zip(names, self.unit)}
+        if late and not any(after.get(r["run"], 0) > before.get(r["run"], 0) for r in late):
             for r in late:  # requeued, it would stop in the same place again
                 r["status"], r["error"] = "failed", (
                     f"the job's training time ({self.train_seconds:.0f} s from its start) ended before a round was "
@@ -82,11 +83,17 @@ class UnitJob:
         return submitit.helpers.DelayedSubmission(self)
 
 
-def rounds_done(store: str, run: str) -> int:
-    """The run's complete rounds in the store (0 for a run not yet written)."""
+def rounds_done(store: str, cfg_json: dict) -> int:
+    """The run's complete rounds in the store, as the store reads them (0 for a run not yet
+    written, or one whose run.json cannot be read: the training names that)."""
+    from ..config import RunConfig
+    from ..errors import CollapseLabError
+    from ..store import RunDir, run_path
+
     try:
-        return int(json.loads((Path(store) / run / "run.json").read_text()).get("rounds_complete", 0))
-    except (OSError, ValueError, json.JSONDecodeError):
+        path = run_path(Path(store), RunConfig.from_json(cfg_json))
+        return int(RunDir(path).meta.get("rounds_complete", 0)) if (path / "run.json").is_file() else 0
+    except (CollapseLabError, OSError, ValueError, TypeError):
         return 0
 
 

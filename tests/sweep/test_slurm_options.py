@@ -16,7 +16,8 @@ from click.testing import CliRunner
 
 from collapse_lab.cli import cli
 from collapse_lab.errors import CollapseLabError
-from collapse_lab.sweep.slurm import SlurmOptions, check_options, margin, parse_slurm_time, sbatch_flags
+from collapse_lab.sweep.slurm import SlurmOptions, check_options, margin, parse_slurm_time, sbatch_flags, \
+    sbatch_options
 
 SPEC = "base: {rounds: 3, local_epochs: 1, clients: 4}\ngrid: {alpha: [0.1, 1.0]}\nseeds: [0]\n"
 
@@ -34,7 +35,7 @@ def test_a_job_time_sbatch_cannot_take_is_one_line(text):
         parse_slurm_time(text)
 
 
-def test_each_job_trains_for_its_time_less_a_margin_or_for_time_limit():
+def test_each_job_trains_for_its_time_less_a_margin_or_for_time_limit(tmp_path):
     assert margin(120) == 60 and margin(4 * 3600) == 720 and margin(2 * 86400) == 900  # 5 %, 1 to 15 minutes
     assert SlurmOptions(time="4h").train_seconds() == 4 * 3600 - 720
     assert SlurmOptions(time="2", train_limit="45s").train_seconds() == 45
@@ -46,6 +47,12 @@ def test_each_job_trains_for_its_time_less_a_margin_or_for_time_limit():
                                       extra=(("constraint", "a100"), ("exclusive", ""))))
     assert flags == ["--time=90", "--cpus-per-task=8", "--partition=gpu", "--mem=32G", "--gpus-per-node=2",
                      "--constraint=a100", "--exclusive"]
+    pytest.importorskip("submitit")
+    from submitit.slurm.slurm import _make_sbatch_string  # the script submitit writes from the same options
+
+    script = _make_sbatch_string(command="true", folder=str(tmp_path), additional_parameters=sbatch_options(
+        SlurmOptions(time="90m", extra=(("exclusive", ""),)))).splitlines()
+    assert "#SBATCH --exclusive" in script and "#SBATCH --time=90" in script  # a bare flag, not --exclusive=''
 
 
 @pytest.fixture
