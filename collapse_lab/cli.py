@@ -11,7 +11,7 @@ import click
 from click.core import ParameterSource
 
 from .config import alpha_str
-from .commands.common import check_time_limit, time_limit_option
+from .commands.common import check_time_limit, precision_line, time_limit_option
 from .commands.failure import Group, strict
 from .errors import CollapseLabError
 from .signals import exit_status
@@ -99,7 +99,7 @@ def _explicit(ctx: click.Context, params: dict) -> dict:
 @click.option("--device", help="auto (CUDA when present; default), cpu, cuda, cuda:N")
 @click.option("--augment", cls=PluginOption, registry="augment",
               help="Batched on-device augmentation: auto (the paper's for the data set; default), none, or steps joined by '+'.")
-@click.option("--precision", help="auto (default: bf16 autocast on CUDA, and on a CPU that multiplies bf16 natively and measurably faster; else fp32), fp32, bf16.")
+@click.option("--precision", help="auto (default: bf16 autocast on CUDA, fp32 on every CPU), fp32, bf16 (autocast; opt-in on a CPU, faster only with AVX512-BF16 or AMX).")
 @click.option("--channels-last/--no-channels-last", default=None, help="channels_last memory format for image models (on; speed only).")
 @click.option("--compile", help="torch.compile the model: off (default), default, reduce-overhead, max-autotune (speed only).")
 @click.option("--cuda-graphs", help="Capture each local step as a CUDA graph: auto (default: on CUDA when the method's local "
@@ -156,11 +156,23 @@ def train(ctx, **params):
         from .store.paths import check_store_for_writing as check_folder
 
         check_folder(log_to[1], "--log tensorboard DIR")  # a file or read-only folder: one line, before training
-    configs = resolve_runs(_explicit(ctx, params), params["config"])
+    explicit = _explicit(ctx, params)
+    configs = resolve_runs(explicit, params["config"])
+    if _precision_open(explicit, params["config"]):  # a stored run keeps the precision it trained in
+        from .store.naming import in_stored_precision
+
+        found = [in_stored_precision(Path(params["out"]), c) for c in configs]
+        configs = [c for c, _ in found]
+        for _, note in found:
+            if note:
+                click.echo(f"note: {note}", err=True)
     # store, names, data, time limit, disk and one writer per run: refused here, before any run trains
     prepared = service.begin(configs, params["out"], "--store", params["overwrite"], params["resume"],
                              lambda cs: check_time_limit(params["time_limit"], cs))
     todo = [p for p in prepared if p.action in ("train", "resume")]
+    # the first line after the checks (a refusal stays one line): the precision of the runs
+    click.echo(f"train: {len(configs)} run(s), precision {precision_line(configs, auto=_precision_open(explicit, params['config']))}",
+               err=True)
     for note in dict.fromkeys(n for p in todo for n in p.notes):  # each note once
         click.echo(f"note: {note}", err=True)
     for p in prepared:
@@ -230,6 +242,17 @@ def train(ctx, **params):
                    + (f"; {len(diverged)} diverged: {', '.join(diverged)}" if diverged else ""))
     if diverged:
         ctx.exit(1)
+
+
+def _precision_open(explicit: dict, config_file: str | None) -> bool:
+    """Whether the run's precision is left to ``auto`` (neither --precision nor the config
+    file chose fp32 or bf16)."""
+    from .config import load_config_file
+
+    chosen = explicit.get("precision")
+    if chosen is None and config_file:
+        chosen = load_config_file(config_file).get("precision")
+    return chosen in (None, "auto")
 
 
 def _install_stop_handlers(stop) -> dict:

@@ -54,7 +54,7 @@ class RunConfig:
     # identity; channels_last, compile, cuda_graphs and parallel_clients change only speed
     # (and fp32 round-off).
     augment: str = "auto"  # '+'-joined steps, none, or auto = the paper's choice for the data set
-    precision: str = "auto"  # fp32, bf16 (autocast), auto = bf16 on CUDA and on CPUs measured faster in bf16
+    precision: str = "auto"  # fp32, bf16 (autocast), auto = bf16 on CUDA, fp32 on any CPU
     channels_last: bool = True
     compile: str = "off"  # off or a torch.compile mode (default, reduce-overhead = CUDA graphs, max-autotune)
     cuda_graphs: str = "auto"  # capture local steps as CUDA graphs (training.trainer): auto = when the method allows, on, off

@@ -10,6 +10,7 @@ from ..config import RunConfig
 from .features import FeatureSource
 from ..spectra.functional import spectrum
 from ..store import RunDir
+from ..store.naming import in_stored_precisions
 from .catalogue import Entry
 from .select import Group, groups
 
@@ -31,8 +32,9 @@ class Context:
 
     def configs(self, entry: Entry) -> list[RunConfig]:
         if entry.name not in self._configs:
-            self._configs[entry.name] = entry.configs(self.preset, smoke=self.smoke, data_root=self.data_root,
-                                                          precision=self.precision)
+            cs = entry.configs(self.preset, smoke=self.smoke, data_root=self.data_root, precision=self.precision)
+            # --precision not given: a stored run keeps the precision it trained in (store.naming)
+            self._configs[entry.name] = cs if self.precision is not None else in_stored_precisions(self.store, cs)
         return self._configs[entry.name]
 
     def groups(self, entry: Entry, where: dict | None = None) -> list[Group]:

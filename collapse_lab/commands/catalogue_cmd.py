@@ -10,6 +10,7 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
+from ..store.naming import in_stored_precisions
 from .common import check_time_limit, data_root_option, given_data_root, given_precision, precision_option, \
     time_limit_option
 
@@ -27,17 +28,21 @@ def wider(a: str, b: str, order: tuple) -> str:
     return a if ka >= kb else b
 
 
-def plan(entries, preset: str, store: Path, warn, smoke: bool = False, keep: str = "read") -> tuple[list, list, dict]:
+def plan(entries, preset: str, store: Path, warn, smoke: bool = False, keep: str = "read",
+         note=None) -> tuple[list, list, dict]:
     """The entries' runs (each once; their smoke forms with ``smoke``), per entry its run
     names (or why it is not available), and the runs by name. Each run keeps what the
     entries that read it read (``Entry.keeps``, their union for a shared run); ``keep``
-    "all": every round's global and client models."""
+    "all": every round's global and client models. ``note``: told of each stored run used in
+    the other precision (``store.naming.in_stored_precision``)."""
     import dataclasses
 
     seen, per_entry, keeps = {}, {}, {}
     for e in entries:
         try:
             cs = e.configs(preset, warn, smoke=smoke, data_root=given_data_root(), precision=given_precision())
+            if given_precision() is None:  # stored runs keep the precision they trained in
+                cs = in_stored_precisions(store, cs, note)
         except CollapseLabError as err:  # a model, method or data set the toolkit lacks (the baselines issue)
             per_entry[e.name] = f"not available at --preset {preset}: {err}"
             continue
@@ -147,7 +152,10 @@ def train_runs(configs, store: Path, backend: str, workers: int | None, stack: i
         check_cluster(slurm)
     else:
         check_time_limit(time_limit, todo)
-    work, _ = service.work_units(p, stack)
+    work, alone = service.work_units(p, stack)
+    if stack > 1 and alone:  # said, not silent: why fewer runs share a unit than --stack allows
+        why = sorted({r for _, r in alone})
+        say(f"{len(alone)} run(s) cannot stack and train alone: {'; '.join(why[:3])}" + (" ..." if len(why) > 3 else ""))
     n = workers or backends.cores()
     service.check(p, store, work, n, smoke_ok=True, drop_checkpoints=drop_checkpoints)  # figures/tables checked the smoke mark
     say(f"training {len(todo)} run(s) in {len(work)} unit(s) on {backend} "

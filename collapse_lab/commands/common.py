@@ -39,16 +39,25 @@ def given_precision() -> str | None:
 
 
 def _set_precision(ctx, param, value):
-    ctx.meta[_META + "precision"] = value
+    # left at its default, the stored runs keep the precision they trained in (store.naming)
+    given = ctx.get_parameter_source(param.name) not in (click.core.ParameterSource.DEFAULT, None)
+    ctx.meta[_META + "precision"] = value if given and value != "auto" else None
     return value
+
+
+def precision_line(configs, auto: bool) -> str:
+    """The precision a command's runs train in, for its first line: e.g. ``fp32 (auto: bf16
+    on CUDA, fp32 on a CPU)`` or ``bf16 (--precision bf16)``."""
+    got = "+".join(sorted({c.precision for c in configs})) or "none (no runs)"
+    return f"{got} (auto: bf16 on CUDA, fp32 on a CPU)" if auto else f"{got} (--precision {got})"
 
 
 # part of a run's identity (bf16 runs are other runs): figures/tables pass it to every entry's runs
 precision_option = click.option(
     "--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
     expose_value=False, callback=_set_precision,
-    help="Training precision of the entries' runs: auto = bf16 autocast on CUDA and on a CPU that multiplies bf16 "
-         "natively and measurably faster, else fp32 (as train). Each entry's record says the precision its runs "
+    help="Training precision of the entries' runs: auto = bf16 autocast on CUDA, fp32 on every CPU "
+         "(as train). Each entry's record says the precision its runs "
          "trained in; bf16 runs are other runs than fp32 ones (their names differ).")
 
 

@@ -14,7 +14,7 @@ import click
 from ..errors import CollapseLabError
 from .catalogue_cmd import catalogue_options, check_training, dry_run, lacking_data, list_entries, plan, \
     smoke_paths, stop_if_late, train_missing
-from .common import given_data_root, given_precision
+from .common import given_data_root, given_precision, precision_line
 from ..analysis.claims_file import evaluate_safely, merge_claims
 
 SMOKE_NOTE = "SMOKE: one round, one local step per client, a small test set: proves the path, not the papers' numbers"
@@ -81,9 +81,11 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
     store, out = smoke_paths(smoke, store, out, "figures")
     say = (lambda m: click.echo(m if m.startswith("figures") else f"figures: {m}", err=True))
     warn = (lambda m: None)
-    configs, per_entry, by_name = plan(entries, preset, store, warn, smoke, keep)
+    configs, per_entry, by_name = plan(entries, preset, store, warn, smoke, keep, note=say)
     if list_:
         return list_entries(entries, per_entry, store, out, by_name, as_json)
+    say(f"figures: {len(configs)} run(s) for {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, precision "
+        f"{precision_line(configs, auto=given_precision() is None)}")
     t0 = time.time()
     from ..sweep.backends import Interrupted
 

@@ -12,7 +12,8 @@ import click
 
 from ..errors import CollapseLabError
 from ..timelimit import EXIT_TIME_LIMIT
-from .common import check_time_limit, data_root_option, given_data_root, time_limit_option
+from ..store.naming import in_stored_precisions
+from .common import check_time_limit, data_root_option, given_data_root, precision_line, time_limit_option
 from .slurm_options import check_backend, check_round, given_slurm, slurm_options
 
 
@@ -80,7 +81,7 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     --time-limit stopped it (the same command continues)."""
     from ..training.prepare import estimate_bytes, total_steps
     from ..sweep import backends, service
-    from ..sweep.spec import expand, load_spec
+    from ..sweep.spec import expand, load_spec, precision_open
 
     store = Path(store)
     if workers is not None and workers < 1:
@@ -109,6 +110,9 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     configs = expand(loaded, f"sweep spec {spec}", warn=lambda m: click.echo(f"sweep: note: {m}", err=True),
                      max_runs=max_runs, distinct=True, data_root=given_data_root())
     slurm = given_slurm(loaded.get("slurm"), time_limit, f"sweep spec {spec}") if backend == "slurm" else None
+    auto = precision_open(loaded)
+    if auto:  # a stored run keeps the precision it was trained in
+        configs = in_stored_precisions(Path(store), configs, lambda m: click.echo(f"sweep: {m}", err=True))
     if status_:
         from .sweep_status import print_status
 
@@ -153,6 +157,8 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     else:
         check_time_limit(time_limit, todo)
         service.check(planned, store, work, n)
+    # the first line after the checks (a refusal stays one line): the precision of the runs
+    click.echo(f"sweep: {len(configs)} run(s), precision {precision_line(configs, auto=auto)}", err=True)
     for c in gone:
         click.echo(f"sweep: {c.run_name()} diverged earlier; not retrained (train --overwrite retrains it)", err=True)
     t0, state = time.time(), {"done": 0, "running": 0, "failed": 0, "walls": []}

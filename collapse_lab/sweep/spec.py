@@ -32,6 +32,15 @@ TOP_KEYS = ("base", "grid", "seeds", "slurm")  # slurm: the SLURM options of --b
 COMBO = "combo"
 
 
+def precision_open(spec: dict) -> bool:
+    """Whether the spec leaves every point's precision to ``auto`` (none of base, the grid's
+    axes or its combos names fp32 or bf16)."""
+    grid = spec.get("grid") or {}
+    named = [(spec.get("base") or {}).get("precision"), *grid.get("precision", [])]
+    named += [v.get("precision") for k, vs in grid.items() if k.startswith(COMBO) for v in vs if isinstance(v, dict)]
+    return all(v in (None, "auto") for v in named)
+
+
 def load_spec(path: str | Path) -> dict:
     from ..config_files import load_mapping
 

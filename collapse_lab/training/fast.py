@@ -8,7 +8,6 @@ on CUDA (no TF32 unless bf16 was asked for).
 from __future__ import annotations
 
 import contextlib
-import functools
 from dataclasses import dataclass
 
 import torch
@@ -29,8 +28,8 @@ DEFAULT_LANES = 5
 
 def cpu_bf16_native() -> bool:
     """Whether this CPU multiplies bf16 in hardware (AVX512-BF16 or AMX-BF16 in
-    /proc/cpuinfo). Without it, autocast to bf16 emulates the products and trains slower
-    than fp32 (measured on this project's CPU: docs/fast-path.md)."""
+    /proc/cpuinfo). Reported by ``bench`` beside a bf16 measurement; it never chooses a
+    precision (issue 47: a run's precision is the user's choice or the device's kind)."""
     try:
         with open("/proc/cpuinfo") as f:
             flags = next((ln for ln in f if ln.startswith("flags")), "")
@@ -39,39 +38,19 @@ def cpu_bf16_native() -> bool:
     return any(f in flags.split() for f in ("avx512_bf16", "amx_bf16"))
 
 
-@functools.lru_cache(maxsize=None)
-def cpu_bf16_faster(threads: int) -> bool:
-    """Whether bf16 matrix products are at least 1.5x faster than fp32 here (a 1024 x 1024
-    product timed both ways, best of 5): auto picks bf16 on a CPU only then, so a run never
-    gets slower, or a borderline machine flips between the two."""
-    import time
-
-    if not cpu_bf16_native():
-        return False
-    a = torch.randn(1024, 1024)
-    best = {}
-    for dtype in (torch.float32, torch.bfloat16):
-        x = a.to(dtype)
-        x @ x  # warm-up
-        times = []
-        for _ in range(5):
-            t = time.perf_counter()
-            x @ x
-            times.append(time.perf_counter() - t)
-        best[dtype] = min(times)
-    return best[torch.float32] >= 1.5 * best[torch.bfloat16]
-
-
 def resolve_precision(spec: str, device: torch.device) -> str:
-    """auto -> bf16 on CUDA; on a CPU bf16 only where it multiplies bf16 natively and
-    measurably faster (``cpu_bf16_faster``), else fp32. bf16 is autocast: weights, optimizer
-    state, the loss and the regularizers stay fp32; representations and spectra are float64."""
+    """auto -> bf16 autocast on CUDA, fp32 on every CPU; fp32 and bf16 as given.
+
+    Decided from the device's kind alone, never from its load, its flags or a timing: the
+    same command names the same run on every CPU (a resume finds its run), and CPU runs
+    train as the papers' codes do, in fp32. A CPU with native bf16 (AVX512-BF16, AMX) may
+    train faster with ``--precision bf16``, an explicit choice that names other runs
+    (docs/training.md). bf16 is autocast: weights, optimizer state, the loss and the
+    regularizers stay fp32; representations and spectra are float64."""
     if spec not in PRECISIONS:
         raise CollapseLabError(f"--precision {spec!r}: use auto, fp32 or bf16")
     if spec == "auto":
-        if device.type == "cuda":
-            return "bf16"
-        return "bf16" if device.type == "cpu" and cpu_bf16_faster(torch.get_num_threads()) else "fp32"
+        return "bf16" if device.type == "cuda" else "fp32"
     return spec
 
 

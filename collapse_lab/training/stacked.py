@@ -63,8 +63,6 @@ def config_reason(cfg: RunConfig) -> str | None:
         return f"--reg {cfg.reg} has no form for padded batches"
     if cfg.augment not in ("none", "auto"):
         return "augmentation"
-    if cfg.precision == "bf16":
-        return "bf16 autocast"
     if cfg.compile != "off":
         return "--compile"
     if cfg.local_eval:
@@ -94,8 +92,6 @@ def stack_reason(cfg: RunConfig, model: nn.Module, spec: StepSpec) -> str | None
         return reason
     if spec.fast.augment:
         return "augmentation"
-    if spec.fast.autocast is not None:
-        return "bf16 autocast"
     return None
 
 
@@ -166,8 +162,11 @@ def train_stacked(template: nn.Module, spec: StepSpec, masked_reg: Callable | No
     sums = torch.zeros(len(jobs), epochs, 3, dtype=torch.float64, device=device)
     beta, reg = spec.beta, masked_reg
 
+    autocast = spec.fast.autocast  # bf16: the forward under autocast, as a lone run's (local.step_loss)
+
     def loss(p, x, y, w):
-        logits, z = torch.func.functional_call(meta, p, (x,))
+        with torch.autocast(device.type, dtype=autocast or torch.bfloat16, enabled=autocast is not None):
+            logits, z = torch.func.functional_call(meta, p, (x,))
         logits, z = at_least_fp32(logits), at_least_fp32(z)
         nw = w.sum()
         ce = (F.cross_entropy(logits, y, reduction="none") * w).sum() / nw

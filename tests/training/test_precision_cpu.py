@@ -1,5 +1,5 @@
-"""bf16 on a CPU (issue 38): asked for, it trains under autocast with fp32 weights; ``auto``
-picks it only on a CPU that multiplies bf16 natively and measurably faster."""
+"""bf16 on a CPU (issues 38, 47): asked for, it trains under autocast with fp32 weights;
+``auto`` is fp32 on every CPU."""
 from __future__ import annotations
 
 import json
@@ -11,22 +11,21 @@ from collapse_lab.training import fast
 from tests.fixtures import invoke, tiny_train_args
 
 
-def test_auto_follows_the_cpu_and_cuda_stays_bf16(monkeypatch):
+def test_auto_is_the_device_kind_alone(monkeypatch):
+    """auto: bf16 on CUDA, fp32 on every CPU, whatever its flags or load (issue 47): nothing
+    is timed and /proc/cpuinfo is not read."""
     cpu, gpu = torch.device("cpu"), torch.device("cuda")
-    monkeypatch.setattr(fast, "cpu_bf16_faster", lambda threads: False)
-    assert fast.resolve_precision("auto", cpu) == "fp32" and fast.resolve_precision("auto", gpu) == "bf16"
-    assert fast.resolve_precision("bf16", cpu) == "bf16" and fast.resolve_precision("fp32", gpu) == "fp32"
-    monkeypatch.setattr(fast, "cpu_bf16_faster", lambda threads: True)
-    assert fast.resolve_precision("auto", cpu) == "bf16"
+    for native in (False, True):
+        monkeypatch.setattr(fast, "cpu_bf16_native", lambda native=native: native)
+        assert fast.resolve_precision("auto", cpu) == "fp32" and fast.resolve_precision("auto", gpu) == "bf16"
+        assert fast.resolve_precision("bf16", cpu) == "bf16" and fast.resolve_precision("fp32", gpu) == "fp32"
+    import time as time_module
 
+    def no_clock():
+        raise AssertionError("resolve_precision read the clock")
 
-def test_without_native_bf16_the_cpu_is_never_called_faster(monkeypatch):
-    monkeypatch.setattr(fast, "cpu_bf16_native", lambda: False)
-    fast.cpu_bf16_faster.cache_clear()
-    try:
-        assert fast.cpu_bf16_faster(2) is False
-    finally:
-        fast.cpu_bf16_faster.cache_clear()
+    monkeypatch.setattr(time_module, "perf_counter", no_clock)
+    assert fast.resolve_precision("auto", cpu) == "fp32"
 
 
 def test_bf16_on_the_cpu_trains_under_autocast_with_fp32_weights(tmp_path):
@@ -46,3 +45,24 @@ def test_bf16_on_the_cpu_trains_under_autocast_with_fp32_weights(tmp_path):
     num = sum((states["bf16"][k] - states["fp32"][k]).norm() ** 2 for k in states["fp32"]) ** 0.5
     den = sum(states["fp32"][k].norm() ** 2 for k in states["fp32"]) ** 0.5
     assert 1e-5 < float(num / den) < 5e-2, float(num / den)
+
+
+def test_a_resume_keeps_the_precision_the_run_trained_in(tmp_path):
+    """A run trained in bf16 (as ``auto`` does on a GPU) and continued with ``auto`` on a CPU
+    is the same run, extended in bf16 with a note, never a new fp32 run from round 0; the
+    first line names the precision; --precision fp32 given is another run (issue 47)."""
+    args = [*tiny_train_args(epochs=1, clients=3, alpha="0.5", device="cpu"), "--store", tmp_path]
+    first = invoke("train", *args, "--rounds", "1", "--precision", "bf16")
+    assert first.exit_code == 0, first.output
+    assert first.stderr.splitlines()[0] == "train: 1 run(s), precision bf16 (--precision bf16)"
+    again = invoke("train", *args, "--rounds", "2", "--resume", "--json")
+    assert again.exit_code == 0, again.output
+    assert again.stderr.splitlines()[0].startswith("note: ") and "holds this run in bf16" in again.stderr
+    assert "train: 1 run(s), precision bf16 (auto: bf16 on CUDA, fp32 on a CPU)" in again.stderr
+    (run,) = json.loads(again.stdout)["runs"]
+    assert run["resumed_from"] == 1
+    folders = [p for p in tmp_path.iterdir() if (p / "run.json").is_file()]
+    assert len(folders) == 1 and json.loads((folders[0] / "run.json").read_text())["rounds_complete"] == 2
+    other = invoke("train", *args, "--rounds", "1", "--precision", "fp32")
+    assert other.exit_code == 0 and "precision fp32 (--precision fp32)" in other.stderr
+    assert len([p for p in tmp_path.iterdir() if (p / "run.json").is_file()]) == 2

@@ -137,3 +137,32 @@ def test_a_diverging_run_stops_alone(tmp_path):
     assert isinstance(outs[0], dict) and outs[0]["status"] == "complete"
     assert isinstance(outs[1], Diverged)
     assert RunDir(outs[1].path).meta["status"] == "diverged"
+
+
+def test_bf16_runs_stack_under_autocast(tmp_path):
+    """bf16 runs stack (issue 47): the stacked forward runs under autocast, so a stacked bf16
+    run is its lone bf16 run to bf16 round-off (closer to it than bf16 is to fp32 at all)
+    and is not the fp32 run (autocast was on: far from fp32 round-off)."""
+    torch.set_num_threads(1)
+    got = {}
+    for prec in ("fp32", "bf16"):
+        cfgs = [RunConfig(alpha=0.05, rounds=2, local_epochs=1, parallel_clients=1, precision=prec),
+                RunConfig(alpha=0.5, seed=1, rounds=2, local_epochs=1, parallel_clients=1, reg="feddecorr",
+                          precision=prec)]
+        assert config_reason(finalize(cfgs[0])) is None
+        for c in cfgs:
+            (p,) = P.prepare([finalize(c)], tmp_path / prec / "alone")
+            train(p, keep_memory=False)
+        outs = train_together(P.prepare([finalize(c) for c in cfgs], tmp_path / prec / "together"))
+        assert all(isinstance(o, dict) and o["status"] == "complete" for o in outs), outs
+        got[prec] = [(_globals(tmp_path / prec / "alone", c, 2)[0], _globals(tmp_path / prec / "together", c, 2)[0])
+                     for c in cfgs]
+
+    def rel(a, b):
+        return max(float((a[k] - b[k]).abs().max() / a[k].abs().max()) for k in a)
+
+    for (fa, fs), (ba, bs) in zip(got["fp32"], got["bf16"]):
+        fp32_roundoff, bf16_effect = rel(fa, fs), rel(fa, ba)
+        assert fp32_roundoff < 1e-5 < bf16_effect, (fp32_roundoff, bf16_effect)
+        assert rel(ba, bs) < 3 * bf16_effect, (rel(ba, bs), bf16_effect)  # a wrong member's steps: O(1)
+        assert rel(fs, bs) > 30 * fp32_roundoff, (rel(fs, bs), fp32_roundoff)  # autocast was on
