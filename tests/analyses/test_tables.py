@@ -45,6 +45,7 @@ def _entry(monkeypatch, cells):
                  {"reference": "t", "metric": "final", "cells": cells})
 
 
+@pytest.mark.precision("fp32")  # compares with fp32 numbers, run names or round-off
 def test_a_cell_is_the_mean_over_seeds_of_the_stored_models_accuracy(store, monkeypatch):
     cells = [{"row": "FedAvg", "method": "FedAvg", "variant": "", "column": "a=0.1", "quick": {"alpha": 0.1},
               "paper": 50.0},

@@ -87,6 +87,7 @@ def test_reference_with_augmentation_trains_the_same_steps(tmp_path):
     assert sum(res["steps"].values()) == fast[0]["steps"] == sum(2 * num_batches(len(ix), 16) for ix in part.client_indices)
 
 
+@pytest.mark.precision("fp32")  # compares with fp32 numbers, run names or round-off
 def test_bench_cli_json(tmp_path):
     res = CliRunner().invoke(cli, ["bench", "--model", "cnn", "--images", "60", "--test-images", "12",
                                    "--local-epochs", "1", "--clients", "2", "--device", "cpu", "--repeats", "3",

@@ -1,6 +1,7 @@
 """spectrum / compare on a real run store, checked against direct computations."""
 from __future__ import annotations
 
+import pytest
 import json
 
 import numpy as np
@@ -131,6 +132,7 @@ def test_seeds_aggregate_and_other_configurations_are_drawn_apart(tmp_path):
     assert np.allclose(agg["log10_std"][:k], ys.std(0), atol=1e-12)
 
 
+@pytest.mark.precision("fp32")  # compares with fp32 numbers, run names or round-off
 def test_logged_probe_spectra_equal_the_stored_models_and_change_no_checkpoint(store, tmp_path):
     """Training logs each round's global spectrum on its probe set (here the whole test set):
     it equals the analysis' spectrum of the stored global model (a float32 forward against a

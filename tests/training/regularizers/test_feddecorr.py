@@ -137,6 +137,7 @@ NAMES_BEFORE = [({"reg": "feddecorr"}, "digits_mlp_fedavg_feddecorr0.1_dir0.5_K1
                 ({"reg": "decov", "preset": "quick"}, "digits_mlp_fedavg_decov0.1_dir0.5_K10_s0_e216df23")]
 
 
+@pytest.mark.precision("fp32")  # compares with fp32 numbers, run names or round-off
 @pytest.mark.parametrize("flags,name", NAMES_BEFORE)
 def test_the_scaling_as_feddecorrs_own_option_keeps_every_run_name(flags, name):
     from collapse_lab.config import RunConfig
