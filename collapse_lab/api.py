@@ -30,7 +30,7 @@ class Run:
     path = property(lambda self: self.dir.path)
     meta = property(lambda self: self.dir.meta, doc="run.json: every resolved option and the run's bookkeeping")
     config = property(lambda self: self.dir.config, doc="the run's RunConfig")
-    status = property(lambda self: self.meta.get("status"))
+    status = property(lambda self: self.dir.status)  # "interrupted": marked running, no live writer
     rounds_complete = property(lambda self: int(self.meta.get("rounds_complete", 0)))
 
     @property

@@ -98,7 +98,8 @@ def groups(entry: Entry, preset: str, store: Path, where: dict | None = None,
         path = run_path(store, cfg)
         run = RunDir(path)
         if not (path / "run.json").is_file() or run.meta.get("status") != "complete":
-            status = run.meta.get("status") if (path / "run.json").is_file() else "missing"
+            status = (f"{run.status} ({run.meta.get('rounds_complete', 0)} of {run.meta.get('rounds')} rounds)"
+                      if (path / "run.json").is_file() else "missing")
             raise CollapseLabError(f"{entry.name}: run {path.name} is {status} in {store}; "
                                    f"`collapse-lab figures {entry.name} --preset {preset}"
                                    f"{' --smoke' if cfg.smoke else ''}` trains it")

@@ -39,9 +39,8 @@ def given_precision() -> str | None:
 
 
 def _set_precision(ctx, param, value):
-    # left at its default, the stored runs keep the precision they trained in (store.naming)
-    given = ctx.get_parameter_source(param.name) not in (click.core.ParameterSource.DEFAULT, None)
-    ctx.meta[_META + "precision"] = value if given and value != "auto" else None
+    # auto (the default): stored runs keep the precision they trained in (store.naming)
+    ctx.meta[_META + "precision"] = None if value in (None, "auto") else value
     return value
 
 

@@ -21,7 +21,7 @@ def row(run) -> dict:
     size = sum(f.stat().st_size for f in run.path.rglob("*") if f.is_file())
     return {"run": run.path.name, "dataset": m.get("dataset"), "model": m.get("model"), "method": m.get("method"),
             "reg": reg_text(m), "partition": partition_text(m), "seed": m.get("seed"),
-            "rounds": f"{m.get('rounds_complete', 0)}/{m.get('rounds')}", "acc": acc, "status": m.get("status"),
+            "rounds": f"{m.get('rounds_complete', 0)}/{m.get('rounds')}", "acc": acc, "status": run.status + (f" after round {m.get('rounds_complete', 0)}" if run.status == "interrupted" else ""),
             "size": size, "meta": m}
 
 

@@ -5,4 +5,6 @@ from .naming import run_path
 from . import lock
 from .run_dir import RunDir, find_runs, keeps_global, package_versions, parse_keep_global, parse_keep_local
 
-__all__ = ["RunDir", "find_runs", "keeps_global", "lock", "parse_keep_global", "parse_keep_local", "package_versions", "run_path"]
+from . import retention  # noqa: E402
+
+__all__ = ["RunDir", "find_runs", "keeps_global", "lock", "parse_keep_global", "parse_keep_local", "package_versions", "retention", "run_path"]

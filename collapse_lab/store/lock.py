@@ -88,12 +88,20 @@ def acquire(run_path: Path) -> None:
     os.ftruncate(fd, 0)
     os.write(fd, _me())
     _held[key] = fd
+    from .retention import make_lock_file
+
+    make_lock_file(run_path)  # readers find the prune lock before the first prune
 
 
 def release(run_path: Path) -> None:
     fd = _held.pop(os.path.abspath(lock_path(run_path)), None)
     if fd is not None:
         os.close(fd)  # closing the descriptor drops the lock
+
+
+def held_here(run_path: Path) -> bool:
+    """Whether this process holds the run's lock."""
+    return os.path.abspath(lock_path(run_path)) in _held
 
 
 def held_elsewhere(run_path: Path) -> str | None:

@@ -31,6 +31,8 @@ from ..files import append_jsonl, read_jsonl, temp_dir, write_bytes, write_json
 from ..tensor_files import load_tensors, save_tensors
 from ..partition import Partition
 from .paths import child, is_run_folder
+from .retention import keeps_global, parse_keep  # noqa: F401  (keeps_global: the store's API)
+from . import retention
 
 
 class NewerFormatError(CollapseLabError):
@@ -64,19 +66,9 @@ def package_versions() -> dict[str, str]:
             "python": platform.python_version()}
 
 
-def _parse_keep(spec: str, words: tuple[str, ...]) -> tuple[str, int] | None:
-    """``spec`` as (word, 0) for one of ``words``, ("every", N) for every:N with N >= 1; None otherwise."""
-    if spec in words:
-        return spec, 0
-    head, _, n = spec.partition(":")
-    if head == "every" and n.isdigit() and int(n) >= 1:
-        return "every", int(n)
-    return None
-
-
 def parse_keep_local(spec: str) -> tuple[str, int]:
     """--keep-local: which client checkpoints stay once later rounds are complete."""
-    keep = _parse_keep(spec, ("all", "last", "none"))
+    keep = parse_keep(spec, ("all", "last", "none"))
     if keep is None:
         raise CollapseLabError(f"--keep-local {spec!r}: use all, last, none or every:N with N >= 1")
     return keep
@@ -84,18 +76,11 @@ def parse_keep_local(spec: str) -> tuple[str, int]:
 
 def parse_keep_global(spec: str) -> tuple[str, int]:
     """--keep-global: which rounds keep their global model once later rounds are complete."""
-    keep = _parse_keep(spec, ("all", "last"))
+    keep = parse_keep(spec, ("all", "last"))
     if keep is None:
         raise CollapseLabError(f"--keep-global {spec!r}: use all, last or every:N with N >= 1 (the last round is "
                                "always kept)")
     return keep
-
-
-def keeps_global(keep: tuple[str, int], q: int, last: int, final_round: int) -> bool:
-    """Whether round q keeps its global model once round ``last`` is complete (the latest
-    complete round always does: a resume starts from it)."""
-    mode, n = keep
-    return mode == "all" or q == last or q == final_round or (mode == "every" and q % n == 0)
 
 
 class RunDir:
@@ -137,6 +122,19 @@ class RunDir:
         if not isinstance(meta.get("status", "running"), str):
             raise CollapseLabError(f"{p}: status {meta.get('status')!r} is not text; move the run folder away or retrain it")
         return meta
+
+    @property
+    def status(self) -> str:
+        """The run's status as it is now: run.json's, except that a run marked ``running``
+        that no live process holds (its writer was killed or stopped) is ``interrupted``
+        (with ``rounds_complete`` rounds kept). "running" only while a writer holds its lock."""
+        s = str(self.meta.get("status", "running"))
+        if s == "running":
+            from . import lock
+
+            if lock.held_elsewhere(self.path) is None and not lock.held_here(self.path):
+                return "interrupted"
+        return s
 
     @property
     def config(self):
@@ -240,7 +238,11 @@ class RunDir:
 
     def discard_after(self, r: int) -> None:
         """Before a resume from round r: remove later (partial) rounds, temporary files and
-        the metrics events of later rounds, so the continued run writes them afresh."""
+        the metrics events of later rounds, so the continued run writes them afresh (and
+        forget that later rounds were pruned: they are written again)."""
+        meta = self.meta
+        if isinstance(meta.get("pruned"), dict):
+            self.update(pruned=retention.forget_after(meta, r))
         for d in self.path.glob("round_*"):
             try:
                 q = int(d.name.split("_", 1)[1])
@@ -272,43 +274,23 @@ class RunDir:
             if d.is_dir():
                 shutil.rmtree(d)
 
-    def prune_global(self, r: int, keep: tuple[str, int], final_round: int) -> None:
-        """Apply --keep-global after round r completes: earlier rounds' global models (and the
-        server state a resume from them would read) go unless kept; an emptied round folder
-        goes with them."""
-        if keep[0] == "all":
-            return
+    def rounds_on_disk(self) -> list[int]:
+        """The rounds that have a folder, in order."""
+        out = []
         for d in self.path.glob("round_*"):
-            try:
-                q = int(d.name.split("_", 1)[1])
-            except ValueError:
-                continue
-            if q < r and not keeps_global(keep, q, r, final_round):
-                self.global_path(q).unlink(missing_ok=True)
-                self.method_path(q).unlink(missing_ok=True)
-                if not any(d.iterdir()):
-                    d.rmdir()
+            head, _, q = d.name.partition("_")
+            if q.isascii() and q.isdigit() and d.is_dir():
+                out.append(int(q))
+        return sorted(out)
 
-    def prune_local(self, r: int, keep: tuple[str, int], final_round: int) -> None:
-        """Apply --keep-local after round r completes (last/every keep the final round)."""
-        mode, n = keep
-        if mode == "all":
-            return
-        drop = []
-        if mode == "none":
-            drop = [r]
-        elif mode == "last":
-            drop = [r - 1] if r > 1 else []
-        elif mode == "every" and r % n != 0 and r != final_round:
-            drop = [r]
-        for q in drop:
-            for f in self.round_dir(q).glob("client_*.safetensors"):
-                f.unlink()
-        # Per-client method state follows the client checkpoints, but the latest round's
-        # stays (a resumed run needs it).
-        for q in set(drop) | {r - 1}:
-            if 0 < q < r and not any(self.round_dir(q).glob("client_*.safetensors")):
-                self.method_path(q, True).unlink(missing_ok=True)
+    def pruned(self) -> dict[str, set[int]]:
+        """The rounds whose global models and client checkpoints the run deleted on purpose
+        (``store.retention``)."""
+        return retention.pruned(self.meta)
+
+    def prune(self, r: int, keep_global: tuple[str, int], keep_local: tuple[str, int], final_round: int) -> None:
+        """Apply --keep-global and --keep-local after round r completes (``store.retention.prune``)."""
+        retention.prune(self, r, keep_global, keep_local, final_round)
 
 
 def find_runs(out: Path, warn: Callable[[str], None] | None = None) -> list[RunDir]:

@@ -25,7 +25,7 @@ from ..tensor_files import load_state
 from .regularizers import build_regularizer
 from ..seeds import PURPOSE_AUGMENT, PURPOSE_BATCHES, seed_for
 from ..data import SMOKE_SAMPLES
-from ..store import RunDir, parse_keep_global, parse_keep_local
+from ..store import RunDir, parse_keep_global, parse_keep_local, retention
 from . import fast as fastpath
 from .evaluate import evaluate
 from .local import cpu_state
@@ -182,11 +182,18 @@ def _resume(run: RunDir, p: Prepared, model, method: Method, device, log, extra:
     # round ``start`` as an ordinary round of the longer run (as a run trained at that length
     # from the start would have left it). run.json first: a crash between the two steps
     # leaves it counting only rounds that are still there.
+    # Retention is a view (store.retention): what the run pruned so far is recorded before its
+    # policies in run.json are replaced, and a changed policy applies to the rounds trained
+    # from now on.
+    meta = run.meta
+    keep_fields = {"pruned": {k: sorted(v) for k, v in run.pruned().items()}}
+    note = retention.change_note(run.path.name, meta, cfg.keep_global, cfg.keep_local, start)
+    if note:  # said by training.prepare before anything trained
+        keep_fields["retention_from"] = start + 1
     run.update(**{**cfg.to_json(), "status": "running", "device": str(device), "rounds_complete": start,
-                  **(extra or {})})
+                  **keep_fields, **(extra or {})})
     run.discard_after(start)
-    run.prune_local(start, parse_keep_local(cfg.keep_local), cfg.rounds)
-    run.prune_global(start, parse_keep_global(cfg.keep_global), cfg.rounds)
+    run.prune(start, parse_keep_global(cfg.keep_global), parse_keep_local(cfg.keep_local), cfg.rounds)
     if log:
         log(f"{p.path.name}: resuming after round {start}/{cfg.rounds}")
     return global_state
@@ -292,8 +299,7 @@ def _rounds(ctx: RunContext, global_state: dict) -> Generator[list[Job], Iterato
         # The round counts as complete only once all its files exist; pruning comes after,
         # so the state a resume needs is never deleted before a newer round is recorded.
         run.update(rounds_complete=r)
-        run.prune_local(r, keep, cfg.rounds)
-        run.prune_global(r, keep_global, cfg.rounds)
+        run.prune(r, keep_global, keep, cfg.rounds)
         longest = max(longest, time.time() - t_round)
         ctx.stop.longest_round = max(ctx.stop.longest_round, longest)
         if ctx.log:

@@ -2,32 +2,28 @@
 as complete or continued, so that a deleted or damaged checkpoint is found and recreated
 (``train --resume``) instead of leaving a "complete" run with a hole.
 
-Which files a round must hold follows from the run's configuration alone: its global
-model where ``--keep-global`` keeps it, the checkpoints of the clients sampled that round that ``--keep-local`` keeps, and
-the method's state of the last complete round (what a resume reads).
+Which files a round must hold: its global model and the checkpoints of the clients sampled
+that round, except those the run recorded pruning (``store.retention``: whatever
+``--keep-global``/``--keep-local`` were in force), and the method's state where present.
 """
 from __future__ import annotations
 
 from ..config import RunConfig
 from ..tensor_files import safetensors_problem
-from ..store import RunDir, keeps_global, parse_keep_global, parse_keep_local
+from ..store import RunDir
 from .sampling import sample_clients
-
-
-def kept_clients(cfg: RunConfig, r: int, last: int) -> list[int]:
-    """The clients of round r whose checkpoints stay once round ``last`` is complete."""
-    mode, n = parse_keep_local(cfg.keep_local)
-    keep = (mode == "all" or (mode == "every" and (r % n == 0 or r == cfg.rounds))
-            or (mode == "last" and r == last))
-    return sample_clients(cfg, r) if keep and r >= 1 else []
 
 
 def first_damage(run: RunDir, cfg: RunConfig, done: int) -> tuple[int, str] | None:
     """The first round (0..done) with a missing or damaged file, and what is wrong; None
-    when every file the run should hold is there and intact."""
+    when every file the run should hold is there and intact. A file is expected unless the
+    run recorded deleting it (``store.retention``: what --keep-global/--keep-local pruned,
+    under whatever policy was in force then)."""
+    gone = run.pruned()
     for r in range(done + 1):
-        kept = keeps_global(parse_keep_global(cfg.keep_global), r, done, cfg.rounds)
-        paths = [run.global_path(r)] * kept + [run.client_path(r, k) for k in kept_clients(cfg, r, done)]
+        paths = [run.global_path(r)] * (r not in gone["global"])
+        if r >= 1 and r not in gone["local"]:
+            paths += [run.client_path(r, k) for k in sample_clients(cfg, r)]
         paths += [p for p in (run.method_path(r), run.method_path(r, True)) if p.exists()]
         for p in paths:
             why = safetensors_problem(p)

@@ -22,7 +22,7 @@ from ..errors import CollapseLabError
 from ..models import check_forward
 from ..partition import Partition, make_partition
 from ..seeds import PURPOSE_INIT, seed_for
-from ..store import RunDir, keeps_global, lock, package_versions, parse_keep_global, parse_keep_local, run_path
+from ..store import RunDir, keeps_global, lock, retention, package_versions, parse_keep_global, parse_keep_local, run_path
 from ..store.run_dir import NewerFormatError
 from . import fast as fastpath
 from .integrity import can_restart_after, first_damage
@@ -173,7 +173,8 @@ def _existing(path: Path, cfg: RunConfig, part: Partition, overwrite: bool, resu
             "resumed; use --overwrite to start over")
     if had != cfg.rounds:
         notes = notes + (f"{path.name}: extended from {had} to {cfg.rounds} rounds",)
-    return "resume", done, notes + _version_note(path, meta)
+    kept = retention.change_note(path.name, meta, cfg.keep_global, cfg.keep_local, done)
+    return "resume", done, notes + _version_note(path, meta) + ((kept,) if kept else ())
 
 
 def _version_note(path: Path, meta: dict) -> tuple[str, ...]:

@@ -42,14 +42,16 @@ def test_keep_local(tmp_path, spec, kept):
         for k in range(2):
             run.save_client(r, k, {"w": torch.ones(1)})
         run.save_global(r, {"w": torch.ones(1)})
-        run.prune_local(r, keep, 5)
+        run.prune(r, ("all", 0), keep, 5)
     have = sorted({int(p.parent.name.split("_")[1]) for p in run.path.glob("round_*/client_*.safetensors")})
     assert have == kept
     assert all(run.global_path(r).exists() for r in range(6))
+    # what went is recorded, so it is never taken for damage
+    assert run.pruned()["local"] == {1, 2, 3, 4, 5} - set(kept) and run.pruned()["global"] == set()
 
 
 def test_bad_keep_local():
-    for bad in ("some", "every:0", "every:x"):
+    for bad in ("some", "every:0", "every:x", "every:\u00b2", "every:\u0663"):
         with pytest.raises(CollapseLabError):
             parse_keep_local(bad)
 

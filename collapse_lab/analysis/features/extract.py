@@ -19,7 +19,7 @@ from ...devices import resolve_device
 from ...errors import CollapseLabError
 from ...tensor_files import load_state, load_tensors, save_tensors
 from ...models import build_model, builder
-from ...store import RunDir
+from ...store import RunDir, retention
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
@@ -154,29 +154,34 @@ class FeatureSource:
     def features(self, run: RunDir, r: int, client: int | None = None) -> torch.Tensor:
         cfg = run.config
         ds, fp = self.dataset(cfg)
-        ckpt = self.checkpoint_path(run, r, client)
         how = f"{cfg.model}" + (f"|{self.factory_spec}|{self.layer}" if self.factory or self.layer else "")
-        key = hashlib.sha256(f"{file_sha256(ckpt)}|{how}|{fp}|{self.split}|{self.dtype}".encode()).hexdigest()[:32]
-        cache = run.path.parent / ".features" / f"{key}.safetensors"
-        if self.use_cache and cache.is_file():
-            try:
-                return load_tensors(cache)["z"]
-            except (CollapseLabError, KeyError):
-                pass  # a damaged cache entry is recomputed and rewritten
         x = getattr(ds, f"{self.split}_x")
-        if self.factory is not None or self.layer is not None:  # a model from elsewhere, or another layer
-            from .hooks import build_from_factory, features
+        if self.factory is not None:  # a model from elsewhere
+            from .hooks import build_from_factory
 
-            model = (build_from_factory(self.factory, ds.num_classes, ds.input_shape, self.factory_spec)
-                     if self.factory is not None else build_model(builder(cfg.model, cfg.model_revision),
-                                                                  ds.num_classes, ds.input_shape))
-            model.load_state_dict(load_state(ckpt, model, extra_ok=True))
-            z = features(model, x, self.layer, ds.to_float, DTYPES[self.dtype], self.device, self.batch_size)
+            model = build_from_factory(self.factory, ds.num_classes, ds.input_shape, self.factory_spec)
         else:
             # the bare architecture: a method's additions beside z (MOON's head) are not read,
             # and FedETF's fixed classifier is an ordinary classifier's weights
             model = build_model(builder(cfg.model, cfg.model_revision), ds.num_classes, ds.input_shape)
+        # the checkpoint is opened and loaded under the run's read lock: a writer pruning
+        # under --keep-global/--keep-local waits, and a round it pruned is named as such
+        with retention.read_lock(run.path):
+            retention.check_readable_round(run, r, client)
+            ckpt = self.checkpoint_path(run, r, client)
+            key = hashlib.sha256(f"{file_sha256(ckpt)}|{how}|{fp}|{self.split}|{self.dtype}".encode()).hexdigest()[:32]
+            cache = run.path.parent / ".features" / f"{key}.safetensors"
+            if self.use_cache and cache.is_file():
+                try:
+                    return load_tensors(cache)["z"]
+                except (CollapseLabError, KeyError):
+                    pass  # a damaged cache entry is recomputed and rewritten
             model.load_state_dict(load_state(ckpt, model, extra_ok=True))
+        if self.factory is not None or self.layer is not None:  # a model from elsewhere, or another layer
+            from .hooks import features
+
+            z = features(model, x, self.layer, ds.to_float, DTYPES[self.dtype], self.device, self.batch_size)
+        else:
             z = extract_features(model, x, ds.to_float, DTYPES[self.dtype], self.device, self.batch_size)
         self.computed += 1
         if not bool(torch.isfinite(z).all()):  # a diverged run stored before divergence was recorded

@@ -20,6 +20,7 @@ import numpy as np
 
 from ...errors import CollapseLabError
 from ...store import RunDir, run_path
+from ...store.naming import in_stored_precisions
 from .. import RENDERERS
 from ..context import Context
 from ..table_spec import pair
@@ -89,14 +90,17 @@ def reference(table: str):
     return d[d.table == table]
 
 
-def cell_configs(entry, preset: str, opts: dict, smoke: bool = False, data_root: str | None = None):
+def cell_configs(entry, preset: str, opts: dict, smoke: bool = False, data_root: str | None = None,
+                 precision: str | None = None):
     """The cell's runs (one per seed), through the sweep's expansion of the spec's base and
-    the cell's options (their smoke forms with ``smoke``)."""
+    the cell's options (their smoke forms with ``smoke``); ``precision``: the command's
+    --precision (a spec's own wins), as ``Entry.configs``."""
     from ...sweep.spec import expand
     from ..catalogue import smoke_all
 
     spec = entry.runs[preset]
-    configs = expand({"base": {**(spec.get("base") or {}), **opts}, "seeds": spec.get("seeds", [0])},
+    base = {**({"precision": precision} if precision is not None else {}), **(spec.get("base") or {}), **opts}
+    configs = expand({"base": base, "seeds": spec.get("seeds", [0])},
                      f"analyses/specs/{entry.name}.yaml cell", data="if-present", data_root=data_root)
     if len(configs) != len(spec.get("seeds", [0])):  # e.g. no alpha: train's default expands to four
         raise CollapseLabError(f"{entry.name}: a cell's options {opts} give {len(configs)} runs per seed list, not one "
@@ -140,11 +144,15 @@ class Table:
                 cell["not_available"] = opts["not_available"]
             else:
                 values, runs = [], []
-                for cfg in cell_configs(entry, ctx.preset, opts, ctx.smoke, ctx.data_root):
+                cfgs = cell_configs(entry, ctx.preset, opts, ctx.smoke, ctx.data_root, ctx.precision)
+                if ctx.precision is None:  # a stored run keeps the precision it trained in
+                    cfgs = in_stored_precisions(ctx.store, cfgs)
+                for cfg in cfgs:
                     path = run_path(ctx.store, cfg)
                     run = RunDir(path)
                     if not (path / "run.json").is_file() or run.meta.get("status") != "complete":
-                        cell["not_available"] = f"run {path.name} is not complete in {ctx.store}"
+                        status = run.status if (path / "run.json").is_file() else "missing"
+                        cell["not_available"] = f"run {path.name} is {status}, not complete, in {ctx.store}"
                         break
                     values.append(run_value(run, metric_of(c, ctx.preset) if c.get("metric") else metric_of(p, ctx.preset)))
                     runs.append(path.name)
