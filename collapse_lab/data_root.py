@@ -51,3 +51,20 @@ def default_data_root(given: str | None = None) -> tuple[str | None, str]:
                 raise CollapseLabError(f"{f}: data_root must be a folder name (text)")
             return os.path.expanduser(v), str(f)
     return None, "nowhere (no --data-root, no $COLLAPSE_LAB_DATA, no data_root in " + str(f) + ")"
+
+
+def source_of(path) -> str:
+    """Where a data root a loader was given came from, for its error messages: ``$COLLAPSE_LAB_DATA``
+    or the user config file when the path is theirs (and no --data-root named it), else
+    ``--data-root`` (the command's, or a run's recorded one)."""
+    p = str(path)
+    if os.environ.get(ENV) and os.path.abspath(os.environ[ENV]) == os.path.abspath(p):
+        return f"${ENV}"
+    f = user_config_file()
+    try:
+        v = tomllib.loads(f.read_text()).get("data_root") if f.is_file() else None
+    except (OSError, ValueError):
+        v = None
+    if isinstance(v, str) and os.path.abspath(os.path.expanduser(v)) == os.path.abspath(p):
+        return f"data_root in {f}"
+    return "--data-root"

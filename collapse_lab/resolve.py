@@ -41,15 +41,22 @@ KEY_VALUE = {"dataset_option": ("dataset_options", "dim=64"), "method_option": (
 
 
 def parse_key_values(items, flag: str, example: str) -> dict:
+    """``KEY=VALUE`` items (values read as JSON where they parse, else text); a key given
+    twice and a number that is not finite (``1e999``, ``NaN``) are refused in one line."""
     out = {}
     for item in items:
         if "=" not in item:
             raise CollapseLabError(f"{flag} {item!r}: write KEY=VALUE, e.g. {example}")
         k, v = item.split("=", 1)
+        key = k.replace("-", "_")
+        if key in out:
+            raise CollapseLabError(f"{flag} {k} is given twice ({k}={out[key]!r} and {item!r}); give it once")
         try:
-            out[k.replace("-", "_")] = json.loads(v)
+            out[key] = json.loads(v)
         except json.JSONDecodeError:
-            out[k.replace("-", "_")] = v
+            out[key] = v
+        if isinstance(out[key], float) and not math.isfinite(out[key]):
+            raise CollapseLabError(f"{flag} {item!r}: {v} is not a finite number; give a finite number")
     return out
 
 
@@ -257,6 +264,11 @@ def _no_effect(values: dict, explicit: set, info: dict, carried=None) -> list[st
 
 
 def _axis(flags: dict, file_values: dict, name: str, plural: str | None, default) -> list:
+    for key in (name, plural):  # null is not "leave it out": the default grid would train instead
+        if key and key in file_values and file_values[key] is None and not flags.get(name):
+            raise CollapseLabError(f"{key}: null in the options file; give a value (e.g. {key}: "
+                                   f"{'[0.05, inf]' if key == 'alphas' else '0.05' if key == 'alpha' else '0'}) "
+                                   "or leave the key out for the default")
     if flags.get(name):
         v = flags[name]
     elif plural and file_values.get(plural) is not None:
@@ -322,6 +334,10 @@ def check_config(cfg: RunConfig) -> RunConfig:
         raise CollapseLabError(f"--seed must be >= 0 (got {cfg.seed})")
     if cfg.image_size is not None and cfg.image_size < 1:
         raise CollapseLabError(f"--image-size must be >= 1 (got {cfg.image_size})")
+    if cfg.probe < 0:
+        raise CollapseLabError(f"--probe must be >= 0 (got {cfg.probe}; 0: no probe)")
+    if cfg.parallel_clients < 0:
+        raise CollapseLabError(f"--parallel-clients must be >= 0 (got {cfg.parallel_clients}; 0: automatic)")
     if cfg.eval_batch_size < 1:
         raise CollapseLabError(f"--eval-batch-size must be >= 1 (got {cfg.eval_batch_size})")
     check_tag(cfg.tag)

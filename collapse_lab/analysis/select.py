@@ -102,7 +102,7 @@ def groups(entry: Entry, preset: str, store: Path, where: dict | None = None,
                       if (path / "run.json").is_file() else "missing")
             raise CollapseLabError(f"{entry.name}: run {path.name} is {status} in {store}; "
                                    f"`collapse-lab figures {entry.name} --preset {preset}"
-                                   f"{' --smoke' if cfg.smoke else ''}` trains it")
+                                   f"{' --smoke' if cfg.smoke else ''} --precision {cfg.precision}` trains it")
         runs.append(run)
     return group(configs, runs, fields)
 

@@ -137,9 +137,14 @@ def train_runs(configs, store: Path, backend: str, workers: int | None, stack: i
     from ..sweep import backends, service
 
     refused, configs = missing_data(configs, say)
+    busy = []
+    if backend == "slurm":  # runs a SLURM job is training: watched, not refused for their lock
+        from ..sweep.slurm import split_busy
+
+        configs, busy = split_busy(store, configs)
     p = service.plan(configs, store, each=True, say=say)
     refused += p.refused
-    if not p.pending:
+    if not p.pending and not busy:
         return refused
     todo = [q.config for q in p.pending]
     slurm = None
@@ -153,6 +158,7 @@ def train_runs(configs, store: Path, backend: str, workers: int | None, stack: i
     else:
         check_time_limit(time_limit, todo)
     work, alone = service.work_units(p, stack)
+    work, todo = work + [[c] for c in busy], todo + busy  # submit names their jobs; wait watches them
     if stack > 1 and alone:  # said, not silent: why fewer runs share a unit than --stack allows
         why = sorted({r for _, r in alone})
         say(f"{len(alone)} run(s) cannot stack and train alone: {'; '.join(why[:3])}" + (" ..." if len(why) > 3 else ""))

@@ -28,10 +28,12 @@ def export_cmd(kind, store, out, as_json):
     """Round metrics, per-client local losses and the probe's spectrum summaries of every
     run in --store, readable by `tensorboard --logdir OUT`."""
     from ..store import find_runs
+    from ..store.paths import check_store_for_reading, check_store_for_writing
 
-    runs = find_runs(Path(store))
+    runs = find_runs(check_store_for_reading(store))
     if not runs:
         raise CollapseLabError(f"no runs in {store}; train some first (collapse-lab train --store {store})")
+    check_store_for_writing(out, "--out")  # a read-only or file target: one line, exit 2, before anything is written
     folders = export_runs(kind, [r.path for r in runs], Path(out))
     click.echo(json.dumps({"folders": folders}, indent=1) if as_json else
                f"{len(folders)} run(s) written to {out}; view with: tensorboard --logdir {out}")

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import re
 import shutil
 from pathlib import Path
@@ -51,8 +52,9 @@ def state_of(path: Path, key: str | None) -> dict:
     return dict(obj)
 
 
-def files_under(src: Path) -> list[Path]:
-    """Every file under ``src``, following symbolic links to folders (each real folder once)."""
+def entries_under(src: Path) -> list[tuple[Path, str]]:
+    """Every entry under ``src`` with its kind (``file``, ``link``, ``folder``, ``other``:
+    a FIFO, a socket, a device), following symbolic links to folders (each real folder once)."""
     out, seen = [], set()
     for root, dirs, files in os.walk(src, followlinks=True):
         real = os.path.realpath(root)
@@ -60,21 +62,38 @@ def files_under(src: Path) -> list[Path]:
             dirs[:] = []
             continue
         seen.add(real)
-        out += [Path(root) / f for f in files if os.path.isfile(os.path.join(root, f))]
-    return sorted(out, key=lambda p: p.relative_to(src).as_posix())
+        for name in files:
+            p = Path(root) / name
+            kind = "link" if p.is_symlink() else "file" if stat.S_ISREG(os.lstat(p).st_mode) else "other"
+            out.append((p, kind))
+        out += [(Path(root) / d, "folder") for d in dirs]
+    return sorted(out, key=lambda t: t[0].relative_to(src).as_posix())
 
 
-def find(src: Path, pattern: str) -> list[tuple[dict, Path]]:
+def find(src: Path, pattern: str, flag: str) -> list[tuple[dict, Path]]:
     """Files under ``src`` matching ``pattern`` (``{round}``, ``{client}`` placeholders; ``*``
-    as in a shell), with the numbers the placeholders took."""
+    as in a shell), with the numbers the placeholders took. What the import would otherwise
+    drop is refused, naming the files: a match that is a link, a folder, a FIFO or another
+    non-file, and two files for one round (and client), e.g. ``round_1/`` and ``round_01/``."""
     rx = re.escape(pattern).replace(r"\*", "[^/]*")
     for k, v in PLACE.items():
         rx = rx.replace(re.escape("{" + k + "}"), v)
-    out = []
-    for p in files_under(src):
+    out, by_key = [], {}
+    for p, kind in entries_under(src):
         m = re.fullmatch(rx, p.relative_to(src).as_posix())
-        if m:
-            out.append(({k: int(v) for k, v in m.groupdict().items()}, p))
+        if not m:
+            continue
+        if kind != "file":
+            what = {"link": "a symbolic link (import reads real files: copy the target in)",
+                    "folder": "a folder", "other": "not a regular file (a FIFO, socket or device)"}[kind]
+            raise CollapseLabError(f"{flag} {pattern}: {p} matches but is {what}; nothing was imported")
+        key = {k: int(v) for k, v in m.groupdict().items()}
+        ident = tuple(sorted(key.items()))
+        if ident and ident in by_key:  # no placeholder: the caller names the files matched
+            raise CollapseLabError(f"{flag} {pattern}: two files for {', '.join(f'{k} {v}' for k, v in ident) or 'one run'}: "
+                                   f"{by_key[ident]} and {p}; remove one; nothing was imported")
+        by_key[ident] = p
+        out.append((key, p))
     return out
 
 
@@ -195,19 +214,21 @@ def import_cmd(src, store, global_pattern, client_pattern, key, round_, dataset,
         k = k.strip().replace("-", "_")
         if not eq or k not in TRAINING:
             raise CollapseLabError(f"--set {s!r}: write KEY=VALUE with KEY one of {', '.join(TRAINING)}")
+        if k in train:
+            raise CollapseLabError(f"--set {k} is given twice ({k}={train[k]!r} and {s!r}); give it once")
         try:
             train[k] = TRAINING[k](v)
         except ValueError:
             raise CollapseLabError(f"--set {s!r}: {v!r} is not a{'n integer' if TRAINING[k] is int else ' number'}") \
                 from None
-    globals_ = {(m.get("round", round_)): p for m, p in find(src, global_pattern)}
+    globals_ = {(m.get("round", round_)): p for m, p in find(src, global_pattern, "--global")}
     if not globals_:
         raise CollapseLabError(f"--global {global_pattern}: no file under {src} matches it")
     if "{round}" not in global_pattern and len(globals_) > 1:
         raise CollapseLabError(f"--global {global_pattern} matches {len(globals_)} files; put {{round}} where the "
                                "round number is, or name one file")
     per_round: dict[int, dict[int, Path]] = {}
-    for m, p in find(src, client_pattern) if client_pattern else []:
+    for m, p in find(src, client_pattern, "--client") if client_pattern else []:
         if "client" not in m:
             raise CollapseLabError(f"--client {client_pattern}: put {{client}} where the client number is")
         per_round.setdefault(m.get("round", round_), {})[m["client"]] = p
@@ -230,7 +251,9 @@ def import_cmd(src, store, global_pattern, client_pattern, key, round_, dataset,
     if alpha is not None:
         config["alpha"] = parse_alpha(alpha)
     data_root = given_data_root()  # what this command was given, recorded
-    cfg = run_config(config, normalize, data_root)
+    cfg = run_config(config, normalize, data_root,
+                     flags={"normalize": "--normalize", "tag": "--tag", "beta": "--beta", "seed": "--seed",
+                            **{k: f"--set {k}" for k in TRAINING}})
     # every file read and checked before anything is written
     fit = model_check(cfg.model, dataset) or (lambda state, where: state)
     init = fit(state_of(globals_[0], key), str(globals_[0])) if 0 in globals_ else None
@@ -245,7 +268,7 @@ def import_cmd(src, store, global_pattern, client_pattern, key, round_, dataset,
     lock.acquire(final)
     tmp = temp_dir(out_store, ".import.")
     try:
-        w = RunWriter(tmp, config, initial=init, gaps=True, normalize=normalize, data_root=data_root,
+        w = RunWriter(tmp, config, initial=init, gaps=True, normalize=cfg.normalize, data_root=data_root,
                       source={"imported_from": str(src.resolve()), "global": global_pattern, "client": client_pattern})
         for r in rounds:  # the rounds the other code saved keep their numbers; the others have no files
             w.write_round(r, states[r], client_states[r], {"imported": True})

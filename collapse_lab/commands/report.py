@@ -148,7 +148,13 @@ def report_cmd(store, fig_dir, out, tau, device, as_json):
         click.echo(f"report: run {i}/{len(runs)} {run.path.name}", err=True)
         ev = [e for e in run.metrics() if e.get("event") == "round"]
         probes = sorted((e for e in run.metrics() if e.get("event") == "probe"), key=lambda e: e["round"])
-        nums, cka, labels = run_numbers(run, fs, tau)
+        try:
+            nums, cka, labels = run_numbers(run, fs, tau)
+        except CollapseLabError as e:  # one damaged run: said on its line and in the page; the others go on
+            warn(f"report: {run.path.name} not analysed: {e}")
+            numbers.append({"run": run.path.name, "error": str(e)})
+            parts.append(f"<h3>{html.escape(run.path.name)}</h3><p>not analysed: {html.escape(str(e))}</p>")
+            continue
         numbers.append({"run": run.path.name, **nums})
         fig, (axes,) = grid(1, 4, scale=1.4)
         ev = [e for e in ev if isinstance(e.get("test_acc"), (int, float))]  # a recorded run may log no accuracy

@@ -92,6 +92,16 @@ def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, t
         click.echo("figures: " + ", ".join(rec["figures"]))
 
 
+def nc_check(fs, run, rounds) -> None:
+    """What ``nc`` needs of a run, checked before any work is shown: each round's global
+    checkpoint, and a classifier (``classifier.weight``) to measure NC2-NC4 against."""
+    for r in rounds:
+        fs.checkpoint_path(run, r, None)
+    if rounds and "classifier.weight" not in load_tensors(fs.checkpoint_path(run, rounds[0], None)):
+        raise CollapseLabError(f"{run.path.name}: its checkpoints have no classifier.weight, which NC2-NC4 measure "
+                               "against; nc reads collapse-lab's models (use spectrum or cka for this run)")
+
+
 def nc_record(fs, run, r, k) -> dict:
     ds, _ = fs.dataset(run.config)
     y = getattr(ds, f"{fs.split}_y")
@@ -118,6 +128,8 @@ def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, ta
     fs = feature_source(split=split, dtype=feature_dtype, device=device)
     rows, warned = [], set()
     plans = [_rounds(run, rounds_spec, round_) for run in selected]  # bad --rounds: one line before any work
+    for run, rounds in zip(selected, plans):
+        nc_check(fs, run, rounds)
     progress = Progress("nc", len(selected))
     for run, rounds in zip(selected, plans):
         progress.step(run.path.name)

@@ -117,8 +117,14 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
         from .sweep_status import print_status
 
         return print_status(configs, store, as_json)
-    # names, data, conflicts: checked before anything runs
-    planned = service.plan(configs, store)
+    # names, data, conflicts: checked before anything runs; on SLURM a run a job is training
+    # (queued or running) is skipped, named with its job and watched, not refused for its lock
+    busy = []
+    if backend == "slurm":
+        from ..sweep.slurm import split_busy
+
+        configs_free, busy = split_busy(Path(store), configs)
+    planned = service.plan(configs_free if backend == "slurm" else configs, store)
     prepared, gone, pending = planned.prepared, planned.gone, planned.pending
     todo = [p.config for p in pending]
     work, alone = service.work_units(planned, stack)
@@ -161,6 +167,8 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     click.echo(f"sweep: {len(configs)} run(s), precision {precision_line(configs, auto=auto)}", err=True)
     for c in gone:
         click.echo(f"sweep: {c.run_name()} diverged earlier; not retrained (train --overwrite retrains it)", err=True)
+    work = work + [[c] for c in busy]  # submit names each one's job and submits nothing for it; --wait watches it
+    todo = todo + busy
     t0, state = time.time(), {"done": 0, "running": 0, "failed": 0, "walls": []}
     total = len(todo)
 

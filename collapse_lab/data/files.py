@@ -11,7 +11,9 @@ def require_root(name: str, data_root: Path | None, layout: str) -> Path:
         raise CollapseLabError(f"{name} reads from disk: pass --data-root DIR holding {layout}")
     data_root = Path(data_root)
     if not data_root.is_dir():
-        raise CollapseLabError(f"--data-root {data_root} is not a folder; it should hold {layout}")
+        from ..data_root import source_of
+
+        raise CollapseLabError(f"{source_of(data_root)} {data_root} is not a folder; it should hold {layout}")
     return data_root
 
 

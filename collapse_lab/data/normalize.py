@@ -53,10 +53,10 @@ def canonical(spec, flag: str = "--normalize") -> str:
     return ",".join(f"{v!r}" for v in mean) + "/" + ",".join(f"{v!r}" for v in std)
 
 
-def constants(spec: str, channels: int) -> tuple[tuple[float, ...], tuple[float, ...]] | None:
+def constants(spec: str, channels: int, flag: str = "normalize") -> tuple[tuple[float, ...], tuple[float, ...]] | None:
     """(mean, std) per channel of ``spec`` for inputs of ``channels`` channels; None for
-    ``dataset``/``unknown`` (the data set's own constants)."""
-    spec = canonical(spec)
+    ``dataset``/``unknown`` (the data set's own constants). ``flag`` names the option in errors."""
+    spec = canonical(spec, flag)
     if spec in ("dataset", "unknown"):
         return None
     if spec == "none":
@@ -68,7 +68,7 @@ def constants(spec: str, channels: int) -> tuple[tuple[float, ...], tuple[float,
         if len(vals) == 1:
             vals = vals * channels
         if len(vals) != channels:
-            raise CollapseLabError(f"normalize {spec!r}: the {what} has {len(vals)} values but the inputs have "
+            raise CollapseLabError(f"{flag} {spec!r}: the {what} has {len(vals)} values but the inputs have "
                                    f"{channels} channel(s); give one value or {channels}")
         out.append(vals)
     return out[0], out[1]

@@ -54,7 +54,10 @@ def _holder(fd: int) -> str:
 def _me() -> bytes:
     """What a holder writes in the lock file: its pid and host (a store on a shared file
     system is locked from several hosts), and its SLURM job if it is one."""
-    job = os.environ.get("SLURM_JOB_ID", "")
+    # the job as squeue shows it: A_i for a task of a job array (SLURM_JOB_ID is then a number
+    # squeue does not show, and for task 0 the whole array's)
+    array, task = os.environ.get("SLURM_ARRAY_JOB_ID"), os.environ.get("SLURM_ARRAY_TASK_ID")
+    job = f"{array}_{task}" if array and task else os.environ.get("SLURM_JOB_ID", "")
     return f"{os.getpid()} {socket.gethostname()}{' ' + job if job else ''}".encode()
 
 

@@ -42,6 +42,23 @@ def parse_keep(spec: str, words: tuple[str, ...]) -> tuple[str, int] | None:
     return None
 
 
+def parse_keep_local(spec: str) -> tuple[str, int]:
+    """--keep-local: which client checkpoints stay once later rounds are complete."""
+    keep = parse_keep(spec, ("all", "last", "none"))
+    if keep is None:
+        raise CollapseLabError(f"--keep-local {spec!r}: use all, last, none or every:N with N >= 1")
+    return keep
+
+
+def parse_keep_global(spec: str) -> tuple[str, int]:
+    """--keep-global: which rounds keep their global model once later rounds are complete."""
+    keep = parse_keep(spec, ("all", "last"))
+    if keep is None:
+        raise CollapseLabError(f"--keep-global {spec!r}: use all, last or every:N with N >= 1 (the last round is "
+                               "always kept)")
+    return keep
+
+
 def keeps_global(keep: tuple[str, int], q: int, last: int, final_round: int) -> bool:
     """Whether round q keeps its global model once round ``last`` is complete (the latest
     complete round always does: a resume starts from it)."""
@@ -59,8 +76,6 @@ def keeps_local(keep: tuple[str, int], q: int, last: int, final_round: int) -> b
 def legacy_pruned(meta: dict, done: int) -> dict[str, list[int]]:
     """What a run stored without the ``pruned`` record deleted: what its recorded policies
     deleted by round ``done``."""
-    from .run_dir import parse_keep_global, parse_keep_local
-
     final = int(meta.get("rounds", done))
     kg = parse_keep_global(str(meta.get("keep_global", "all")))
     kl = parse_keep_local(str(meta.get("keep_local", "all")))

@@ -31,7 +31,7 @@ from ..files import append_jsonl, read_jsonl, temp_dir, write_bytes, write_json
 from ..tensor_files import load_tensors, save_tensors
 from ..partition import Partition
 from .paths import child, is_run_folder
-from .retention import keeps_global, parse_keep  # noqa: F401  (keeps_global: the store's API)
+from .retention import keeps_global, parse_keep_global, parse_keep_local  # noqa: F401  (the store's API)
 from . import retention
 
 
@@ -64,23 +64,6 @@ def package_versions() -> dict[str, str]:
 
     return {"collapse_lab": __version__, "torch": torch.__version__, "numpy": numpy.__version__,
             "python": platform.python_version()}
-
-
-def parse_keep_local(spec: str) -> tuple[str, int]:
-    """--keep-local: which client checkpoints stay once later rounds are complete."""
-    keep = parse_keep(spec, ("all", "last", "none"))
-    if keep is None:
-        raise CollapseLabError(f"--keep-local {spec!r}: use all, last, none or every:N with N >= 1")
-    return keep
-
-
-def parse_keep_global(spec: str) -> tuple[str, int]:
-    """--keep-global: which rounds keep their global model once later rounds are complete."""
-    keep = parse_keep(spec, ("all", "last"))
-    if keep is None:
-        raise CollapseLabError(f"--keep-global {spec!r}: use all, last or every:N with N >= 1 (the last round is "
-                               "always kept)")
-    return keep
 
 
 class RunDir:

@@ -17,7 +17,9 @@ run (``store.lock``). Tensors only (safetensors): nothing is pickled.
 """
 from __future__ import annotations
 
+import math
 import time
+import unicodedata
 from pathlib import Path
 
 import numpy as np
@@ -34,6 +36,9 @@ RUN_FIELDS = {f for f in RunConfig.__dataclass_fields__}
 # null ("not recorded"), never as collapse-lab's defaults.
 UNSTATED = ("lr", "momentum", "weight_decay", "local_epochs", "batch_size")
 EVENT_KEYS = ("event", "round", "clients")
+# the training settings a writer records, checked as train checks them: (type, lowest value)
+SETTINGS = {"lr": (float, 0), "momentum": (float, 0), "weight_decay": (float, 0), "beta": (float, 0),
+            "local_epochs": (int, 1), "batch_size": (int, 1), "seed": (int, 0)}
 
 
 def _tensors(state, what: str) -> dict[str, torch.Tensor]:
@@ -57,7 +62,10 @@ def json_value(v, where: str):
         raise CollapseLabError(f"{where}: a tensor of {tuple(v.shape)} values is not a number; give a number "
                                "(tensor.item()) or a list")
     if isinstance(v, np.generic):
-        return v.item()
+        v = v.item()
+    if isinstance(v, float) and not math.isfinite(v):  # NaN/Infinity are not JSON
+        raise CollapseLabError(f"{where}: {v} is not a finite number; give a finite number, or None for a value "
+                               "not measured")
     if v is None or isinstance(v, (bool, int, float, str)):
         return v
     if isinstance(v, (list, tuple)):
@@ -69,12 +77,18 @@ def json_value(v, where: str):
     raise CollapseLabError(f"{where}: {type(v).__name__} is not a number, text, list or dict; convert it first")
 
 
-def run_config(config: dict, normalize=None, data_root=None) -> RunConfig:
+def run_config(config: dict, normalize=None, data_root=None, flags: dict | None = None) -> RunConfig:
     """The RunConfig a writer records: the options given, a data root and normalisation
-    where given, the model's current revision, and null for the training settings not given."""
+    where given, the model's current revision, and null for the training settings not given.
+    Values are checked as ``train`` checks them (finite, in range), a tag as ``train --tag``,
+    and the normalisation against the data set's channels. ``flags``: how the caller names
+    an option in errors (``import``: ``{"normalize": "--normalize", "lr": "--set lr"}``)."""
     from ..data import DATASETS
-    from ..data.normalize import canonical
+    from ..data.normalize import canonical, constants
     from ..models import MODELS, revision
+    from .paths import check_tag
+
+    flags = flags or {}
 
     if not isinstance(config, dict):
         raise CollapseLabError("RunWriter config: give a dict of train's option names")
@@ -85,13 +99,27 @@ def run_config(config: dict, normalize=None, data_root=None) -> RunConfig:
     given = dict(config)
     if normalize is not None:
         given["normalize"] = normalize
-    given["normalize"] = canonical(given.get("normalize", "unknown"), "RunWriter normalize")
+    norm_flag = flags.get("normalize", "RunWriter normalize")
+    given["normalize"] = canonical(given.get("normalize", "unknown"), norm_flag)
     if data_root is not None:
         given["data_root"] = str(data_root)
     for k in ("clients", "rounds"):
         if k in given and (not whole(given[k]) or given[k] < 1):
             raise CollapseLabError(f"RunWriter config: {k} {given[k]!r} is not a whole number >= 1")
-    DATASETS.get(given.get("dataset", RunConfig.dataset))  # an unknown data set: one line listing the known
+    check_tag(given.get("tag", ""), flags.get("tag", "RunWriter config tag"))
+    for k, v in given.items():  # train's checks of the settings a writer records
+        where = flags.get(k, f"RunWriter config: {k}")
+        if k in SETTINGS and v is not None:
+            kind, low = SETTINGS[k]
+            ok = (whole(v) if kind is int else isinstance(v, (int, float)) and not isinstance(v, bool))
+            rng = {"lr": "> 0", "momentum": "in [0, 1)"}.get(k, f">= {low}")
+            if not ok or not math.isfinite(float(v)) or v < low or (k == "lr" and v == 0) or (k == "momentum" and v >= 1):
+                raise CollapseLabError(f"{where} {v!r}: give a finite {'whole ' if kind is int else ''}number {rng}")
+    dataset = given.get("dataset", RunConfig.dataset)
+    DATASETS.get(dataset)  # an unknown data set: one line listing the known
+    shape = DATASETS.info(dataset).get("shape")
+    if shape:  # the normalisation must fit the data set's channels (else only an analysis finds out)
+        constants(given["normalize"], shape[0] if len(shape) == 3 else 1, norm_flag)
     model = given.get("model", RunConfig.model)
     if "model_revision" not in given and model in MODELS:
         given["model_revision"] = revision(model)  # the network as registered now
@@ -121,7 +149,7 @@ class RunWriter:
 
     def __init__(self, store, config: dict, client_indices=None, labels=None, num_classes: int | None = None,
                  client_sizes=None, initial: dict | None = None, name: str | None = None, source: dict | None = None,
-                 gaps: bool = False, normalize=None, data_root=None):
+                 gaps: bool = False, normalize=None, data_root=None, extend: bool = False):
         cfg = run_config(config, normalize, data_root)
         init = None if initial is None else _tensors(initial, "initial")
         source = json_value(source or {}, "RunWriter source")
@@ -143,18 +171,36 @@ class RunWriter:
             if len(client_sizes) != cfg.clients:
                 raise CollapseLabError(f"RunWriter: {len(client_sizes)} clients' data given, the config says clients "
                                        f"{cfg.clients}")
-        self.config, self.gaps = cfg, gaps
+        self.config, self.gaps, self.closed = cfg, gaps, False
         self.name = name or cfg.run_name()
         check_name(self.name, "the run name")
+        if name is not None:  # a name of the caller's: what train --tag admits, in a longer form
+            bad = next((c for c in name if not (c.isalnum() or c in "._-+=,@") or unicodedata.category(c)[0] in "CZ"), None)
+            if bad is not None:
+                raise CollapseLabError(f"RunWriter name {name!r}: the character {bad!r} cannot be part of a run folder "
+                                       "name; use letters, digits and . _ - + = , @")
         self.store = check_store_for_writing(store, "store")
         path = child(self.store, self.name)
+        if lock.held_here(path):
+            raise CollapseLabError(f"RunWriter: {path} already has a writer in this process; close() it first (one "
+                                   "writer per run)")
         lock.acquire(path)
         self.run = RunDir(path)
         try:
             if (path / "run.json").is_file():  # continue a run recorded before
                 if self.run.config.identity() != cfg.identity():
                     raise CollapseLabError(f"{path} holds a run of another configuration; give another name= or store")
-                self.run.discard_after(int(self.run.meta.get("rounds_complete", 0)))  # a crashed round's files
+                meta = self.run.meta
+                done = int(meta.get("rounds_complete", 0))
+                if meta.get("status") == "complete":
+                    if not extend:
+                        raise CollapseLabError(f"RunWriter: {path} is complete with {done} round(s); give extend=True "
+                                               "(and rounds= the new length) to add rounds to it")
+                    if cfg.rounds <= done:
+                        raise CollapseLabError(f"RunWriter: extend=True with rounds {cfg.rounds}: {path} already has "
+                                               f"{done}; give the new, larger length as rounds")
+                    self.run.update(status="running", rounds=cfg.rounds)
+                self.run.discard_after(done)  # a crashed round's files
                 return
             extra = {"client_sizes": [int(n) for n in client_sizes] if client_sizes is not None else None,
                      "recorded_by": "collapse_lab.store.writer", "source": source}
@@ -169,8 +215,13 @@ class RunWriter:
         """The round to write next (1 for a new run; after a crash, the first incomplete one)."""
         return int(self.run.meta.get("rounds_complete", 0)) + 1
 
+    def _open(self) -> None:
+        if self.closed:
+            raise CollapseLabError(f"RunWriter: {self.run.path.name} is closed; open a new RunWriter to continue it")
+
     def write_initial(self, state: dict) -> None:
         """The global model before round 1 (round 0), before any round is written."""
+        self._open()
         tensors = _tensors(state, "initial")
         if self.next_round != 1 or self.run.global_path(0).is_file():
             raise CollapseLabError("RunWriter: the initial model (round 0) is written once, before round 1")
@@ -179,6 +230,7 @@ class RunWriter:
     def note(self, **facts) -> None:
         """Facts learnt while the run goes (the clients' sizes and label counts from their
         replies): kept in run.json beside what the writer was given."""
+        self._open()
         facts = json_value(facts, "RunWriter note")
         if "client_sizes" in facts and len(facts["client_sizes"]) != self.config.clients:
             raise CollapseLabError(f"RunWriter: {len(facts['client_sizes'])} client sizes, the run has "
@@ -190,6 +242,7 @@ class RunWriter:
         (``{client index: state dict}``) and its numbers (``test_acc`` and anything
         JSON-able), in that order; then the round counts as complete. Everything is checked
         before the round's first file is written."""
+        self._open()
         if not whole(r) or r < 1:
             raise CollapseLabError(f"RunWriter: round {r!r} is not a whole number >= 1 (round 0 is initial=...)")
         r = int(r)
@@ -222,9 +275,12 @@ class RunWriter:
     def close(self, complete: bool | None = None) -> Path:
         """Mark the run complete (when all its rounds are written, or ``complete=True``) and
         release it; returns its folder."""
+        if self.closed:
+            return self.run.path
         done = self.next_round - 1
         if complete if complete is not None else done >= self.config.rounds:
             self.run.update(status="complete", rounds=max(done, 1) if complete else self.config.rounds)
+        self.closed = True
         lock.release(self.run.path)
         return self.run.path
 
@@ -235,4 +291,5 @@ class RunWriter:
         if exc_type is None:
             self.close()
         else:
+            self.closed = True
             lock.release(self.run.path)  # an error mid-way: the rounds written stay, resumable

@@ -94,15 +94,24 @@ class _Worker:
             res = json.loads(line)
         except json.JSONDecodeError:
             self.proc.wait()
-            tail = self.log.read_text().strip().splitlines()[-1:] or [""]
             rc = self.proc.returncode
             how = f"killed by signal {-rc}" if rc < 0 else f"exit status {rc}"
-            res = [{"run": c.run_name(), "status": "failed", "error": f"worker {how}; log: {tail[0][:200]}"}
+            res = [{"run": c.run_name(), "status": "failed", "error": f"worker {how}; {self.quote(c.run_name())}"}
                    for c in self.unit]
         for r in res:
             r["wall_seconds"] = round(time.time() - self.t0, 2)
         self.unit = None
         return res
+
+    def quote(self, run: str) -> str:
+        """The worker log's last line about ``run`` (a worker's log holds every unit it
+        trained: its last line may be another run's), else where the log is."""
+        try:
+            lines = self.log.read_text(errors="replace").strip().splitlines()
+        except OSError:
+            lines = []
+        mine = [ln for ln in lines if run in ln]
+        return f"its last line in {self.log}: {mine[-1][:200]}" if mine else f"no line of it in {self.log}"
 
     def close(self) -> None:
         if self.proc.poll() is None:

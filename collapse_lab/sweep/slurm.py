@@ -219,6 +219,16 @@ def held(store: Path, names: list[str]) -> dict[str, str]:
     return {n: s["job_id"] for n, s in subs.items() if states.get(s["job_id"], ("", ""))[0] in LIVE}
 
 
+def split_busy(store: Path, configs: list) -> tuple[list, list]:
+    """(the configurations to plan, those whose SLURM job is queued or running): a run a job
+    trains holds its lock, and a sweep skips it (``submit`` names the job and ``wait``
+    watches it) instead of failing on the lock."""
+    if not records(store).is_dir():
+        return list(configs), []
+    busy = held(Path(store), [c.run_name() for c in configs])
+    return [c for c in configs if c.run_name() not in busy], [c for c in configs if c.run_name() in busy]
+
+
 def outcome(store: Path, run: str, job_id: str) -> dict | None:
     """The run's outcome as its job wrote it (the last "ended" event), or None."""
     ended = [e for e in job_events(store, run, job_id) if e.get("event") == "ended"]

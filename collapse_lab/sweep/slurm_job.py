@@ -35,7 +35,7 @@ class UnitJob:
         from ..training.stops import StopFlag
         from .worker import run_unit, unit_name
 
-        job, slurm_id = job_ids()
+        job, _ = job_ids()
         restarts = int(os.environ.get("SLURM_RESTART_COUNT", "0") or 0)
         names = [unit_name(c) for c in self.unit]
         stop = StopFlag(process_start() + self.train_seconds)
@@ -59,16 +59,15 @@ class UnitJob:
             late = []
         why = f"the job's time limit stopped it in each of its {restarts + 1} start(s) (--max-requeues {self.max_requeues})"
         if late and stop.requested not in ("SIGTERM", "SIGINT") and restarts < self.max_requeues:
-            try:
-                subprocess.run(["scontrol", "requeue", slurm_id], check=True, timeout=120, capture_output=True,
-                               text=True)
-            except (OSError, subprocess.SubprocessError) as e:  # e.g. a cluster that forbids requeues
-                why = f"scontrol requeue {slurm_id} failed ({getattr(e, 'stderr', None) or e})".strip()
-            else:
+            # by its own id as squeue shows it (A_i for an array task: the bare SLURM_JOB_ID of
+            # task 0 is the whole array's, and requeueing it fails for the tasks still pending)
+            ok, state = requeue(job, restarts)
+            if ok:
                 for n in names:
-                    note(self.store, n, job, {"event": "requeued", "restarts": restarts + 1,
+                    note(self.store, n, job, {"event": "requeued", "restarts": restarts + 1, "slurm_state": state,
                                               "after": [r.get("error", "") for r in late][0]})
                 sys.exit(0)  # no result: SLURM starts the job again, and it continues the run
+            why = f"scontrol requeue {job} did not requeue it ({state})"
         for r in late:
             r["error"] = f"{r.get('error', 'time limit')}; {why}; the same command continues it"
         for r in results:
@@ -81,6 +80,24 @@ class UnitJob:
         import submitit
 
         return submitit.helpers.DelayedSubmission(self)
+
+
+def requeue(job: str, restarts: int) -> tuple[bool, str]:
+    """``scontrol requeue JOB``, then what SLURM says of the job (``scontrol show job``):
+    requeued only where SLURM's restart count went up or its state is a requeue's, never
+    taken from the command's exit status alone. Returns (requeued, what SLURM said)."""
+    try:
+        subprocess.run(["scontrol", "requeue", job], check=True, timeout=120, capture_output=True, text=True)
+    except (OSError, subprocess.SubprocessError) as e:  # e.g. a cluster that forbids requeues
+        return False, f"scontrol requeue {job} failed: {(getattr(e, 'stderr', None) or str(e)).strip()[:200]}"
+    for _ in range(10):
+        out = subprocess.run(["scontrol", "show", "job", job], timeout=60, capture_output=True, text=True)
+        fields = dict(w.split("=", 1) for w in out.stdout.split() if "=" in w)
+        state, count = fields.get("JobState", "?"), int(fields.get("Restarts", "0") or 0)
+        if count > restarts or state in ("REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "PENDING"):
+            return True, f"JobState={state} Restarts={count}"
+        time.sleep(1)
+    return False, f"after scontrol requeue, SLURM shows JobState={state} Restarts={count}"
 
 
 def rounds_done(store: str, cfg_json: dict) -> int:

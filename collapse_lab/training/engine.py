@@ -58,6 +58,12 @@ class RunContext:
     on_step: Callable[[], None] | None = None
     log: Callable[[str], None] | None = None
     probe: Probe | None = None  # the global spectrum on a fixed probe set, logged each round
+    # train_seconds of the starts before this one (a resumed run sums every start) and when this one began
+    seconds_before: float = 0.0
+    t0: float = field(default_factory=time.time)
+
+    def train_seconds(self) -> float:
+        return round(self.seconds_before + time.time() - self.t0, 2)
 
     @property
     def cfg(self):
@@ -105,6 +111,7 @@ class Session:
         take_lock(p)  # one writer per run (store.lock); released when the session ends
         self.writer = writer = AsyncWriter()
         self.global_state = cpu_state(model.state_dict())
+        self.seconds_before = 0.0
         try:
             if p.start == 0:
                 run = RunDir.create(p.path.parent, p.path.name, cfg.to_json(), part, self.global_state, info, writer,
@@ -115,15 +122,19 @@ class Session:
                     run.log({"event": "probe", "round": 0, **probe(model)})
             else:
                 run = RunDir(p.path, writer, faults.point)
-                self.global_state = _resume(run, p, model, method, device, log, {"stacked": 1, **(extra or {})})
+                self.seconds_before = float(run.meta.get("train_seconds") or 0.0)
+                # provenance as a fresh run records it (the resolved lanes and graphs, not the options' "auto")
+                self.global_state = _resume(run, p, model, method, device, log,
+                                            {"stacked": 1, "parallel_clients": plan.lanes, "cuda_graphs": plan.capture,
+                                             **(extra or {})})
         except BaseException:
             writer.close()  # pending checkpoint writes finish; the error in flight is the one to report
             lock.release(p.path)
             raise
+        self.t0 = time.time()
         self.ctx = RunContext(p, run, model, method, lanes, eval_data, ds.train_x.to(device), ds.train_y.to(device),
                               [torch.from_numpy(ix).to(device) for ix in part.client_indices], stop or StopFlag(),
-                              faults, on_step, log, probe)
-        self.t0 = time.time()
+                              faults, on_step, log, probe, seconds_before=self.seconds_before, t0=self.t0)
 
     def rounds(self) -> Generator[list[Job], Iterator[Trained], dict]:
         """Yields each round's jobs, takes back the trained clients (``Trained`` in job
@@ -141,7 +152,7 @@ class Session:
         self.writer.close()
         try:
             run.update(status="complete", finished=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-                       train_seconds=round(time.time() - self.t0, 2))
+                       train_seconds=self.ctx.train_seconds())  # every start's, summed
         finally:
             lock.release(p.path)
         return {"run": str(p.path), "status": "complete", "rounds": p.config.rounds, "final_test_acc": ev["test_acc"],
@@ -298,7 +309,7 @@ def _rounds(ctx: RunContext, global_state: dict) -> Generator[list[Job], Iterato
             run.log({"event": "probe", "round": r, **probed})
         # The round counts as complete only once all its files exist; pruning comes after,
         # so the state a resume needs is never deleted before a newer round is recorded.
-        run.update(rounds_complete=r)
+        run.update(rounds_complete=r, train_seconds=ctx.train_seconds())  # a later start adds its own
         run.prune(r, keep_global, keep, cfg.rounds)
         longest = max(longest, time.time() - t_round)
         ctx.stop.longest_round = max(ctx.stop.longest_round, longest)
