@@ -152,9 +152,9 @@ def resolve_runs(flags: dict, config_file: str | None = None, values: dict | Non
         values["reg_options"][MOVED[old][1]] = v
     if values.get("beta") is None:  # the regularizer's own default (FedDecorr 0.1, FedUV 1)
         values["beta"] = default_beta(values.get("reg", "none"))
-    alphas = _axis(flags, file_values, "alpha", "alphas", DEFAULT_ALPHAS)
-    seeds = _axis(flags, file_values, "seed", "seeds", [0])
-    cpcs = _axis(flags, file_values, "classes_per_client", None, [RunConfig.classes_per_client])
+    alphas = _axis(flags, file_values, "alpha", "alphas", DEFAULT_ALPHAS, origin)
+    seeds = _axis(flags, file_values, "seed", "seeds", [0], origin)
+    cpcs = _axis(flags, file_values, "classes_per_client", None, [RunConfig.classes_per_client], origin)
     alphas = [parse_alpha(a) for a in alphas]
     seeds = [coerce("seed", s_, where) for s_ in seeds]
     cpcs = [coerce("classes_per_client", m, where) for m in cpcs]
@@ -263,10 +263,10 @@ def _no_effect(values: dict, explicit: set, info: dict, carried=None) -> list[st
     return [name for name, _ in problems]
 
 
-def _axis(flags: dict, file_values: dict, name: str, plural: str | None, default) -> list:
+def _axis(flags: dict, file_values: dict, name: str, plural: str | None, default, origin: str = "the options") -> list:
     for key in (name, plural):  # null is not "leave it out": the default grid would train instead
         if key and key in file_values and file_values[key] is None and not flags.get(name):
-            raise CollapseLabError(f"{key}: null in the options file; give a value (e.g. {key}: "
+            raise CollapseLabError(f"{origin}: {key}: null; give a value (e.g. {key}: "
                                    f"{'[0.05, inf]' if key == 'alphas' else '0.05' if key == 'alpha' else '0'}) "
                                    "or leave the key out for the default")
     if flags.get(name):

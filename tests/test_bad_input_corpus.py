@@ -148,11 +148,12 @@ CONFIGS = {
     "tag": b"tag: ../x\n", "seedneg": b"seed: -1\n", "syntax": b"rounds: [1, 2\n", "methodopts": b"method_options: 5\n",
     "dataset5": b"dataset: 5\n", "huge": b"clients: 100000000000000000000\n", "utf16": "rounds: 1\n".encode("utf-16"),
     "lrlist": b"lr: [0.1]\n", "dictkey": b"{[1]: 2}\n", "nullrounds": b"rounds: null\n",
+    "alphanull": b"alpha: null\n", "alphasnull": b"alphas: null\n",
 }
 CONFIG_EXT = {"dupjson": ("json", b'{"rounds": 1, "rounds": 2}'), "nanjson": ("json", b'{"lr": NaN}'),
               "overjson": ("json", b'{"lr": 1e999}'), "duptoml": ("toml", b"rounds = 1\nrounds = 2\n"),
               "overtoml": ("toml", b"lr = 1e999\n"), "txt": ("txt", b"rounds: 1\n"), "jsonlist": ("json", b"[1, 2]")}
-NAMED = {"alphabool": "--alpha True is not a number", "tag": "--tag '../x'", "seedneg": "--seed must be >= 0",
+NAMED = {"alphanull": "alpha: null", "alphasnull": "alphas: null", "alphabool": "--alpha True is not a number", "tag": "--tag '../x'", "seedneg": "--seed must be >= 0",
          "huge": "--clients 100000000000000000000 is too large"}  # checked after the file is merged: the option is named
 CONFIG_CASES = [(T + ["--config", f"CFG:{k}"], NAMED.get(k, "--config")) for k in (*CONFIGS, *CONFIG_EXT)]
 SPECS = {
@@ -169,8 +170,35 @@ SPECS = {
     "list": ("yaml", b"- base\n"), "txt": ("txt", b"base: {rounds: 1}\n"), "badtag": ("yaml", b"base: {tag: ../up}\n"),
     "jsondup": ("json", b'{"base": {"lr": 0.1, "lr": 0.2}}'),
 }
+# issue 47: what was accepted, dropped silently or an internal error
+G = ["--dataset", "gaussian"]
+IMP = ["--dataset", "digits", "--global", "round_{round}/global.pt"]
+ISSUE47 = [
+    (T + ["--probe", "-5"], "--probe must be >= 0"),
+    (T + ["--parallel-clients", "-1"], "--parallel-clients must be >= 0"),
+    (T + ["--method", "fedprox", "--method-option", "mu=0.1", "--method-option", "mu=0.2"],
+     "--method-option mu is given twice"),
+    (T + G + ["--dataset-option", "dim=4", "--dataset-option", "dim=8"], "--dataset-option dim is given twice"),
+    (T + ["--partition-option", "rng=default", "--partition-option", "rng=released"], "--partition-option rng is given twice"),
+    (T + G + ["--dataset-option", "dim=1e999"], "not a finite number"),
+    (T + G + ["--dataset-option", "dim=NaN"], "not a finite number"),
+    (T + ["--keep-global", "every:\u00b2"], "--keep-global"), (T + ["--keep-global", "every:\u0663"], "--keep-global"),
+    (T + ["--keep-local", "every:\u00b2"], "--keep-local"),
+    (["export", "tensorboard", "--out", "AFILE"], "--out"),
+    (["import", "IMP:ok", *IMP, "--set", "lr=nan"], "--set lr nan"),
+    (["import", "IMP:ok", *IMP, "--set", "lr=1e999"], "--set lr inf"),
+    (["import", "IMP:ok", *IMP, "--set", "local_epochs=-1"], "--set local_epochs -1"),
+    (["import", "IMP:ok", *IMP, "--set", "momentum=1.5"], "--set momentum 1.5"),
+    (["import", "IMP:ok", *IMP, "--set", "lr=0.1", "--set", "lr=0.2"], "--set lr is given twice"),
+    (["import", "IMP:ok", *IMP, "--normalize", "0.5,0.5,0.5/0.2,0.2,0.2"], "--normalize"),
+    (["import", "IMP:ok", *IMP, "--tag", "a\u202eb"], "--tag"), (["import", "IMP:ok", *IMP, "--tag", "a\u00a0b"], "--tag"),
+    (["import", "IMP:dup", *IMP], "two files for round 1"),
+    (["import", "IMP:link", *IMP], "is a symbolic link"),
+    (["import", "IMP:fifo", *IMP], "not a regular file"),
+    (["import", "IMP:dir", *IMP], "is a folder"),
+]
 CASES = (_train_numbers() + _analysis() + REPORT + RUNS + BENCH + SWEEP + FIGURES + THEORY + TOP + TRAIN_MORE
-         + CONFIG_CASES)
+         + CONFIG_CASES + ISSUE47)
 
 
 @pytest.fixture(scope="module")
@@ -187,7 +215,29 @@ def root(tmp_path_factory):
         (root / f"cfg-{name}.{ext}").write_bytes(data)
     for name, (ext, data) in SPECS.items():
         (root / f"spec-{name}.{ext}").write_bytes(data)
+    _import_sources(root)
     return root
+
+
+def _import_sources(root: Path) -> None:
+    """Checkpoint folders of other code: a good one, and one of each thing import once dropped."""
+    import os
+
+    import torch
+
+    state = {"w": torch.zeros(2)}
+    for name in ("ok", "dup", "link", "fifo", "dir"):
+        (root / f"imp-{name}" / "round_1").mkdir(parents=True)
+        if name != "link":
+            torch.save(state, root / f"imp-{name}" / "round_1" / "global.pt")
+    (root / "imp-dup" / "round_01").mkdir()
+    torch.save(state, root / "imp-dup" / "round_01" / "global.pt")  # round 1 again
+    (root / "imp-link" / "round_2").mkdir()
+    torch.save(state, root / "imp-link" / "round_2" / "global.pt")
+    os.symlink("global.pt", root / "imp-link" / "round_1" / "global.pt")  # links to itself
+    (root / "imp-fifo" / "round_2").mkdir()
+    os.mkfifo(root / "imp-fifo" / "round_2" / "global.pt")
+    (root / "imp-dir" / "round_2" / "global.pt").mkdir(parents=True)  # a folder of the file's name
 
 
 def digest(folder: Path) -> dict:
@@ -200,6 +250,8 @@ def substitute(a: str, root: Path) -> str:
         name = a[4:]
         ext = CONFIG_EXT[name][0] if name in CONFIG_EXT else "yaml"
         return str(root / f"cfg-{name}.{ext}")
+    if a.startswith("IMP:"):
+        return str(root / f"imp-{a[4:]}")
     if a.startswith("SPEC:"):
         return str(root / f"spec-{a[5:]}.{SPECS[a[5:]][0]}")
     return {"MISSING": str(root / "missing"), "MISSING.yaml": str(root / "missing.yaml"), "AFILE": str(root / "afile"),
@@ -209,7 +261,7 @@ def substitute(a: str, root: Path) -> str:
 def invoke(args: list[str], root: Path):
     cmd = lambda *names: lambda a: a[0] in names  # noqa: E731
     return invoke_case(args, lambda a: substitute(a, root), [
-        (cmd("train"), "--store", root / "new"),
+        (cmd("train", "import"), "--store", root / "new"),
         (cmd(*A, "report", "runs", "sweep", "figures", "tables"), "--store", root / "ck"),
         (cmd(*A, "figures", "tables"), "--out", root / "fig"),
         (cmd("report"), "--out", root / "report.html")])

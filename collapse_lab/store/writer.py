@@ -58,7 +58,7 @@ def json_value(v, where: str):
     numpy scalars become numbers; anything else is refused in one line."""
     if isinstance(v, (torch.Tensor, np.ndarray)):
         if v.size == 1 if isinstance(v, np.ndarray) else v.numel() == 1:
-            return v.item()
+            return json_value(v.item(), where)
         raise CollapseLabError(f"{where}: a tensor of {tuple(v.shape)} values is not a number; give a number "
                                "(tensor.item()) or a list")
     if isinstance(v, np.generic):
@@ -188,7 +188,7 @@ class RunWriter:
         self.run = RunDir(path)
         try:
             if (path / "run.json").is_file():  # continue a run recorded before
-                if self.run.config.identity() != cfg.identity():
+                if {**self.run.config.identity(), "rounds": 0} != {**cfg.identity(), "rounds": 0}:  # an extension's length differs
                     raise CollapseLabError(f"{path} holds a run of another configuration; give another name= or store")
                 meta = self.run.meta
                 done = int(meta.get("rounds_complete", 0))

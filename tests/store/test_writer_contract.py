@@ -149,3 +149,59 @@ def test_a_newer_store_format_is_refused_with_an_upgrade_line_and_kept(tmp_path)
         assert res.exit_code == 2 and "upgrade collapse-lab" in res.stderr, res.output
         assert "--overwrite it" not in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert _listing(tmp_path / "tr") == before
+
+
+def test_closed_means_closed_and_a_complete_run_needs_extend(tmp_path):
+    """Issue 47: no write after close(); a second writer on a run in the same process is
+    refused; a complete run reopened takes no round unless extend=True with a longer length."""
+    cfg = {**CFG, "rounds": 1}
+    w = cl.RunWriter(tmp_path, cfg)
+    with pytest.raises(CollapseLabError, match="already has a writer in this process"):
+        cl.RunWriter(tmp_path, cfg)
+    w.write_round(1, _state(), {0: _state(1)}, {"test_acc": 0.5})
+    path = w.close()
+    for call in (lambda: w.write_round(2, _state()), lambda: w.write_initial(_state()), lambda: w.note(x=1)):
+        with pytest.raises(CollapseLabError, match="is closed"):
+            call()
+    meta = json.loads((path / "run.json").read_text())
+    assert meta["status"] == "complete" and meta["rounds_complete"] == 1
+    with pytest.raises(CollapseLabError, match="is complete with 1 round"):
+        cl.RunWriter(tmp_path, cfg)
+    with pytest.raises(CollapseLabError, match="already has 1"):
+        cl.RunWriter(tmp_path, cfg, extend=True)
+    w2 = cl.RunWriter(tmp_path, {**CFG, "rounds": 2}, extend=True)
+    w2.write_round(2, _state(2))
+    w2.close()
+    meta = json.loads((path / "run.json").read_text())
+    assert meta["status"] == "complete" and meta["rounds_complete"] == 2 and meta["rounds"] == 2
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf"), np.float32("nan"), torch.tensor(float("inf"))])
+def test_non_finite_metrics_are_refused_and_nothing_is_written(tmp_path, bad):
+    w = cl.RunWriter(tmp_path, CFG)
+    before = _listing(tmp_path)
+    with pytest.raises(CollapseLabError, match="not a finite number"):
+        w.write_round(1, _state(), None, {"test_acc": bad})
+    with pytest.raises(CollapseLabError, match="not a finite number"):
+        w.write_round(1, _state(), None, {"nested": {"x": [1.0, bad]}})
+    assert _listing(tmp_path) == before
+    w.write_round(1, _state(), None, {"test_acc": None})  # not measured: null, which is JSON
+    assert all(json.loads(line) for line in (w.run.path / "metrics.jsonl").read_text().splitlines())
+    w.close()
+
+
+@pytest.mark.parametrize("config,kw,msg", [
+    ({**CFG, "tag": "a\u202eb"}, {}, "RunWriter config tag"),
+    ({**CFG, "tag": "a\u00a0b"}, {}, "RunWriter config tag"),
+    (CFG, {"name": "run\u202ename"}, "RunWriter name"),
+    (CFG, {"name": "run\u00a0name"}, "RunWriter name"),
+    ({**CFG, "lr": float("nan")}, {}, "RunWriter config: lr"),
+    ({**CFG, "lr": 0.0}, {}, "RunWriter config: lr"),
+    ({**CFG, "local_epochs": -1}, {}, "RunWriter config: local_epochs"),
+    ({**CFG, "momentum": 1.0}, {}, "RunWriter config: momentum"),
+    (CFG, {"normalize": "0.5,0.5,0.5/0.2,0.2,0.2"}, "has 3 values but the inputs have 1 channel"),
+])
+def test_what_train_refuses_a_writer_refuses(tmp_path, config, kw, msg):
+    with pytest.raises(CollapseLabError, match=msg):
+        cl.RunWriter(tmp_path, config, **kw)
+    assert not any(tmp_path.iterdir())
