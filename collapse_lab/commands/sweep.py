@@ -178,7 +178,7 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
             return
         state["running"] -= not ev.get("not_started")
         state["done"] += 1
-        ok = ev["status"] in ("complete", "skipped", "time-limit")
+        ok = ev["status"] in ("complete", "skipped", "time-limit", "interrupted")
         state["failed"] += not ok
         if ev["status"] == "complete":
             state["walls"].append(ev["wall_seconds"])
@@ -213,14 +213,21 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
                    f"current client; continue with: {resume_cmd}", err=True)
         sys.exit(exit_status(e.signame))
     late = [r for r in results if r["status"] == "time-limit"]
-    failed = [r for r in results if r["status"] not in ("complete", "skipped", "time-limit")]
+    stopped = [r for r in results if r["status"] == "interrupted"]  # a signal to a worker: every round kept
+    failed = [r for r in results if r["status"] not in ("complete", "skipped", "time-limit", "interrupted")]
     if as_json:
         click.echo(json.dumps({"results": results, "seconds": round(time.time() - t0, 2)}, indent=1))
-    click.echo(f"sweep: {len(results) - len(failed) - len(late)} of {len(configs)} run(s) trained now, "
+    click.echo(f"sweep: {len(results) - len(failed) - len(late) - len(stopped)} of {len(configs)} run(s) trained now, "
                f"{len(configs) - len(todo)} already complete, {len(failed)} failed"
+               + (f", {len(stopped)} interrupted" if stopped else "")
                + (f", {len(late)} stopped by --time-limit" if late else "") + f", in {time.time() - t0:.1f} s", err=True)
+    for r in stopped:
+        click.echo(f"  interrupted: {r['run']}: {r.get('error', r['status'])}", err=True)
     for r in failed:
         click.echo(f"  failed: {r['run']}: {r.get('error', r['status'])}", err=True)
+    if stopped and not failed and not late:
+        click.echo(f"  every complete round is kept; continue the sweep with: {resume_cmd}", err=True)
+        sys.exit(1)
     if late:
         click.echo(f"sweep: time limit: {len(late)} run(s) stopped after their last round that fit or not started; "
                    f"every complete round is kept; continue with: {resume_cmd}", err=True)

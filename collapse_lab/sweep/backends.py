@@ -143,15 +143,17 @@ def run_local(todo: list[list[RunConfig]], store: Path, workers: int, report: Ca
             for key, _ in sel.select():
                 w = key.data
                 late = False
+                stopped = False
                 for res in w.result():
                     results.append(res)
                     report({"event": "end", **res})
                     late = late or res["status"] == "time-limit"
+                    stopped = stopped or res["status"] == "interrupted"
                 sel.unregister(w.proc.stdout)
                 # a run stopped for time (its next round would not fit), or the deadline passed:
-                # nothing more starts
-                if late or (deadline is not None and time.time() >= deadline):
-                    results += not_started(queue, report)
+                # nothing more starts; a worker stopped by a signal (it exits now): neither
+                if late or stopped or (deadline is not None and time.time() >= deadline):
+                    results += not_started(queue, report, "interrupted" if stopped and not late else "time-limit")
                     queue = []
                 if w.proc.poll() is not None and queue:  # it died: a fresh worker in its place
                     w.close()
@@ -169,13 +171,14 @@ def run_local(todo: list[list[RunConfig]], store: Path, workers: int, report: Ca
     return results
 
 
-def not_started(queue: list[list[RunConfig]], report: Callable[[dict], None]) -> list[dict]:
-    """The outcomes of units left when ``--time-limit``'s deadline passed."""
+def not_started(queue: list[list[RunConfig]], report: Callable[[dict], None], status: str = "time-limit") -> list[dict]:
+    """The outcomes of units left when ``--time-limit``'s deadline passed (or a worker was
+    stopped by a signal: ``interrupted``)."""
     out = []
+    why = "not started before the time limit" if status == "time-limit" else "not started: a worker was stopped"
     for unit in queue:
         for c in unit:
-            res = {"run": c.run_name(), "status": "time-limit", "error": "not started before the time limit",
-                   "wall_seconds": 0.0, "not_started": True}
+            res = {"run": c.run_name(), "status": status, "error": why, "wall_seconds": 0.0, "not_started": True}
             out.append(res)
             report({"event": "end", **res})
     return out
