@@ -33,15 +33,63 @@ def _numbers(record) -> dict:
     return {k: v for k, v in dict(record or {}).items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
 
 
+class _Later:
+    """A RunWriter to open once the number of clients is known (``record(strategy, STORE, config)``)."""
+
+    def __init__(self, store, config: dict, kwargs: dict):
+        from .store.writer import run_config
+
+        if not isinstance(config, dict):
+            raise CollapseLabError("flower record: give the run's options as a dict (record(strategy, STORE, {...}))")
+        # checked now, before Flower trains anything (the clients' count stands in until the grid says it)
+        run_config({"clients": 1, **config}, kwargs.get("normalize"), kwargs.get("data_root"))
+        self.store, self.config, self.kwargs = store, dict(config), kwargs
+
+    def open(self, clients: int) -> RunWriter:
+        return RunWriter(self.store, {**self.config, "clients": self.config.get("clients", clients)}, **self.kwargs)
+
+
 class _Recorder:
-    def __init__(self, writer: RunWriter, client_of, metrics_key: str, id_key: str, accuracy_key: str):
-        self.writer, self.client_of, self.metrics_key = writer, client_of, metrics_key
+    def __init__(self, writer, client_of, metrics_key: str, id_key: str, accuracy_key: str):
+        self.later = writer if isinstance(writer, _Later) else None
+        self.writer = None if self.later else writer
+        self.client_of, self.metrics_key = client_of, metrics_key
         self.id_key, self.accuracy_key = id_key, accuracy_key
         self.order: dict[int, int] = {}
         self.pending: dict | None = None  # the last aggregated round, written once its evaluations are in
         self.sizes: dict[int, int] = {}
         self.counts: dict[int, list] = {}
         self.in_start = False
+        self.grid = None
+        self.initial: dict | None = None  # start's initial arrays, until the writer opens
+        self.round0: dict | None = None  # evaluate_fn's numbers of the initial model (round 0)
+
+    def nodes(self) -> int | None:
+        """How many SuperNodes Flower's grid has (None: no grid seen)."""
+        if self.grid is None:
+            return None
+        try:
+            return len(list(self.grid.get_node_ids()))
+        except Exception:  # noqa: BLE001 -- a grid of another kind: the replies tell
+            return None
+
+    def open(self, seen: list[int]) -> None:
+        """The writer, once round 1's replies are in: the clients are the grid's SuperNodes
+        (or the highest client index replied, if more), unless the config names them; then
+        what waited (round 0's model and evaluation) is written."""
+        n = max([self.nodes() or 0, *(k + 1 for k in seen)]) or None
+        if self.writer is None:
+            self.writer = self.later.open(n or 1)
+        elif n is not None and self.writer.config.clients != n and self.nodes() is not None:
+            raise CollapseLabError(f"flower record: the RunWriter's config says clients {self.writer.config.clients}, "
+                                   f"Flower's grid has {self.nodes()} SuperNode(s) (flwr simulates 2 by default); leave "
+                                   "clients out and call record(strategy, STORE, config) to take the grid's count")
+        w = self.writer
+        if self.initial is not None and w.next_round == 1 and not w.run.global_path(0).is_file():
+            w.write_initial(self.initial)
+        if self.round0 is not None and w.next_round == 1:
+            w.log_initial_metrics(self.round0)
+        self.initial = self.round0 = None
 
     def client(self, msg) -> int:
         if self.client_of is not None:
@@ -73,20 +121,24 @@ class _Recorder:
             metrics["eval_metrics"] = p["eval"]
         if p.get("server") is not None:
             metrics["server_eval"] = p["server"]
-        for source, rec, keys in (("server evaluate_fn", p.get("server"), (self.accuracy_key,)),
-                                  ("clients' evaluation", p.get("eval"), ("eval_acc", self.accuracy_key))):
-            acc = next((rec[k] for k in keys if rec and k in rec), None)
-            if acc is not None:
-                metrics.update(test_acc=float(acc), test_acc_from=source)
-                loss = next((rec[k] for k in ("loss", "eval_loss") if k in rec), None)
-                if loss is not None:
-                    metrics["test_loss"] = float(loss)
-                break
+        metrics.update(self.accuracy(p.get("server"), p.get("eval")))
         w = self.writer
         w.write_round(p["round"], p["arrays"], p["clients"], metrics)
         self.note_clients()
         if p["round"] >= w.config.rounds:
             w.close()
+
+    def accuracy(self, server: dict | None, clients: dict | None) -> dict:
+        """A round's ``test_acc`` (and ``test_loss``): the server-side ``evaluate_fn``'s
+        accuracy, else the clients' aggregated one, with ``test_acc_from`` saying which."""
+        for source, rec, keys in (("server evaluate_fn", server, (self.accuracy_key,)),
+                                  ("clients' evaluation", clients, ("eval_acc", self.accuracy_key))):
+            acc = next((rec[k] for k in keys if rec and k in rec), None)
+            if acc is not None:
+                out = {"test_acc": float(acc), "test_acc_from": source}
+                loss = next((rec[k] for k in ("loss", "eval_loss") if k in rec), None)
+                return out if loss is None else {**out, "test_loss": float(loss)}
+        return {}
 
     def note_clients(self) -> None:
         n = self.writer.config.clients
@@ -100,14 +152,24 @@ class _Recorder:
             self.writer.note(**facts)
 
 
-def record(strategy, writer: RunWriter, client_of: Callable | None = None, metrics_key: str = "metrics",
-           id_key: str = "partition-id", accuracy_key: str = "accuracy"):
+def record(strategy, writer, config: dict | None = None, client_of: Callable | None = None,
+           metrics_key: str = "metrics", id_key: str = "partition-id", accuracy_key: str = "accuracy",
+           **writer_options):
     """``strategy`` (a ``flwr.serverapp.strategy`` instance) whose every round is also
-    written to ``writer``: each client's returned arrays, the aggregate, the aggregated train
-    and evaluation metrics, the server-side ``evaluate_fn``'s metrics; ``start``'s initial
-    arrays become round 0 when the writer has none. ``client_of(message) -> int`` overrides
-    how a reply's client index is found. Returns the same strategy; the writer is closed
-    after the last round of ``writer.config.rounds``."""
+    written to a run: each client's returned arrays, the aggregate, the aggregated train
+    and evaluation metrics, the server-side ``evaluate_fn``'s metrics (round 0's too);
+    ``start``'s initial arrays become round 0.
+
+    ``record(strategy, STORE, config, normalize=..., source=...)``: the run is opened once
+    round 1's replies are in, with as many clients as Flower's grid has SuperNodes (no count
+    to declare; ``config["clients"]`` overrides it); ``writer_options`` go to ``RunWriter``.
+    ``record(strategy, RunWriter(...))``: a writer of your own, whose ``clients`` must then
+    equal the grid's SuperNodes. ``client_of(message) -> int`` overrides how a reply's client
+    index is found. Returns the same strategy; the run is closed after its last round."""
+    if not isinstance(writer, RunWriter):
+        writer = _Later(writer, config if config is not None else {}, writer_options)
+    elif config is not None or writer_options:
+        raise CollapseLabError("flower record: with a RunWriter, give its options to RunWriter(...), not to record")
     rec = _Recorder(writer, client_of, metrics_key, id_key, accuracy_key)
     inner_train, inner_eval, inner_start = strategy.aggregate_train, strategy.aggregate_evaluate, strategy.start
     key = getattr(strategy, "arrayrecord_key", "arrays")
@@ -127,6 +189,8 @@ def record(strategy, writer: RunWriter, client_of: Callable | None = None, metri
             clients[k] = msg.content[key].to_torch_state_dict()
         arrays, metrics = inner_train(server_round, replies)
         if arrays is not None:
+            if rec.writer is None or rec.grid is not None and rec.writer.next_round == 1:
+                rec.open(sorted(clients))
             rec.pending = {"round": server_round, "arrays": arrays.to_torch_state_dict(), "clients": clients,
                            "train": _numbers(metrics)}
             if not rec.in_start:  # a loop of the user's own: nothing tells when evaluation ends
@@ -144,12 +208,18 @@ def record(strategy, writer: RunWriter, client_of: Callable | None = None, metri
 
         bound = inspect.signature(inner_start).bind(*args, **kwargs)
         initial, fn = bound.arguments.get("initial_arrays"), bound.arguments.get("evaluate_fn")
-        if initial is not None and writer.next_round == 1 and not writer.run.global_path(0).is_file():
-            writer.write_initial(initial.to_torch_state_dict())
+        rec.grid = bound.arguments.get("grid")
+        if initial is not None:  # round 0, written when the run opens (round 1's replies tell the clients)
+            rec.initial = initial.to_torch_state_dict()
         if fn is not None:
             def evaluate_fn(server_round, arrays):
                 res = fn(server_round, arrays)
-                if res is not None and rec.pending is not None and rec.pending["round"] == server_round:
+                if res is not None and server_round == 0:  # Flower evaluates the initial model first
+                    rec.round0 = {"server_eval": _numbers(res), **rec.accuracy(_numbers(res), None)}
+                    if rec.writer is not None and rec.writer.next_round == 1:  # a writer of the user's: now
+                        rec.writer.log_initial_metrics(rec.round0)
+                        rec.round0 = None
+                elif res is not None and rec.pending is not None and rec.pending["round"] == server_round:
                     rec.pending["server"] = _numbers(res)
                 return res
 

@@ -20,6 +20,7 @@ OTHERS = {"--rewrite",  # analyses/check_specs.py, a script
           "--extra-index-url", "--upgrade", "--version", "--help", "--nproc-per-node", "--sample",
           "--time", "--array",  # sbatch (docs/training.md: a SLURM job array)
           "--gpus-per-node", "--signal", "--test-only", "--me",  # sbatch and squeue (docs/sweeps.md: SLURM)
+          "--num-supernodes",  # flwr federation simulation-config (docs/flower.md)
           "--auto-precision"}  # the suite's own pytest option (tests/conftest.py; docs/plugins.md)
 # collapse_lab/bench/released_driver.py, a script run in the released code's own environment
 OTHERS |= {o for a in released_driver.parser()._actions for o in a.option_strings if o.startswith("--")}

@@ -20,7 +20,7 @@ from flwr.clientapp import ClientApp  # noqa: E402
 from flwr.serverapp import Grid, ServerApp  # noqa: E402
 from flwr.serverapp.strategy import FedAvg  # noqa: E402
 
-CLIENTS, ROUNDS, LR, EPOCHS, BATCH = 3, 2, 0.05, 1, 32
+CLIENTS, ROUNDS, LR, EPOCHS, BATCH = 2, 2, 0.05, 1, 32  # Flower simulates 2 SuperNodes by default
 
 
 class Net(nn.Module):
@@ -113,11 +113,10 @@ def test_flower_quickstart_shape_recorded_with_the_documented_lines_is_analysed(
     def _main(grid: Grid, context: Context):
         global_model = Net()
         strategy = FedAvg(fraction_evaluate=1.0, min_train_nodes=CLIENTS, min_available_nodes=CLIENTS)
-        writer = cl.RunWriter(store, {"dataset": "digits", "model": "quickstart-net", "clients": CLIENTS,  # + these
-                                      "rounds": ROUNDS, "partition": "natural", "lr": LR, "momentum": 0.9,
-                                      "local_epochs": EPOCHS, "batch_size": BATCH, "weight_decay": 0.0},
-                              normalize="0.5/0.5", source={"framework": f"flower {flwr.__version__}"})
-        strategy = record(strategy, writer)  # + and this
+        strategy = record(strategy, store, {"dataset": "digits", "model": "quickstart-net",  # + these lines
+                                            "rounds": ROUNDS, "partition": "natural", "lr": LR, "momentum": 0.9,
+                                            "local_epochs": EPOCHS, "batch_size": BATCH, "weight_decay": 0.0},
+                          normalize="0.5/0.5", source={"framework": f"flower {flwr.__version__}"})
         strategy.start(grid=grid, initial_arrays=ArrayRecord(global_model.state_dict()), num_rounds=ROUNDS,
                        train_config=ConfigRecord({"lr": LR}), evaluate_fn=_global_evaluate)
 
@@ -125,17 +124,26 @@ def test_flower_quickstart_shape_recorded_with_the_documented_lines_is_analysed(
     run_simulation(server_app=server_app, client_app=client_app, num_supernodes=CLIENTS,
                    backend_config={"client_resources": {"num_cpus": 1}, "init_args": {"num_cpus": 2}})
     (run,) = cl.open_store(store)
-    assert run.status == "complete" and run.rounds == [0, 1, 2] and run.clients(2) == [0, 1, 2]
+    assert run.status == "complete" and run.rounds == [0, 1, 2] and run.clients(2) == list(range(CLIENTS))
     meta = run.meta
     # what Flower ran, not collapse-lab's defaults; the sizes and label counts from the replies
     assert (meta["lr"], meta["local_epochs"], meta["batch_size"], meta["preset"], meta["probe"]) == \
         (LR, EPOCHS, BATCH, "external", 0)
+    # the clients Flower ran (its grid's SuperNodes; none declared), and what the app never set: unknown
+    assert meta["clients"] == CLIENTS
+    for k in ("seed", "beta", "classes_per_client", "augment", "eval_batch_size"):
+        assert meta[k] is None, (k, meta[k])
     ds = _data()
     parts = [_part(k) for k in range(CLIENTS)]
     assert meta["client_sizes"] == [len(p) for p in parts]
     assert meta["client_label_counts"] == [np.bincount(ds.train_y.numpy()[p], minlength=10).tolist() for p in parts]
     events = run.metrics()
-    assert [e["round"] for e in events] == [1, 2]
+    assert [e["round"] for e in events] == [0, 1, 2]
+    m0 = Net()  # round 0: Flower's evaluation of the initial model, as evaluate_fn returned it
+    m0.load_state_dict(run.state(0))
+    assert events[0]["test_acc"] == pytest.approx(_accuracy(m0, ds.test_x, ds.test_y), abs=0)
+    assert events[0]["test_acc_from"] == "server evaluate_fn" and "accuracy" in events[0]["server_eval"]
+    events = events[1:]
     for e in events:  # the id is not averaged into the train metrics; Flower's own accuracy is the run's
         assert "partition-id" not in e["train_metrics"] and e["test_acc_from"] == "server evaluate_fn"
         m = Net()
@@ -168,3 +176,26 @@ def test_flower_quickstart_shape_recorded_with_the_documented_lines_is_analysed(
                 ["report", "--store", str(store), "--out", str(tmp_path / "r.html"), *factory]):
         res = CliRunner().invoke(cli, cmd)
         assert res.exit_code == 0, (cmd, res.output)
+
+
+def test_a_declared_client_count_that_is_not_the_grids_is_refused(tmp_path):
+    """A RunWriter that declares 10 clients where Flower's grid has 2 SuperNodes is one line,
+    before round 1 is written; record(strategy, STORE, config) takes the grid's count."""
+    import collapse_lab as cl
+    from collapse_lab.errors import CollapseLabError
+    from collapse_lab.flower import _Later, _Recorder
+
+    class TwoNodes:
+        def get_node_ids(self):
+            return [11, 12]
+
+    w = cl.RunWriter(tmp_path / "a", {"dataset": "digits", "model": "quickstart-net", "clients": 10, "rounds": 1})
+    rec = _Recorder(w, None, "metrics", "partition-id", "accuracy")
+    rec.grid = TwoNodes()
+    with pytest.raises(CollapseLabError, match="clients 10, Flower's grid has 2 SuperNode"):
+        rec.open([0, 1])
+    rec = _Recorder(_Later(tmp_path / "b", {"dataset": "digits", "model": "quickstart-net", "rounds": 1}, {}), None,
+                    "metrics", "partition-id", "accuracy")
+    rec.grid = TwoNodes()
+    rec.open([0])
+    assert rec.writer.config.clients == 2 and rec.writer.run.meta["clients"] == 2

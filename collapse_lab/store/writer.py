@@ -34,7 +34,10 @@ from .run_dir import RunDir
 RUN_FIELDS = {f for f in RunConfig.__dataclass_fields__}
 # What a loop outside collapse-lab trained with, when its writer does not say: recorded as
 # null ("not recorded"), never as collapse-lab's defaults.
-UNSTATED = ("lr", "momentum", "weight_decay", "local_epochs", "batch_size")
+UNSTATED = ("lr", "momentum", "weight_decay", "local_epochs", "batch_size", "seed", "augment", "eval_batch_size")
+# what a recording does not name is unknown too: the partition (unless an alpha implies
+# Dirichlet), its classes per client (unless it is one that has them), the weight of a
+# regularizer that was not used
 EVENT_KEYS = ("event", "round", "clients")
 # the training settings a writer records, checked as train checks them: (type, lowest value)
 SETTINGS = {"lr": (float, 0), "momentum": (float, 0), "weight_decay": (float, 0), "beta": (float, 0),
@@ -124,6 +127,12 @@ def run_config(config: dict, normalize=None, data_root=None, flags: dict | None 
     if "model_revision" not in given and model in MODELS:
         given["model_revision"] = revision(model)  # the network as registered now
     defaults = {**RunConfig().to_json(), "preset": "external", "probe": 0, **{k: None for k in UNSTATED}}
+    if "partition" not in given and "alpha" not in given:
+        defaults["partition"] = "unknown"
+    if given.get("partition", defaults["partition"]) not in ("pathological", "scenes"):
+        defaults["classes_per_client"] = None
+    if given.get("reg", "none") == "none":
+        defaults["beta"] = None
     try:
         return RunConfig.from_json({**defaults, **given})
     except (TypeError, ValueError) as e:
@@ -226,6 +235,18 @@ class RunWriter:
         if self.next_round != 1 or self.run.global_path(0).is_file():
             raise CollapseLabError("RunWriter: the initial model (round 0) is written once, before round 1")
         self.run.save_global(0, tensors)
+
+    def log_initial_metrics(self, metrics: dict) -> None:
+        """The initial model's (round 0's) numbers, e.g. Flower's first ``evaluate_fn`` call,
+        once, before round 1 (an event of round 0, as ``train`` logs its own)."""
+        self._open()
+        if self.next_round != 1 or any(e.get("round") == 0 for e in self.run.metrics()):
+            raise CollapseLabError("RunWriter: round 0's metrics are written once, before round 1")
+        numbers = json_value(dict(metrics), "RunWriter: a metric of round 0")
+        clash = [k for k in numbers if k in EVENT_KEYS]
+        if clash:
+            raise CollapseLabError(f"RunWriter: metric {clash[0]!r} is a name the store keeps for itself; rename it")
+        self.run.log({"event": "round", "round": 0, **numbers})
 
     def note(self, **facts) -> None:
         """Facts learnt while the run goes (the clients' sizes and label counts from their

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -19,7 +20,8 @@ import pytest
 pytestmark = [pytest.mark.slurm, pytest.mark.slow]
 
 SHORT = "base: {rounds: 3, local_epochs: 1, clients: 4, keep_local: last}\ngrid: {alpha: [0.1, 1.0]}\nseeds: [0]\n"
-LONG = "base: {rounds: 200, local_epochs: 1, clients: 4, alpha: 0.5, keep_local: last}\nseeds: [0]\n"
+# two runs: one job array whose two tasks each requeue themselves (by their own id, A_i)
+LONG = "base: {rounds: 200, local_epochs: 1, clients: 4, keep_local: last}\ngrid: {alpha: [0.5, inf]}\nseeds: [0]\n"
 
 
 def _why_no_slurm() -> str | None:
@@ -79,32 +81,66 @@ def test_a_sweep_on_slurm_requeues_trains_each_run_once_and_equals_a_local_sweep
     rc, _, err, _ = cl("sweep", long, *common, "--time-limit", limit)
     assert rc == 0 and "watch with: " in err, err
     print(err.strip())
-    rc, out, err, _ = cl("sweep", short, *common, "--json")
+    long_jobs = re.search(r"SLURM job\(s\): ([0-9_, ]+);", err).group(1).split(", ")
+    assert len(long_jobs) == 2 and all("_" in j for j in long_jobs), long_jobs  # one array, two tasks
+    # submitted held (sbatch --hold), so that they are surely queued when the grid comes again
+    rc, out, err, _ = cl("sweep", short, *common, "--slurm-option", "hold=", "--json")
     assert rc == 0, err
     jobs = {r["runs"][0]: r["job_id"] for r in json.loads(out)["submitted"]}
     assert len(jobs) == 2, out
     print(err.strip())
-    # the same grid again, at once: its runs are queued or running, so nothing is submitted;
-    # --wait watches the first sweep's jobs to their end
-    rc, out, err, _ = cl("sweep", short, *common, "--wait", "--json")
+    # the same grid again: its runs are queued, so nothing is submitted; --wait watches the
+    # first sweep's jobs to their end (released once the second sweep has named them)
+    p = subprocess.Popen([sys.executable, "-c", "from collapse_lab.entry import main; main()", "sweep", str(short),
+                          *map(str, common), "--wait", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    seen = []
+    for line in p.stderr:
+        seen.append(line)
+        if sum("not submitted again" in ln for ln in seen) == 2:
+            break
+    subprocess.run(["scontrol", "release", *jobs.values()], check=True)
+    out, rest = p.communicate(timeout=900)
+    rc, err = p.returncode, "".join(seen) + rest
     assert rc == 0, err
     assert sum("not submitted again" in ln for ln in err.splitlines()) == 2, err
     results = json.loads(out[out.index("{"):])["results"]
     assert {r["run"]: r["job_id"] for r in results} == jobs and {r["status"] for r in results} == {"complete"}
+    # a second sweep of the long grid while its tasks run (each holds its run's lock): the runs
+    # are skipped, named with their jobs as squeue shows them (A_i), and watched to the end
+    for _ in range(600):
+        q = subprocess.run(["squeue", "-h", "-r", "-o", "%i %T"], capture_output=True, text=True).stdout
+        if any(ln.split() in ([j, "RUNNING"] for j in long_jobs) for ln in q.splitlines()):
+            break
+        time.sleep(0.5)
+    print("squeue when the second long sweep starts:", " | ".join(q.split("\n")))
     rc, out, err, _ = cl("sweep", long, *common, "--time-limit", limit, "--wait", "--json")
     assert rc == 0, err
     print(err.strip())
-    (res,) = json.loads(out[out.index("{"):])["results"]
-    assert res["status"] == "complete" and res["requeues"] >= 1, res
+    assert "being written by" not in err and sum("not submitted again" in ln for ln in err.splitlines()) == 2, err
+    res = json.loads(out[out.index("{"):])["results"]
+    assert len(res) == 2 and all(r["status"] == "complete" and r["requeues"] >= 1 for r in res), res
+    assert all("_" in r["job_id"] for r in res), res  # array tasks, by their squeue ids
 
     rc, out, err, _ = cl("sweep", long, "--store", store, "--status", "--json")
     assert rc == 0, err
-    (row,) = json.loads(out)["runs"]
-    assert row["store"] == "complete" and row["job_id"] == res["job_id"] and row["requeues"] == res["requeues"]
-    events = [e["event"] for e in json.loads(
-        (store / ".slurm" / "runs" / f"{row['run']}.job-{row['job_id']}.json").read_text())["events"]]
-    print("job", row["job_id"], "events:", events, "| SLURM state:", row["slurm"])
-    assert events[:3] == ["started", "requeued", "started"] and events[-1] == "ended"
+    rows = json.loads(out)["runs"]
+    by_run = {r["run"]: r for r in res}
+    for row in rows:
+        assert row["store"] == "complete" and row["job_id"] == by_run[row["run"]]["job_id"]
+        assert row["requeues"] == by_run[row["run"]]["requeues"]
+        ev = json.loads((store / ".slurm" / "runs" / f"{row['run']}.job-{row['job_id']}.json").read_text())["events"]
+        events = [e["event"] for e in ev]
+        print("job", row["job_id"], "events:", events, "| SLURM state:", row["slurm"],
+              "| requeue read back:", [e.get("slurm_state") for e in ev if e["event"] == "requeued"])
+        assert events[:3] == ["started", "requeued", "started"] and events[-1] == "ended"
+        assert all("Restarts=" in e["slurm_state"] for e in ev if e["event"] == "requeued")
+        # train_seconds sums the job's starts: more than the whole last start (timestamps in whole seconds)
+        stamp = lambda e: time.mktime(time.strptime(e["at"], "%Y-%m-%dT%H:%M:%S%z"))  # noqa: E731
+        last = stamp(ev[-1]) - stamp([e for e in ev if e["event"] == "started"][-1])
+        meta = json.loads((store / row["run"] / "run.json").read_text())
+        print(f"  train_seconds {meta['train_seconds']:.1f} s, the last start {last:.0f} s")
+        assert meta["train_seconds"] > last + 2
 
     mine, theirs = digests(store), digests(local)
     assert len(mine) == len(theirs) > 200 and mine == theirs
