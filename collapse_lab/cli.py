@@ -163,9 +163,9 @@ def train(ctx, **params):
 
         found = [in_stored_precision(Path(params["out"]), c) for c in configs]
         configs = [c for c, _ in found]
-        for _, note in found:
-            if note:
-                click.echo(f"note: {note}", err=True)
+        adopted = [note for _, note in found if note]  # said after the checks: a refusal stays one line
+    else:
+        adopted = []
     # store, names, data, time limit, disk and one writer per run: refused here, before any run trains
     prepared = service.begin(configs, params["out"], "--store", params["overwrite"], params["resume"],
                              lambda cs: check_time_limit(params["time_limit"], cs))
@@ -173,7 +173,7 @@ def train(ctx, **params):
     # the first line after the checks (a refusal stays one line): the precision of the runs
     click.echo(f"train: {len(configs)} run(s), precision {precision_line(configs, auto=_precision_open(explicit, params['config']))}",
                err=True)
-    for note in dict.fromkeys(n for p in todo for n in p.notes):  # each note once
+    for note in dict.fromkeys([*adopted, *(n for p in todo for n in p.notes)]):  # each note once
         click.echo(f"note: {note}", err=True)
     for p in prepared:
         if p.action == "skip":

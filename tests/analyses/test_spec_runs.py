@@ -15,6 +15,7 @@ from collapse_lab.errors import CollapseLabError
 VECTOR = Path(__file__).resolve().parents[1] / "vectors" / "catalogue_runs" / "names.json"
 
 
+@pytest.mark.precision("fp32")  # compares with fp32 numbers, run names or round-off
 @pytest.mark.slow  # resolves every run of the catalogue at three presets (about 2,000)
 def test_every_entry_names_the_runs_it_named_before(monkeypatch, tmp_path):
     monkeypatch.delenv("COLLAPSE_LAB_DATA", raising=False)  # as the vector was written: no data here

@@ -94,6 +94,7 @@ def _globals(store: Path, cfg: RunConfig, rounds: int) -> dict:
     return RunDir(p.path).load_global(rounds), RunDir(p.path)
 
 
+@pytest.mark.precision("fp32")  # compares with fp32 numbers, run names or round-off
 @pytest.mark.slow
 def test_runs_trained_together_equal_runs_trained_alone(tmp_path, monkeypatch):
     """Four runs (two alphas, two methods with different server rules, FedDecorr on two)
