@@ -81,11 +81,14 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
     store, out = smoke_paths(smoke, store, out, "figures")
     say = (lambda m: click.echo(m if m.startswith("figures") else f"figures: {m}", err=True))
     warn = (lambda m: None)
-    configs, per_entry, by_name = plan(entries, preset, store, warn, smoke, keep, note=say)
+    notes: list[str] = []  # said after the first line, which names the precision
+    configs, per_entry, by_name = plan(entries, preset, store, warn, smoke, keep, note=notes.append)
     if list_:
         return list_entries(entries, per_entry, store, out, by_name, as_json)
     say(f"figures: {len(configs)} run(s) for {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, precision "
         f"{precision_line(configs, auto=given_precision() is None)}")
+    for n in notes:
+        say(n)
     t0 = time.time()
     from ..sweep.backends import Interrupted
 

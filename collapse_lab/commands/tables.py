@@ -38,11 +38,14 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
         return dry_run(entries, smoke, as_json, None, keep)
     store, out = smoke_paths(smoke, store, out, "tables")
     say = (lambda m: click.echo(f"tables: {m}", err=True))
-    configs, per_entry, by_name = plan(entries, preset, store, lambda m: None, smoke, keep, note=say)
+    notes: list[str] = []  # said after the first line, which names the precision
+    configs, per_entry, by_name = plan(entries, preset, store, lambda m: None, smoke, keep, note=notes.append)
     if list_:
         return list_entries(entries, per_entry, store, out, by_name, as_json, suffix="md")
     say(f"{len(configs)} run(s) for {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, precision "
         f"{precision_line(configs, auto=given_precision() is None)}")
+    for n in notes:
+        say(n)
     t0 = time.time()
     try:
         failed = [] if no_train else train_missing(configs, store, backend, workers, stack, address, say,
