@@ -32,6 +32,7 @@ def _globals(run: RunDir) -> list[int]:
     return [q for q in run.rounds_on_disk() if run.global_path(q).is_file()]
 
 
+@pytest.mark.slow
 def test_last_then_all_then_last_reopens_and_extends(tmp_path):
     """The issue's sequence: 2 rounds under last, extended to 4 under all; then the same
     command, with last, and --resume all reopen the complete run (skipped), and a later

@@ -7,10 +7,13 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from collapse_lab.store import RunDir
 from tests.fixtures import invoke, tiny_train_args
 
 
+@pytest.mark.slow
 def test_a_run_without_a_live_writer_is_interrupted(tmp_path):
     res = invoke("train", *tiny_train_args(epochs=1, rounds=2, clients=3, alpha="0.5"), "--store", tmp_path)
     assert res.exit_code == 0, res.output

@@ -140,6 +140,7 @@ def test_a_diverging_run_stops_alone(tmp_path):
     assert RunDir(outs[1].path).meta["status"] == "diverged"
 
 
+@pytest.mark.slow
 def test_bf16_runs_stack_under_autocast(tmp_path):
     """bf16 runs stack (issue 47): the stacked forward runs under autocast, so a stacked bf16
     run is its lone bf16 run to bf16 round-off (closer to it than bf16 is to fp32 at all)
