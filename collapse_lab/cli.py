@@ -173,7 +173,7 @@ def train(ctx, **params):
     # the first line after the checks (a refusal stays one line): the precision of the runs
     click.echo(f"train: {len(configs)} run(s), precision {precision_line(configs, auto=_precision_open(explicit, params['config']))}",
                err=True)
-    for note in dict.fromkeys([*adopted, *(n for p in todo for n in p.notes)]):  # each note once
+    for note in dict.fromkeys([*adopted, *(n for p in prepared for n in p.notes)]):  # each note once
         click.echo(f"note: {note}", err=True)
     for p in prepared:
         if p.action == "skip":

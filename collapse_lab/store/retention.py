@@ -167,13 +167,27 @@ def forget_after(meta: dict, r: int) -> dict:
 def change_note(name: str, meta: dict, keep_global: str, keep_local: str, start: int) -> str | None:
     """One line when a resume changes the run's policies: they apply to rounds trained from
     now on; rounds 0..start keep what the earlier ones kept."""
-    old_g, old_l = str(meta.get("keep_global", "all")), str(meta.get("keep_local", "all"))
-    changed = [f"--keep-{w} {new} (was {old})" for w, new, old in (("global", keep_global, old_g),
-                                                                    ("local", keep_local, old_l)) if new != old]
+    changed = _changes(meta, keep_global, keep_local)
     if not changed:
         return None
     return (f"{name}: {' and '.join(changed)} applies to the rounds trained from now on ({start + 1} on); "
             f"rounds 0..{start} keep what they have (nothing stored is deleted by the change)")
+
+
+def _changes(meta: dict, keep_global: str, keep_local: str) -> list[str]:
+    old_g, old_l = str(meta.get("keep_global", "all")), str(meta.get("keep_local", "all"))
+    return [f"--keep-{w} {new} (was {old})" for w, new, old in (("global", keep_global, old_g),
+                                                                 ("local", keep_local, old_l)) if new != old]
+
+
+def skip_note(name: str, meta: dict, keep_global: str, keep_local: str) -> str | None:
+    """One line when a complete run is reopened (skipped) under other policies: nothing is
+    deleted from it; they would apply to rounds an extension trains."""
+    changed = _changes(meta, keep_global, keep_local)
+    if not changed:
+        return None
+    return (f"{name}: complete; {' and '.join(changed)} is not applied to its stored rounds (nothing is deleted); "
+            "it applies to the rounds an extension (--resume --rounds N) trains")
 
 
 def check_readable_round(run, r: int, client: int | None) -> None:

@@ -156,7 +156,8 @@ def _existing(path: Path, cfg: RunConfig, part: Partition, overwrite: bool, resu
     if damage is not None:
         return _repair(path, cfg, existing, part, meta, damage, resume, notes)
     if status == "complete" and had >= cfg.rounds:
-        return "skip", 0, notes
+        kept = retention.skip_note(path.name, meta, cfg.keep_global, cfg.keep_local)
+        return "skip", 0, notes + ((kept,) if kept else ())
     if done > cfg.rounds:
         raise CollapseLabError(f"{path} already holds {done} rounds, more than --rounds {cfg.rounds}; analyse "
                                f"round {cfg.rounds} of it (--round {cfg.rounds}) or --overwrite it")

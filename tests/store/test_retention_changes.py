@@ -46,6 +46,8 @@ def test_last_then_all_then_last_reopens_and_extends(tmp_path):
     for extra in ((), ("--keep-global", "last"), ("--resume",)):
         again = _train(tmp_path, 4, *extra)
         assert again.exit_code == 0 and "already complete" in again.stderr, (extra, again.output)
+        assert ("is not applied to its stored rounds (nothing is deleted)" in again.stderr) == bool(extra[:1] == ("--keep-global",))
+        assert _globals(run) == [2, 3, 4]
     more = _train(tmp_path, 6, "--resume", "--keep-global", "last")
     assert more.exit_code == 0 and "--keep-global last (was all)" in more.stderr, more.output
     assert _globals(run) == [2, 3, 4, 6] and first_damage(run, run.config, 6) is None
