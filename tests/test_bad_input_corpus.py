@@ -197,8 +197,28 @@ ISSUE47 = [
     (["import", "IMP:fifo", *IMP], "not a regular file"),
     (["import", "IMP:dir", *IMP], "is a folder"),
 ]
+# issue 48: figures/tables --set (fig1 at quick: local_epochs 2, lr 0.05, alpha varied by its grid)
+F1 = ["figures", "feddecorr-fig1"]
+SET = [
+    (F1 + ["--set", "bogus=1"], "--set bogus: no such train option"),
+    (F1 + ["--set", "device=cpu"], "--set device: device is not part of what a run computes"),
+    (F1 + ["--set", "tag=x"], "--set tag: tag is not part of what a run computes"),
+    (F1 + ["--set", "local_epochs=abc"], "--set: --local-epochs 'abc' is not a whole number"),
+    (F1 + ["--set", "local_epochs=1.5"], "--set: --local-epochs 1.5 is not a whole number"),
+    (F1 + ["--set", "lr=nan"], "--set: --lr 'nan' is not a number"),
+    (F1 + ["--set", "lr=NaN"], "--set 'lr=NaN': NaN is not a finite number"),
+    (F1 + ["--set", "lr=0.1", "--set", "lr=0.2"], "--set lr is given twice"),
+    (F1 + ["--set", "lr"], "--set 'lr': write KEY=VALUE"),
+    (F1 + ["--set", "lr=-1"], "--lr must be > 0"),
+    (F1 + ["--set", "alpha=0.1"], "--set alpha: feddecorr-fig1 varies alpha across its runs"),
+    (F1 + ["--set", "reg=decov"], "--set reg: feddecorr-fig1 varies reg across its runs"),
+    (F1 + ["--set", "local_epochs=2"], "--set local_epochs=2: changes none of feddecorr-fig1's runs"),
+    (F1 + ["--set", "model=nosuch"], "nosuch"),
+    (F1 + ["--set", "lr.x=1"], "--set lr.x: only the mappings"),
+    (["tables", "feddecorr-table1", "--set", "bogus=1"], "--set bogus: no such train option"),
+]
 CASES = (_train_numbers() + _analysis() + REPORT + RUNS + BENCH + SWEEP + FIGURES + THEORY + TOP + TRAIN_MORE
-         + CONFIG_CASES + ISSUE47)
+         + CONFIG_CASES + ISSUE47 + SET)
 
 
 @pytest.fixture(scope="module")

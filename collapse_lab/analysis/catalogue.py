@@ -35,22 +35,30 @@ class Entry:
     not_rendered: str = ""  # why a figure is not drawn (a schematic): said by --list
 
     def configs(self, preset: str, warn=None, smoke: bool = False, data_root: str | None = None,
-                precision: str | None = None) -> list[RunConfig]:
+                precision: str | None = None, overrides: dict | None = None) -> list[RunConfig]:
         """The entry's runs at ``preset``, through the sweep's expansion (train's resolver);
         with ``smoke`` their smoke forms (``config.smoke_of``); ``data_root`` and ``precision``:
-        the command's (a spec's own ``precision`` wins)."""
+        the command's (a spec's own ``precision`` wins); ``overrides``: ``--set`` (they win over
+        the spec's base; ``commands.overrides``)."""
         spec = self.runs.get(preset)
         if not spec:
             return []
         if precision is not None:
             spec = {**spec, "base": {"precision": precision, **(spec.get("base") or {})}}
+        if overrides:
+            spec = with_overrides(self.name, preset, spec, overrides)
         # The resolver (through the sweep's expansion) loads the training plugins for their
         # defaults: imported here, when an entry's runs are named, not when the catalogue is read.
         from ..sweep.spec import expand
 
         # the data-dependent values where the data are here; a run whose data are not is missing anyway
-        configs = expand(spec, f"analyses/specs/{self.name}.yaml runs.{preset}", warn, data="if-present",
-                         data_root=data_root)
+        where = f"analyses/specs/{self.name}.yaml runs.{preset}"
+        try:
+            configs = expand(spec, where, warn, data="if-present", data_root=data_root)
+        except CollapseLabError as e:
+            if not overrides:
+                raise
+            raise CollapseLabError(f"--set with {self.name} at --preset {preset}: {e}") from None
         return smoke_all(configs, self.reads_clients()) if smoke else configs
 
     def at(self, preset: str) -> "Entry":
@@ -83,6 +91,24 @@ class Entry:
         panels = [p for params in (self.params, *(self.params.get("presets") or {}).values())
                   for p in (params.get("panels") or [])]
         return self.renderer == "local_global" or any(isinstance(p, dict) and p.get("model") == "client" for p in panels)
+
+
+def with_overrides(name: str, preset: str, spec: dict, overrides: dict) -> dict:
+    """The spec with ``--set``'s overrides in its base (a mapping merged key by key); a key
+    the entry varies across its runs (a grid axis, a combo's key) is refused: one value for
+    all of them would merge its runs."""
+    grid = spec.get("grid") or {}
+    varied = {k for k in grid if not k.startswith("combo")}
+    varied |= {k for c, vs in grid.items() if c.startswith("combo") for v in vs if isinstance(v, dict) for k in v}
+    varied |= {"seed"} if len(spec.get("seeds", [0])) > 1 else set()
+    clash = sorted(set(overrides) & (varied | {"alphas", "seeds"}))
+    if clash:
+        raise CollapseLabError(f"--set {clash[0]}: {name} varies {clash[0]} across its runs at --preset {preset}; it "
+                               "cannot be set for all of them")
+    base = dict(spec.get("base") or {})
+    for k, v in overrides.items():
+        base[k] = {**(base.get(k) or {}), **v} if isinstance(v, dict) else v
+    return {**spec, "base": base}
 
 
 def smoke_all(configs: list[RunConfig], keep_clients: bool = False) -> list[RunConfig]:

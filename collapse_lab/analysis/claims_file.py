@@ -26,6 +26,14 @@ def _md(text) -> str:
     return s
 
 
+def _overrides_text(over: dict) -> str:
+    """``--set``'s overrides as the command wrote them (``commands.overrides.describe``)."""
+    parts = []
+    for k, v in sorted(over.items()):
+        parts += [f"{k}.{s}={x}" for s, x in sorted(v.items())] if isinstance(v, dict) else [f"{k}={v}"]
+    return ", ".join(parts)
+
+
 def claims_markdown(records: list[dict], preset: str) -> str:
     from .seeds import verdict_text
 
@@ -39,7 +47,8 @@ def claims_markdown(records: list[dict], preset: str) -> str:
                             for p in c.get("per_seed", []))
             over = c.get("over_seeds") or ("" if "per_seed" not in c else
                                           " / ".join(f"seed {p['seed']}: {p['measured']}" for p in c["per_seed"]))
-            lines.append(f"| {_md(rec['entry'])} | {_md(c['text'])} | {_md(c['measured'])} | {_md(over)} | "
+            name = rec["entry"] + (f" (--set {_overrides_text(rec['overrides'])})" if rec.get("overrides") else "")
+            lines.append(f"| {_md(name)} | {_md(c['text'])} | {_md(c['measured'])} | {_md(over)} | "
                          f"{verdict_text(c)} | {_md(per)} |")
     return "\n".join(lines) + "\n"
 
@@ -59,7 +68,9 @@ def merge_claims(out: Path, preset: str, records: list[dict]) -> Path:
         old = {r["entry"]: r for r in json.loads(path.read_text()) if isinstance(r, dict) and "entry" in r}
     except (OSError, ValueError):
         old = {}
-    new = {r["entry"]: {"entry": r["entry"], "claims": r.get("claims", [])} for r in records if "claims" in r}
+    new = {r["entry"]: {"entry": r["entry"], "claims": r.get("claims", []),
+                        **({"overrides": r["overrides"]} if r.get("overrides") else {})}
+           for r in records if "claims" in r}
     merged = {**old, **new}
     order = {p.stem: i for i, p in enumerate(sorted(SPECS.glob("*.yaml"), key=_order))}  # catalogue order
     rows = sorted(merged.values(), key=lambda r: (order.get(r["entry"], len(order)), r["entry"]))

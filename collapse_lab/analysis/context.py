@@ -24,6 +24,7 @@ class Context:
     seed: int | None = None  # only the runs of this seed (a claim checked per seed); None: every seed
     data_root: str | None = None  # the command's --data-root, for runs that name none
     precision: str | None = None  # the command's --precision for the entries' runs (None: the runs' default, auto)
+    overrides: dict = field(default_factory=dict)  # the command's --set, applied to every run of an entry
     _configs: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -32,7 +33,8 @@ class Context:
 
     def configs(self, entry: Entry) -> list[RunConfig]:
         if entry.name not in self._configs:
-            cs = entry.configs(self.preset, smoke=self.smoke, data_root=self.data_root, precision=self.precision)
+            cs = entry.configs(self.preset, smoke=self.smoke, data_root=self.data_root, precision=self.precision,
+                               overrides=self.overrides)
             # --precision not given: a stored run keeps the precision it trained in (store.naming)
             self._configs[entry.name] = cs if self.precision is not None else in_stored_precisions(self.store, cs)
         return self._configs[entry.name]

@@ -11,6 +11,7 @@ import click
 
 from ..errors import CollapseLabError
 from ..store.naming import in_stored_precisions
+from .overrides import describe, given_overrides, set_option
 from .common import check_time_limit, data_root_option, given_data_root, given_precision, precision_option, \
     time_limit_option
 
@@ -41,11 +42,13 @@ def plan(entries, preset: str, store: Path, warn, smoke: bool = False, keep: str
     for e in entries:
         try:
             cs = e.configs(preset, warn, smoke=smoke, data_root=given_data_root(), precision=given_precision())
-            if given_precision() is None:  # stored runs keep the precision they trained in
-                cs = in_stored_precisions(store, cs, note)
         except CollapseLabError as err:  # a model, method or data set the toolkit lacks (the baselines issue)
             per_entry[e.name] = f"not available at --preset {preset}: {err}"
             continue
+        if given_overrides() and cs:  # --set: one line when it changes nothing or cannot apply
+            cs = overridden(e, preset, cs, given_overrides(), warn, smoke)
+        if given_precision() is None:  # stored runs keep the precision they trained in
+            cs = in_stored_precisions(store, cs, note)
         per_entry[e.name] = [c.run_name() for c in cs]
         g, loc = ("all", "all") if keep == "all" else e.keeps()
         for c in cs:
@@ -55,6 +58,21 @@ def plan(entries, preset: str, store: Path, warn, smoke: bool = False, keep: str
     for name, c in seen.items():
         seen[name] = dataclasses.replace(c, keep_global=keeps[name][0], keep_local=keeps[name][1])
     return list(seen.values()), per_entry, seen
+
+
+def overridden(e, preset: str, plain: list, over: dict, warn, smoke: bool) -> list:
+    """The entry's runs under ``--set``; each key must change some run of it (compared on the
+    real runs: a smoke form cuts some settings, e.g. local training, to a few steps)."""
+    def names(o):
+        return [c.run_name() for c in e.configs(preset, warn, data_root=given_data_root(),
+                                                precision=given_precision(), overrides=o)]
+
+    before = names(None)
+    for k, v in over.items():
+        if names({k: v}) == before:
+            raise CollapseLabError(f"--set {describe({k: v})}: changes none of {e.name}'s runs at --preset {preset} "
+                                   "(they have it already); drop it")
+    return e.configs(preset, warn, smoke=smoke, data_root=given_data_root(), precision=given_precision(), overrides=over)
 
 
 def smoke_paths(smoke: bool, store: str, out: str, out_default: str) -> tuple[Path, Path]:
@@ -217,6 +235,7 @@ def catalogue_options(out_default: str, out_help: str, list_help: str, json_help
         time_limit_option,
         data_root_option,
         precision_option,
+        set_option,
     ]
 
     def deco(f):

@@ -15,6 +15,7 @@ from ..errors import CollapseLabError
 from .catalogue_cmd import catalogue_options, check_training, dry_run, lacking_data, list_entries, plan, \
     smoke_paths, stop_if_late, train_missing
 from .common import given_data_root, given_precision, precision_line
+from .overrides import given_overrides
 from ..analysis.claims_file import evaluate_safely, merge_claims
 
 SMOKE_NOTE = "SMOKE: one round, one local step per client, a small test set: proves the path, not the papers' numbers"
@@ -49,14 +50,20 @@ def render(entry, ctx, out: Path) -> dict:
     precision = ctx.trained_in(entry)
     if "bf16" in precision:  # the papers' (released) codes train in fp32
         differs = [*differs, f"runs trained in {precision} (bf16: autocast; the papers' codes train in fp32)"]
+    if ctx.overrides:  # --set: every run of the entry trained so
+        from .overrides import describe
+
+        differs = [*differs, f"--set {describe(ctx.overrides)}"]
     fig = r.draw(values, dataclasses.replace(entry, differs=differs))
     if ctx.smoke:
         fig.text(0.5, 1.0, SMOKE_NOTE, ha="center", va="bottom", fontsize=8, color="#b00000", weight="bold")
     paths = save_figure(fig, out, entry.name)
     write_json(out / f"{entry.name}.json", {"entry": entry.name, "preset": ctx.preset, "smoke": ctx.smoke,
-                                            "precision": precision, "values": values, "claims": claims,
+                                            "precision": precision, "overrides": ctx.overrides,
+                                            "values": values, "claims": claims,
                                             "differs": differs})
-    return {"entry": entry.name, "files": [str(p) for p in paths], "precision": precision, "claims": claims,
+    return {"entry": entry.name, "files": [str(p) for p in paths], "precision": precision,
+            "overrides": ctx.overrides, "claims": claims,
             "seconds": round(time.time() - t0, 2)}
 
 
@@ -102,7 +109,8 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
         raise SystemExit(exit_status(e.signame)) from None
     stop_if_late(failed_runs, say)
     t_train = time.time() - t0
-    ctx = Context(store, preset, smoke=smoke, data_root=given_data_root(), precision=given_precision())
+    ctx = Context(store, preset, smoke=smoke, data_root=given_data_root(), precision=given_precision(),
+                  overrides=given_overrides())
     records = []
     for e in entries:
         if isinstance(per_entry[e.name], str):

@@ -10,6 +10,7 @@ import click
 
 from ..errors import CollapseLabError
 from .common import given_data_root, given_precision, precision_line
+from .overrides import describe, given_overrides
 from .catalogue_cmd import catalogue_options
 
 
@@ -57,7 +58,9 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
         raise SystemExit(exit_status(e.signame)) from None
     stop_if_late(failed, say)
     t_train = time.time() - t0
-    ctx, records = Context(store, preset, smoke=smoke, data_root=given_data_root(), precision=given_precision()), []
+    ctx = Context(store, preset, smoke=smoke, data_root=given_data_root(), precision=given_precision(),
+                  overrides=given_overrides())
+    records = []
     for e in entries:
         if isinstance(per_entry[e.name], str) or e.not_rendered:
             why = per_entry[e.name] if isinstance(per_entry[e.name], str) else e.not_rendered
@@ -76,6 +79,7 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
             continue
         values["smoke"] = smoke  # the header says so
         values["precision"] = ctx.trained_in(e)  # and the precision the runs trained in
+        values["overrides"] = describe(ctx.overrides)  # and --set
         text = render_all(values, e, compare_paper)
         for ext in ("md", "csv", "tex"):
             write_bytes(out / f"{e.name}.{ext}", text[ext].encode())
@@ -83,7 +87,7 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
         na = sorted({(c["row"], c["not_available"]) for c in values["cells"]
                      if c.get("not_available") and c["not_available"] != "derived"})
         records.append({"entry": e.name, "files": [str(out / f"{e.name}.{x}") for x in ("md", "csv", "tex", "json")],
-                        "precision": values["precision"], "not_available": [{"row": r, "why": w} for r, w in na],
+                        "precision": values["precision"], "overrides": ctx.overrides, "not_available": [{"row": r, "why": w} for r, w in na],
                         "cells": values["cells"]})
         filled = sum(c["ours_mean"] is not None for c in values["cells"])
         say(f"{e.name} -> {out / e.name}.md ({filled} of {len(values['cells'])} cells; "

@@ -91,7 +91,7 @@ def reference(table: str):
 
 
 def cell_configs(entry, preset: str, opts: dict, smoke: bool = False, data_root: str | None = None,
-                 precision: str | None = None):
+                 precision: str | None = None, overrides: dict | None = None):
     """The cell's runs (one per seed), through the sweep's expansion of the spec's base and
     the cell's options (their smoke forms with ``smoke``); ``precision``: the command's
     --precision (a spec's own wins), as ``Entry.configs``."""
@@ -100,7 +100,12 @@ def cell_configs(entry, preset: str, opts: dict, smoke: bool = False, data_root:
 
     spec = entry.runs[preset]
     base = {**({"precision": precision} if precision is not None else {}), **(spec.get("base") or {}), **opts}
-    configs = expand({"base": base, "seeds": spec.get("seeds", [0])},
+    cell = {"base": base, "seeds": spec.get("seeds", [0])}
+    if overrides:  # --set, as Entry.configs applies it
+        from ..catalogue import with_overrides
+
+        cell = with_overrides(entry.name, preset, cell, overrides)
+    configs = expand(cell,
                      f"analyses/specs/{entry.name}.yaml cell", data="if-present", data_root=data_root)
     if len(configs) != len(spec.get("seeds", [0])):  # e.g. no alpha: train's default expands to four
         raise CollapseLabError(f"{entry.name}: a cell's options {opts} give {len(configs)} runs per seed list, not one "
@@ -144,7 +149,7 @@ class Table:
                 cell["not_available"] = opts["not_available"]
             else:
                 values, runs = [], []
-                cfgs = cell_configs(entry, ctx.preset, opts, ctx.smoke, ctx.data_root, ctx.precision)
+                cfgs = cell_configs(entry, ctx.preset, opts, ctx.smoke, ctx.data_root, ctx.precision, ctx.overrides)
                 if ctx.precision is None:  # a stored run keeps the precision it trained in
                     cfgs = in_stored_precisions(ctx.store, cfgs)
                 for cfg in cfgs:

@@ -61,6 +61,7 @@ def render_all(values: dict, entry, compare: bool) -> dict:
             + ("minutes per round" if digits == 4 else f"{values['metric'].replace('_', ' ')} test accuracy (%)")
             + (f"; device: {', '.join(values['devices'])}" if values.get("devices") else "")
             + (f"; runs trained in {values['precision']}" if values.get("precision") else "")
+            + (f"; every run with --set {values['overrides']}" if values.get("overrides") else "")
             + (f"; FedDecorr scaling: {' and '.join(SCALING[k] for k in values['feddecorr_scaling'])}"
                if values.get("feddecorr_scaling") else "")]
     ns = sorted({c["n"] for c in values["cells"] if c.get("n")})

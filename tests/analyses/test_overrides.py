@@ -1,0 +1,46 @@
+"""``figures``/``tables --set KEY=VALUE`` (issue 48, item 1): overrides of every run of an
+entry, part of the runs' identity and stated beside the numbers."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from collapse_lab.analysis.catalogue import pick
+from tests.fixtures import invoke
+
+
+def test_an_override_reaches_every_run_and_names_other_runs():
+    (e,) = pick(["feddecorr-fig1"], "figure")
+    plain = e.configs("quick")
+    over = e.configs("quick", overrides={"lr": 0.02})
+    assert len(over) == len(plain) == 9 and {c.lr for c in plain} == {0.05} and {c.lr for c in over} == {0.02}
+    assert not {c.run_name() for c in plain} & {c.run_name() for c in over}
+    # everything else as before: the same alphas, regularizers and seeds in the same order
+    strip = lambda c: {k: v for k, v in c.identity().items() if k != "lr"}  # noqa: E731
+    assert [strip(c) for c in plain] == [strip(c) for c in over]
+
+
+def test_a_mapping_is_merged_key_by_key():
+    from collapse_lab.analysis.catalogue import with_overrides
+
+    spec = {"base": {"dataset_options": {"a": 1, "b": 2}, "lr": 0.1}, "grid": {"alpha": [0.1, 1.0]}, "seeds": [0]}
+    out = with_overrides("e", "cpu", spec, {"dataset_options": {"b": 3}, "rounds": 4})
+    assert out["base"] == {"dataset_options": {"a": 1, "b": 3}, "lr": 0.1, "rounds": 4} and out["grid"] == spec["grid"]
+    assert spec["base"]["dataset_options"] == {"a": 1, "b": 2}  # the entry's own spec is untouched
+
+
+@pytest.mark.slow
+def test_figures_with_set_train_other_runs_and_say_so(tmp_path):
+    store, out = tmp_path / "s", tmp_path / "f"
+    res = invoke("figures", "feddecorr-fig1", "--smoke", "--set", "lr=0.02", "--store", store, "--out", out, "--json")
+    assert res.exit_code == 0, res.output
+    (rec,) = json.loads(res.stdout)["entries"]
+    assert rec["overrides"] == {"lr": 0.02}
+    runs = [json.loads(p.read_text()) for p in store.glob("*/run.json")]
+    assert len(runs) == 3 and {r["lr"] for r in runs} == {0.02}
+    saved = json.loads((out / "feddecorr-fig1.json").read_text())
+    assert saved["overrides"] == {"lr": 0.02} and "--set lr=0.02" in saved["differs"]
+    (claims,) = json.loads((out / "claims-quick-smoke.json").read_text())
+    assert claims["overrides"] == {"lr": 0.02}
+    assert "feddecorr-fig1 (--set lr=0.02)" in (out / "CLAIMS-quick-smoke.md").read_text()
