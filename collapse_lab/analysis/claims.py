@@ -4,7 +4,9 @@ The values a renderer draws have one shape: ``{"panels": [{"title", "series": [{
 "key" (the fields that tell the series apart), "x", "y", "y_std", "n", "metrics":
 {name: number}}]}]}``. A check reads them and returns ``(holds, measured)``: whether the
 claim holds and the numbers that decide it, in one line, so a claim that does not hold is
-reported with its numbers. Thresholds come from the spec (the catalogue's, or ours where
+reported with its numbers; the checks that compare two numbers (compare, order, threshold,
+exceeds) also return each comparison's ``effect``, whose interval over seeds gives the
+three-valued verdict. Thresholds come from the spec (the catalogue's, or ours where
 the paper gives none: the spec says which).
 """
 from __future__ import annotations
@@ -107,7 +109,7 @@ def order(values: dict, metric: str, by: str, sequence: list, panels: list[int] 
           direction: str = "nonincreasing", strict_ends: bool = True, where: dict | None = None):
     """In each panel, ``metric`` of the series taken along ``sequence`` of ``by`` values is
     non-increasing (or non-decreasing), and with ``strict_ends`` first > last (<)."""
-    ok, said = True, []
+    ok, said, effects = True, [], []
     for p in _panels(values, panels):
         row = []
         for v in sequence:
@@ -119,6 +121,9 @@ def order(values: dict, metric: str, by: str, sequence: list, panels: list[int] 
         op = ">=" if sign > 0 else "<="
         links = [sign * (a - b) >= 0 for a, b in zip(row, row[1:])]
         ends = (sign * (row[0] - row[-1]) > 0) if strict_ends else True
+        effects += [effect(a, b, op) for a, b in zip(row, row[1:])]
+        if strict_ends:
+            effects.append(effect(row[0], row[-1], op[0]))
         ok &= all(links) and ends
         d = _digits(*((float(a), float(b)) for a, b in zip(row, row[1:])))
         text = f"{float(row[0]):.{d}g} ({_say(by, sequence[0])})"
@@ -127,14 +132,14 @@ def order(values: dict, metric: str, by: str, sequence: list, panels: list[int] 
         if all(links) and not ends:
             text += f" (first = last; claimed {SYMBOL[op[0]]})"
         said.append(f"{p['title']}: {text}")
-    return ok, "; ".join(said)
+    return ok, "; ".join(said), effects
 
 
 @CHECKS.register("compare")
 def compare(values: dict, metric: str, a: dict, b: dict, op: str = ">", panels: list[int] | None = None):
     """``metric`` of each series matching ``a`` op that of the series matching ``b`` with
     the same value of every other key field, in every panel."""
-    ok, said, pairs = True, [], 0
+    ok, said, pairs, effects = True, [], 0, []
     for p in _panels(values, panels):
         for sa in (s for s in p["series"] if _hit(s, a)):
             rest = {k: v for k, v in sa["key"].items() if k not in {f.partition(".")[0] for f in {**a, **b}}}
@@ -143,11 +148,12 @@ def compare(values: dict, metric: str, a: dict, b: dict, op: str = ">", panels: 
                 holds = OPS[op](va, vb)
                 ok &= holds
                 pairs += 1
+                effects.append(effect(va, vb, op))
                 fa, fb = _two(va, vb)
                 said.append(f"{p['title']}: {sa['label']} {fa} {_link(va, vb, op, holds)} {sb['label']} {fb}")
     if not pairs:
         raise CollapseLabError(f"claim compare: no pair of series matches {a} and {b}")
-    return ok, "; ".join(said)
+    return ok, "; ".join(said), effects
 
 
 @CHECKS.register("threshold")
@@ -155,7 +161,7 @@ def threshold(values: dict, metric: str, op: str, value: float, where: dict | No
               panels: list[int] | None = None, absolute: bool = False, times_metric: str | None = None):
     """``metric`` (its absolute value with ``absolute``) of every matching series op
     ``value`` (times the series' ``times_metric``, e.g. 0.9 x the number of indices)."""
-    ok, said = True, []
+    ok, said, effects = True, [], []
     for p in _panels(values, panels):
         for s in (s for s in p["series"] if _hit(s, where or {})):
             v = _metric(s, metric)
@@ -163,10 +169,11 @@ def threshold(values: dict, metric: str, op: str, value: float, where: dict | No
             t = value * (_metric(s, times_metric) if times_metric else 1)
             holds = OPS[op](v, t)
             ok &= holds
+            effects.append(effect(v, t, op))
             fv, ft = _two(v, t)
             said.append(f"{p['title']}: {s['label']} {'|' + metric + '|' if absolute else metric} {fv} "
                         f"{_link(v, t, op, holds)} {ft}")
-    return ok, "; ".join(said)
+    return ok, "; ".join(said), effects
 
 
 @CHECKS.register("pointwise")
@@ -258,18 +265,29 @@ def settles(values: dict, max_rise: float = 0.2, panels: list[int] | None = None
 @CHECKS.register("exceeds")
 def exceeds(values: dict, metric: str, other: str, where: dict | None = None, panels: list[int] | None = None):
     """In every matching series, ``metric`` > ``other`` (two numbers of the same series)."""
-    ok, said = True, []
+    ok, said, effects = True, [], []
     for p in _panels(values, panels):
         for s in (s for s in p["series"] if _hit(s, where or {})):
             a, b = _metric(s, metric), _metric(s, other)
             ok &= a > b
+            effects.append(effect(a, b, ">"))
             fa, fb = _two(a, b)
             said.append(f"{p['title']}: {metric} {fa} {_link(a, b, '>', a > b)} {other} {fb}")
-    return ok, "; ".join(said)
+    return ok, "; ".join(said), effects
+
+
+def effect(a: float, b: float, op: str) -> list:
+    """A comparison's effect in the claimed direction: ``[margin, strict]`` with margin > 0
+    (>= 0 where not strict) when ``a op b`` holds (a - b for > and >=, b - a for < and <=);
+    over seeds its interval decides the three-valued verdict (``analysis.seeds``)."""
+    a, b = float(a), float(b)
+    return [a - b if op in (">", ">=") else b - a, op in (">", "<")]
 
 
 def evaluate(claim: dict, values: dict) -> dict:
-    """One claim of a spec on the values: ``{text, check, holds, measured}``."""
+    """One claim of a spec on the values: ``{text, check, holds, measured}``, and
+    ``effects`` (``effect`` of each comparison) where the check measures them."""
     params = {k: v for k, v in claim.items() if k not in ("text", "check")}
-    holds, measured = CHECKS.call(claim["check"], values, **params)
-    return {"text": claim["text"], "check": claim["check"], "holds": bool(holds), "measured": measured}
+    holds, measured, *rest = CHECKS.call(claim["check"], values, **params)
+    out = {"text": claim["text"], "check": claim["check"], "holds": bool(holds), "measured": measured}
+    return {**out, "effects": rest[0]} if rest else out

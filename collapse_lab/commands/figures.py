@@ -21,6 +21,17 @@ from ..analysis.claims_file import evaluate_safely, merge_claims
 SMOKE_NOTE = "SMOKE: one round, one local step per client, a small test set: proves the path, not the papers' numbers"
 
 
+def verdict_counts(claims: list[dict]) -> str:
+    """``; over seeds: 1 holds, 1 refuted, 1 not resolved at this scale`` (the claims whose
+    effects have an interval over seeds; ``analysis.seeds.verdict``)."""
+    from ..analysis.seeds import HOLDS, OPEN, REFUTED
+
+    got = [c.get("verdict") for c in claims if c.get("verdict")]
+    if not got:
+        return ""
+    return "; over seeds: " + ", ".join(f"{got.count(w)} {w}" for w in (HOLDS, REFUTED, OPEN) if got.count(w))
+
+
 def render(entry, ctx, out: Path) -> dict:
     """Compute, draw and check one entry; returns its record (paths, claims, seconds). A
     smoke render is marked on the figure and checks no claim."""
@@ -134,7 +145,8 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
             held = [c["holds"] for c in rec["claims"]]
             say(f"figures: {e.name} -> {out / e.name}.png ({rec['seconds']:.1f} s, runs in {rec['precision']}); claims: "
                 f"{sum(h is True for h in held)} hold, {sum(h is False for h in held)} do not"
-                + (f", {sum(h is None for h in held)} not checked" if None in held else ""))
+                + (f", {sum(h is None for h in held)} not checked" if None in held else "")
+                + verdict_counts(rec["claims"]))
         records.append(rec)
     if records:
         merge_claims(out, preset + ("-smoke" if smoke else ""), records)

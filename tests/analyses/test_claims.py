@@ -28,17 +28,17 @@ def _printed_links(text: str) -> list[tuple[float, str, float]]:
 
 
 def test_a_chain_that_fails_prints_the_measured_relations():
-    holds, said = order(_values({"inf": 5.0, "0.25": 7.0, "0.05": 3.0}), "n_sig", "alpha", ["inf", "0.25", "0.05"])
+    holds, said, _ = order(_values({"inf": 5.0, "0.25": 7.0, "0.05": 3.0}), "n_sig", "alpha", ["inf", "0.25", "0.05"])
     assert not holds
     assert said == "global: 5 (α = ∞) < (claimed ≥) 7 (α = 0.25) ≥ 3 (α = 0.05)"
-    holds, said = order(_values({"inf": 4.0, "0.05": 4.0}), "n_sig", "alpha", ["inf", "0.05"])
+    holds, said, _ = order(_values({"inf": 4.0, "0.05": 4.0}), "n_sig", "alpha", ["inf", "0.05"])
     assert not holds and said == "global: 4 (α = ∞) ≥ 4 (α = 0.05) (first = last; claimed >)"
 
 
 def test_close_numbers_get_the_digits_that_tell_them_apart():
-    holds, said = order(_values({"inf": 3.14159, "0.05": 3.14158}), "n_sig", "alpha", ["inf", "0.05"])
+    holds, said, _ = order(_values({"inf": 3.14159, "0.05": 3.14158}), "n_sig", "alpha", ["inf", "0.05"])
     assert holds and said == "global: 3.14159 (α = ∞) ≥ 3.14158 (α = 0.05)"
-    holds, said = compare(_values({"inf": 2.00001, "0.05": 2.00002}), "n_sig", {"alpha": "inf"}, {"alpha": "0.05"})
+    holds, said, _ = compare(_values({"inf": 2.00001, "0.05": 2.00002}), "n_sig", {"alpha": "inf"}, {"alpha": "0.05"})
     assert not holds and "2.00001 < (claimed >)" in said and said.endswith("2.00002")
 
 

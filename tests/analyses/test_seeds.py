@@ -107,3 +107,46 @@ def test_render_checks_each_claim_per_seed_and_writes_the_verdict(store, tmp_pat
     merge_claims(tmp_path, "quick", [rec])
     md = (tmp_path / "CLAIMS-quick.md").read_text()
     assert "seed 0: " in md and "seed 1: " in md and ("holds in 2 of 2 seeds" in md) == bool(c["holds"])
+
+
+# -- three-valued verdicts (issue 48, item 3) ---------------------------------------------
+
+from collapse_lab.analysis.seeds import HOLDS, OPEN, REFUTED, seeds_to_resolve, verdict  # noqa: E402
+
+
+@pytest.mark.parametrize("margins,strict,want", [
+    ([3.0, 4.0, 5.0], True, HOLDS),       # mean 4, half-width 4.3027 * 1 / sqrt(3) = 2.484: [1.52, 6.48] > 0
+    ([-3.0, -4.0, -5.0], True, REFUTED),  # [-6.48, -1.52] < 0: the claimed direction is excluded
+    ([1.0, -1.0, 3.0], True, OPEN),       # mean 1, s 2, half 4.97: straddles 0
+    ([0.0, 0.0, 0.0], False, HOLDS),      # a tie every seed, claimed >=: holds
+    ([0.0, 0.0, 0.0], True, REFUTED),     # a tie every seed, claimed >: excluded
+    ([2.0, 2.0, 2.0], True, HOLDS),       # no spread
+])
+def test_the_verdict_is_the_interval_of_the_paired_effect(margins, strict, want):
+    out = verdict([[[m, strict]] for m in margins])
+    assert out["verdict"] == want
+    m, lo, hi = t_interval(margins)
+    if len(set(margins)) > 1:
+        assert (out["effects"][0]["low"], out["effects"][0]["high"]) == (lo, hi)
+
+
+def test_one_refuted_comparison_refutes_and_an_open_one_says_how_many_seeds():
+    holds, refuted, open_ = [[3.0, True], [4.0, True], [5.0, True]], [[-3.0, True], [-4.0, True], [-5.0, True]], \
+        [[1.0, True], [-1.0, True], [3.0, True]]
+    assert verdict([[h, r] for h, r in zip(holds, refuted)])["verdict"] == REFUTED
+    out = verdict([[h, o] for h, o in zip(holds, open_)])
+    assert out["verdict"] == OPEN
+    # mean 1, s 2: the fewest n with t(0.975, n - 1) * 2 / sqrt(n) < 1 is 18 (t(0.975, 17) = 2.1098: 0.9946;
+    # n = 17: t(0.975, 16) = 2.1199 -> 1.0283)
+    assert out["seeds_to_resolve"] == seeds_to_resolve([1.0, -1.0, 3.0]) == 18
+    assert verdict([[[1.0, True]]]) is None  # one seed: no interval
+
+
+def test_over_seeds_carries_the_verdict_and_the_text_says_both():
+    def rec(h, m):
+        return {"text": "t", "check": "compare", "holds": h, "measured": f"x {m}", "effects": [[m, True]]}
+
+    out = over_seeds(rec(True, 1.0), [(0, rec(True, 1.0)), (1, rec(False, -1.0)), (2, rec(True, 3.0))])
+    assert out["holds"] is True and out["verdict"] == OPEN and out["holds_in"] == 2
+    assert verdict_text(out) == ("*not resolved at this scale* (about 18 seeds would resolve it at this spread); "
+                                 "holds in 2 of 3 seeds")
