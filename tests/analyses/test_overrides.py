@@ -35,6 +35,8 @@ def test_figures_with_set_train_other_runs_and_say_so(tmp_path):
     store, out = tmp_path / "s", tmp_path / "f"
     res = invoke("figures", "feddecorr-fig1", "--smoke", "--set", "lr=0.02", "--store", store, "--out", out, "--json")
     assert res.exit_code == 0, res.output
+    # runs that cannot stack are said, not trained alone in silence (issue 47)
+    assert "3 run(s) cannot stack and train alone: --model resnet20 has buffers (BatchNorm statistics)" in res.stderr
     (rec,) = json.loads(res.stdout)["entries"]
     assert rec["overrides"] == {"lr": 0.02}
     runs = [json.loads(p.read_text()) for p in store.glob("*/run.json")]
