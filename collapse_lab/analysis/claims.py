@@ -4,9 +4,9 @@ The values a renderer draws have one shape: ``{"panels": [{"title", "series": [{
 "key" (the fields that tell the series apart), "x", "y", "y_std", "n", "metrics":
 {name: number}}]}]}``. A check reads them and returns ``(holds, measured)``: whether the
 claim holds and the numbers that decide it, in one line, so a claim that does not hold is
-reported with its numbers; the checks that compare two numbers (compare, order, threshold,
-exceeds) also return each comparison's ``effect``, whose interval over seeds gives the
-three-valued verdict. Thresholds come from the spec (the catalogue's, or ours where
+reported with its numbers; every check also returns each comparison's ``effect`` (a share of
+points against the fraction claimed, a value against its bound), whose interval over seeds
+gives the three-valued verdict. Thresholds come from the spec (the catalogue's, or ours where
 the paper gives none: the spec says which).
 """
 from __future__ import annotations
@@ -180,7 +180,7 @@ def threshold(values: dict, metric: str, op: str, value: float, where: dict | No
 def pointwise(values: dict, by: str, sequence: list, fraction: float = 0.9, panels: list[int] | None = None):
     """Along ``sequence`` (e.g. alpha inf -> 0.01), each next curve is at or below the
     previous at >= ``fraction`` of the shared x."""
-    ok, said = True, []
+    ok, said, effects = True, [], []
     for p in _panels(values, panels):
         curves = []
         for v in sequence:
@@ -190,15 +190,16 @@ def pointwise(values: dict, by: str, sequence: list, fraction: float = 0.9, pane
             n = min(len(c1), len(c2))
             share = sum(c2[i] <= c1[i] for i in range(n)) / max(n, 1)
             ok &= share >= fraction
+            effects.append(effect(share, fraction, ">="))
             said.append(f"{p['title']}: {_say(by, v2)} ≤ {_say(by, v1)} at {share:.0%} of k")
-    return ok, "; ".join(said)
+    return ok, "; ".join(said), effects
 
 
 @CHECKS.register("above")
 def above(values: dict, a: dict, b: dict, fraction: float = 0.8, skip: float = 0.1, panels: list[int] | None = None):
     """The curve of ``a`` is above that of ``b`` (same other key fields) at >= ``fraction``
     of the x after the first ``skip`` share of them."""
-    ok, said, pairs = True, [], 0
+    ok, said, pairs, effects = True, [], 0, []
     for p in _panels(values, panels):
         for sa in (s for s in p["series"] if _hit(s, a)):
             rest = {k: v for k, v in sa["key"].items() if k not in {f.partition(".")[0] for f in {**a, **b}}}
@@ -208,38 +209,41 @@ def above(values: dict, a: dict, b: dict, fraction: float = 0.8, skip: float = 0
                 idx = range(start, n)
                 share = sum(sa["y"][i] > sb["y"][i] for i in idx) / max(len(idx), 1)
                 ok &= share >= fraction
+                effects.append(effect(share, fraction, ">="))
                 pairs += 1
                 said.append(f"{p['title']}: {sa['label']} above {sb['label']} at {share:.0%} of x ≥ {start}")
     if not pairs:
         raise CollapseLabError(f"claim above: no pair of series matches {a} and {b}")
-    return ok, "; ".join(said)
+    return ok, "; ".join(said), effects
 
 
 @CHECKS.register("near_best")
 def near_best(values: dict, x: float, tolerance: float, panels: list[int] | None = None):
     """Each series' y at ``x`` is within ``tolerance`` of its best y."""
-    ok, said = True, []
+    ok, said, effects = True, [], []
     for p in _panels(values, panels):
         for s in p["series"]:
             i = min(range(len(s["x"])), key=lambda j: abs(float(s["x"][j]) - x))
             best = max(s["y"])
             holds = s["y"][i] >= best - tolerance
             ok &= holds
+            effects.append(effect(s["y"][i], best - tolerance, ">="))
             said.append(f"{p['title']}: y({_fmt(float(s['x'][i]))}) = {_fmt(s['y'][i])}, best {_fmt(best)}"
                         + ("" if holds else " (no)"))
-    return ok, "; ".join(said)
+    return ok, "; ".join(said), effects
 
 
 @CHECKS.register("rises_first")
 def rises_first(values: dict, tolerance: float = 0.0, panels: list[int] | None = None):
     """Each series is not decreasing from its first x to its second (rise or plateau first)."""
-    ok, said = True, []
+    ok, said, effects = True, [], []
     for p in _panels(values, panels):
         for s in p["series"]:
             holds = s["y"][1] >= s["y"][0] - tolerance
             ok &= holds
+            effects.append(effect(s["y"][1], s["y"][0] - tolerance, ">="))
             said.append(f"{p['title']}: {_fmt(s['y'][0])} -> {_fmt(s['y'][1])}" + ("" if holds else " (no)"))
-    return ok, "; ".join(said)
+    return ok, "; ".join(said), effects
 
 
 @CHECKS.register("settles")
@@ -247,7 +251,7 @@ def settles(values: dict, max_rise: float = 0.2, panels: list[int] | None = None
     """Each series ends at or below where it starts, and never rises by more than
     ``max_rise`` (relative) from one x to the next."""
     ok, said, worst = True, [], 0.0
-    bad = []
+    bad, effects = [], []
     for p in _panels(values, panels):
         for s in p["series"]:
             y = s["y"]
@@ -256,10 +260,11 @@ def settles(values: dict, max_rise: float = 0.2, panels: list[int] | None = None
             worst = max(worst, w)
             holds = y[-1] <= y[0] and w <= max_rise
             ok &= holds
+            effects += [effect(y[0], y[-1], ">="), effect(max_rise, w, ">=")]
             if not holds:
                 bad.append(f"{s['label']} {_fmt(y[0])} -> {_fmt(y[-1])}, largest rise {w:.0%}")
     said.append(f"{sum(len(p['series']) for p in _panels(values, panels))} series, largest rise {worst:.1%}")
-    return ok, "; ".join(said + bad)
+    return ok, "; ".join(said + bad), effects
 
 
 @CHECKS.register("exceeds")
