@@ -135,9 +135,9 @@ def prune(run, r: int, keep_global: tuple[str, int], keep_local: tuple[str, int]
     the prune lock. Rounds before the run's ``retention_from`` keep what they have."""
     meta = run.meta
     since = int(meta.get("retention_from", 0))
-    gone = pruned(meta)
-    drop_g = {q for q in run.rounds_on_disk() if since <= q < r and not keeps_global(keep_global, q, r, final_round)}
-    drop_l = {q for q in run.rounds_on_disk() if max(since, 1) <= q and not keeps_local(keep_local, q, r, final_round)
+    gone, on_disk = pruned(meta), run.rounds_on_disk()
+    drop_g = {q for q in on_disk if since <= q < r and not keeps_global(keep_global, q, r, final_round)}
+    drop_l = {q for q in on_disk if max(since, 1) <= q and not keeps_local(keep_local, q, r, final_round)
               and any(run.round_dir(q).glob("client_*.safetensors"))}
     with _flock(run.path, exclusive=True):
         if not (drop_g <= gone["global"] and drop_l <= gone["local"]) or not isinstance(meta.get("pruned"), dict):
