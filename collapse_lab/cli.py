@@ -301,6 +301,7 @@ from .commands.bench import bench_cmd  # noqa: E402
 from .commands.runs_table import runs_cmd  # noqa: E402
 from .commands.figures import figures_cmd  # noqa: E402
 from .commands.tables import tables_cmd  # noqa: E402
+from .commands.ladder import ladder_cmd  # noqa: E402
 from .commands.sweep import sweep_cmd  # noqa: E402
 
 cli.add_command(bench_cmd)
@@ -308,6 +309,7 @@ cli.add_command(sweep_cmd)
 cli.add_command(runs_cmd)
 cli.add_command(figures_cmd)
 cli.add_command(tables_cmd)
+cli.add_command(ladder_cmd)
 
 from .commands.export import export_cmd  # noqa: E402
 from .commands.import_cmd import import_cmd  # noqa: E402

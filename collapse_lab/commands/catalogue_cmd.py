@@ -30,14 +30,16 @@ def wider(a: str, b: str, order: tuple) -> str:
 
 
 def plan(entries, preset: str, store: Path, warn, smoke: bool = False, keep: str = "read",
-         note=None) -> tuple[list, list, dict]:
+         note=None, overrides: dict | None = None) -> tuple[list, list, dict]:
     """The entries' runs (each once; their smoke forms with ``smoke``), per entry its run
     names (or why it is not available), and the runs by name. Each run keeps what the
     entries that read it read (``Entry.keeps``, their union for a shared run); ``keep``
     "all": every round's global and client models. ``note``: told of each stored run used in
-    the other precision (``store.naming.in_stored_precision``)."""
+    the other precision (``store.naming.in_stored_precision``). ``overrides``: the
+    entries' ``--set`` (default: the command's)."""
     import dataclasses
 
+    over = given_overrides() if overrides is None else overrides
     seen, per_entry, keeps = {}, {}, {}
     for e in entries:
         try:
@@ -45,8 +47,8 @@ def plan(entries, preset: str, store: Path, warn, smoke: bool = False, keep: str
         except CollapseLabError as err:  # a model, method or data set the toolkit lacks (the baselines issue)
             per_entry[e.name] = f"not available at --preset {preset}: {err}"
             continue
-        if given_overrides() and cs:  # --set: one line when it changes nothing or cannot apply
-            cs = overridden(e, preset, cs, given_overrides(), warn, smoke)
+        if over and cs:  # --set: one line when it changes nothing or cannot apply
+            cs = overridden(e, preset, cs, over, warn, smoke)
         if given_precision() is None:  # stored runs keep the precision they trained in
             cs = in_stored_precisions(store, cs, note)
         per_entry[e.name] = [c.run_name() for c in cs]

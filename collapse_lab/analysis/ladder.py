@@ -1,0 +1,116 @@
+"""A ladder's numbers: per rung and entry, the regime its runs reached and what the claims
+say (issue 48; docs/scale.md has the rule, ``commands/ladder.py`` the command).
+
+Pure functions on the records the command keeps (one JSON file per rung and entry):
+the regime summary and the rule that reads it, the accuracy comparison of Table 1 where
+an entry's runs vary the regularizer, the choice of rung per entry, and the rows of the
+ladder's table.
+"""
+from __future__ import annotations
+
+import math
+
+from .seeds import HOLDS, OPEN, REFUTED, t_interval, verdict
+
+# the rule of docs/scale.md (committed before any rung's claims were computed)
+OWN_ACC_MIN = 0.90  # pooled accuracy of the clients' final local models on their own data, every run
+PLATEAU_MAX = 1.0  # points: |seed-mean test accuracy at R - seed-mean at R - 3|, every setting
+DEAD_MAX = 0.10  # share of dead units of the final global model, every run without a regularizer
+BUDGET_S = 3600.0  # an entry's runs from an empty store on 2 cores
+
+
+def summary(measures: list[dict]) -> dict:
+    """The regime of an entry's runs at a rung: each criterion's deciding number and
+    whether it passes (None: not measured, e.g. the clients' checkpoints were not kept)."""
+    own = [m.get("own_acc") for m in measures]
+    own_min = None if not own or any(o is None for o in own) else min(own)
+    by_setting: dict[str, list[float]] = {}
+    for m in measures:
+        by_setting.setdefault(m["setting"], []).append(m.get("plateau_points"))
+    changes = [sum(v) / len(v) for v in by_setting.values() if v and all(x is not None for x in v)]
+    plateau_max = None if len(changes) != len(by_setting) or not changes else max(abs(c) for c in changes)
+    plain = [m["dead_units"] / m["units"] for m in measures if m.get("reg") == "none"]
+    dead_max = max(plain) if plain else None
+    secs = [m.get("train_seconds") for m in measures]
+    checks = {"clients": None if own_min is None else own_min >= OWN_ACC_MIN,
+              "plateau": None if plateau_max is None else plateau_max < PLATEAU_MAX,
+              "dead": None if dead_max is None else dead_max < DEAD_MAX}
+    return {"own_acc_min": own_min, "plateau_max_points": plateau_max, "dead_share_max_fedavg": dead_max,
+            "train_seconds_sum": None if any(s is None for s in secs) else round(sum(secs), 1),
+            "checks": checks, "matched": all(v is True for v in checks.values())}
+
+
+def accuracy_claims(measures: list[dict]) -> list[dict]:
+    """Table 1's comparison where the runs vary the regularizer: final global test accuracy
+    with a regularizer minus without, paired by seed, per setting, as a three-valued verdict
+    (``seeds.verdict``); the claim (FedDecorr Table 1) is that it is higher."""
+    base = {(m["setting_but_reg"], m["seed"]): m for m in measures if m.get("reg") == "none"}
+    out = []
+    groups: dict[tuple, list] = {}
+    for m in measures:
+        if m.get("reg") not in (None, "none") and (m["setting_but_reg"], m["seed"]) in base:
+            groups.setdefault((m["reg"], m["setting_but_reg"], m.get("alpha")), []).append(m)
+    for (reg, _, alpha), ms in sorted(groups.items(), key=lambda kv: (kv[0][0], str(kv[0][2]))):
+        ms = sorted(ms, key=lambda m: m["seed"])
+        diffs = [100.0 * (m["test_acc"] - base[(m["setting_but_reg"], m["seed"])]["test_acc"]) for m in ms]
+        v = verdict([[[d, True]] for d in diffs]) or {}
+        mean, lo, hi = t_interval(diffs)
+        k = sum(d > 0 for d in diffs)
+        out.append({"text": f"final global test accuracy: FedAvg + {reg} > FedAvg at alpha {alpha} (Table 1's comparison)",
+                    "check": "accuracy", "holds": bool(mean > 0 and k >= (len(diffs) - 1 if len(diffs) >= 3 else len(diffs))),
+                    "measured": f"{reg} - none: {mean:+.2f} points [{lo:.2f}, {hi:.2f}] (seeds: "
+                                + ", ".join(f"{d:+.2f}" for d in diffs) + ")",
+                    "seeds": len(diffs), "holds_in": k, **v})
+    return out
+
+
+def choose(records: list[dict], budget_s: float = BUDGET_S, workers: int = 2) -> dict[str, dict]:
+    """Per entry, the rung the rule chooses: the cheapest regime-matched rung whose runs
+    train within ``budget_s`` on ``workers`` processes (their summed training time / workers);
+    else None with the reason (the criteria each rung failed)."""
+    out = {}
+    for entry in dict.fromkeys(r["entry"] for r in records):
+        rs = [r for r in records if r["entry"] == entry and "regime" in r]
+        ok = [r for r in rs if r["regime"]["matched"] and (r["regime"]["train_seconds_sum"] or math.inf) / workers
+              <= budget_s]
+        if ok:
+            best = min(ok, key=lambda r: r["regime"]["train_seconds_sum"])
+            out[entry] = {"rung": best["rung"], "why": "cheapest regime-matched rung within the budget"}
+        else:
+            failed = {r["rung"]: [k for k, v in r["regime"]["checks"].items() if v is not True] for r in rs}
+            out[entry] = {"rung": None, "why": "no rung is regime-matched within the budget: " + "; ".join(
+                f"{k} fails {', '.join(v) or 'the budget'}" for k, v in failed.items())}
+    return out
+
+
+def effect_text(c: dict) -> str:
+    """The claim's effects as ``mean [low, high]`` (the one nearest to deciding first)."""
+    effs = c.get("effects") or []
+    if not effs:
+        return ""
+    e = min(effs, key=lambda e: e["low"] if not math.isnan(e["low"]) else e["mean"])
+    return f"{e['mean']:.4g} [{e['low']:.4g}, {e['high']:.4g}]"
+
+
+def word(c: dict) -> str:
+    """holds / refuted / not resolved (the three words), else the k-of-n rule's."""
+    if c.get("verdict") in (HOLDS, REFUTED, OPEN):
+        return c["verdict"]
+    if c.get("holds") is None:
+        return "not checked"
+    return "holds (no interval)" if c["holds"] else "does not hold (no interval)"
+
+
+def rows(records: list[dict]) -> list[dict]:
+    """One row per rung, entry and claim: the ladder's table (md/csv)."""
+    out = []
+    for r in records:
+        reg = r.get("regime", {})
+        for i, c in enumerate(r.get("claims", [])):
+            out.append({"rung": r["rung"], "entry": r["entry"], "claim": i + 1, "text": c["text"],
+                        "verdict": word(c), "holds_in": f"{c.get('holds_in', '')} of {c.get('seeds', '')}",
+                        "effect": effect_text(c), "seeds_to_resolve": c.get("seeds_to_resolve"),
+                        "own_acc_min": reg.get("own_acc_min"), "plateau_max_points": reg.get("plateau_max_points"),
+                        "dead_share_max_fedavg": reg.get("dead_share_max_fedavg"),
+                        "train_seconds_sum": reg.get("train_seconds_sum"), "regime_matched": reg.get("matched")})
+    return out

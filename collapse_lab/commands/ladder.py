@@ -1,0 +1,278 @@
+"""``collapse-lab ladder ENTRY... --rungs FILE``: the papers' claims on a ladder of scales
+(issue 48; docs/scale.md).
+
+A rung is a named set of ``--set`` overrides (``commands/rungs.py``). For each rung, in the
+file's order, the command trains the entries' missing runs (the sweep engine, as
+``figures``; resumable, the store shared with ``figures``), renders each entry into
+``OUT/<rung>/``, measures each run's regime (``analysis/regime.py``) and keeps the rung's
+numbers, not its checkpoints, in ``OUT/records/<rung>--<entry>.json``. A record that matches
+(the same runs, the same data) is read instead of trained again, so a ladder kept in a
+repository never trains a rung twice. Then ``OUT/LADDER.md``, ``ladder.csv``,
+``ladder.json`` and ``ladder.png/pdf`` (rungs x claims, coloured by verdict) cover every
+rung. ``--dry-run``: each rung's runs, those to train and their estimated time.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from pathlib import Path
+
+import click
+
+from ..errors import CollapseLabError
+from .common import data_root_option, given_data_root, given_precision, precision_option
+
+FORMAT = 1  # of a record
+
+
+def cells(entries, rungs, preset: str, store: Path, say) -> list[dict]:
+    """Per rung and entry the runs (each keeping its last round's client models: the regime
+    reads them) and the overrides that change them; where a rung's setting cannot apply to
+    an entry (a key its grid varies), the cell says why."""
+    from .catalogue_cmd import LOCAL_ORDER, plan, wider
+
+    out = []
+    for rung in rungs:
+        for e in entries:
+            if rung.entries is not None and e.name not in rung.entries:
+                continue
+            over = applying(e, preset, rung.overrides)
+            if isinstance(over, str):
+                if rung.entries is not None:  # named for it: the file is wrong
+                    raise CollapseLabError(f"--rungs: rung {rung.name}: {over}")
+                out.append({"rung": rung, "entry": e, "na": over})
+                continue
+            configs, per_entry, _ = plan([e], preset, store, lambda m: None, overrides=over)
+            if isinstance(per_entry[e.name], str):
+                raise CollapseLabError(f"{e.name}: {per_entry[e.name]}")
+            configs = [dataclasses.replace(c, keep_local=wider(c.keep_local, "last", LOCAL_ORDER)) for c in configs]
+            out.append({"rung": rung, "entry": e, "overrides": over, "configs": configs})
+    return out
+
+
+def applying(e, preset: str, overrides: dict) -> dict | str:
+    """The overrides that change the entry's runs (a setting it has already is dropped: the
+    rung's runs are then the preset's); a reason where one cannot apply."""
+    def names(o):
+        return [c.run_name() for c in e.configs(preset, data_root=given_data_root(), precision=given_precision(),
+                                                overrides=o)]
+
+    before = names(None)
+    kept = {}
+    for k, v in overrides.items():
+        try:
+            if names({k: v}) != before:
+                kept[k] = v
+        except CollapseLabError as err:
+            return f"does not apply to {e.name}: {err}"
+    return kept
+
+
+def record_path(out: Path, cell: dict) -> Path:
+    return out / "records" / f"{cell['rung'].name}--{cell['entry'].name}.json"
+
+
+def data_identity(cell: dict) -> dict:
+    """Which images the cell's runs read: the data root and the test split's content hash."""
+    from ..analysis.features import FeatureSource
+
+    cfg = cell["configs"][0]
+    _, fp = FeatureSource(split="test", data_root=given_data_root()).dataset(cfg)
+    return {"dataset": cfg.dataset, "data_root": cfg.data_root, "test_sha256": fp}
+
+
+def kept(out: Path, cell: dict, data: dict) -> dict | None:
+    """The cell's record when it holds these runs on these data (else None)."""
+    p = record_path(out, cell)
+    if not p.is_file():
+        return None
+    try:
+        rec = json.loads(p.read_text())
+    except (OSError, json.JSONDecodeError):
+        return None
+    same = (rec.get("format") == FORMAT and rec.get("runs") == [c.run_name() for c in cell["configs"]]
+            and rec.get("data", {}).get("test_sha256") == data["test_sha256"])
+    return rec if same else None
+
+
+def check_store_data(store: Path, configs, data: dict) -> None:
+    """Runs of one store are one data sample: a stored run read from another data root
+    (another sample under the same names) is refused, not rendered as this one."""
+    from ..store import RunDir, run_path
+
+    for c in configs:
+        p = run_path(store, c)
+        if (p / "run.json").is_file():
+            had = RunDir(p).meta.get("data_root")
+            if had and data["data_root"] and Path(had).resolve() != Path(data["data_root"]).resolve():
+                raise CollapseLabError(f"--store {store}: run {p.name} was trained on the data at {had}, not "
+                                       f"{data['data_root']}; give each data sample a --store of its own")
+
+
+def measure(cell: dict, preset: str, store: Path, fig_dir: Path) -> dict:
+    """Render the cell's entry, measure its runs' regime, and return its record."""
+    from ..analysis.context import Context
+    from ..analysis.features import FeatureSource
+    from ..analysis.ladder import accuracy_claims, summary
+    from ..analysis.regime import measure_run
+    from ..store import RunDir, run_path
+    from .figures import render
+
+    e, configs = cell["entry"], cell["configs"]
+    ctx = Context(store, preset, data_root=given_data_root(),
+                  precision=given_precision(), overrides=cell["overrides"])
+    rec = render(e, ctx, fig_dir)
+    train_src = FeatureSource(split="train", data_root=given_data_root())
+    ms = []
+    for c in configs:
+        ident = {k: v for k, v in c.identity().items() if k != "seed"}
+        m = measure_run(RunDir(run_path(store, c)), ctx.features, train_src)
+        ms.append({**m, "seed": c.seed, "reg": c.reg, "alpha": c.identity()["alpha"],
+                   "setting": json.dumps(ident, sort_keys=True, default=str),
+                   "setting_but_reg": json.dumps({k: v for k, v in ident.items() if k not in ("reg", "beta",
+                                                                                               "reg_options")},
+                                                 sort_keys=True, default=str)})
+    return {"claims": rec["claims"] + accuracy_claims(ms), "figure": rec["files"],
+            "precision": rec["precision"], "regime": {**summary(ms), "runs": ms}}
+
+
+def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stack: int, say) -> list[dict]:
+    """Every cell's record, rung by rung: read where kept, else trained, rendered, measured
+    and kept. Returns the records in the ladder's order."""
+    from ..files import write_json
+    from .catalogue_cmd import train_missing
+
+    records, rungs = [], list(dict.fromkeys(c["rung"].name for c in cells_))
+    for i, name in enumerate(rungs):
+        todo = [c for c in cells_ if c["rung"].name == name]
+        fresh = [c for c in todo if "na" not in c and c["kept"] is None]
+        runs = {r.run_name(): r for c in fresh for r in c["configs"]}
+        say(f"ladder: rung {i + 1} of {len(rungs)} ({name}): {len(todo)} entr{'y' if len(todo) == 1 else 'ies'}, "
+            + (f"{len(runs)} run(s) to render and measure" if fresh else "every record kept (nothing trains)"))
+        t0 = time.time()
+        failed = train_missing(list(runs.values()), store, "local", workers, stack, None, say) if runs else []
+        wall = round(time.time() - t0, 1)
+        if failed:
+            raise CollapseLabError(f"rung {name}: {len(failed)} run(s) did not train ({failed[0]['run']}: "
+                                   f"{failed[0].get('error') or failed[0]['status']}); the same command continues")
+        for c in todo:
+            base = {"format": FORMAT, "rung": name, "note": c["rung"].note, "set": list(c["rung"].items),
+                    "entry": c["entry"].name, "preset": preset}
+            if "na" in c:
+                records.append({**base, "na": c["na"]})
+                continue
+            if c["kept"] is not None:
+                say(f"ladder: {name} / {c['entry'].name}: numbers kept in {record_path(out, c)} (not trained again)")
+                records.append(c["kept"])
+                continue
+            rec = {**base, "applied": c["overrides"], "runs": [r.run_name() for r in c["configs"]], "data": c["data"],
+                   **measure(c, preset, store, out / name),
+                   "wall_seconds": wall if len(fresh) == 1 else None, "rung_wall_seconds": wall}
+            write_json(record_path(out, c), rec)
+            records.append(rec)
+            say(f"ladder: {name} / {c['entry'].name}: " + verdict_line(rec))
+    return records
+
+
+def verdict_line(rec: dict) -> str:
+    from ..analysis.ladder import word
+
+    words = [word(c) for c in rec["claims"]]
+    reg = rec["regime"]
+    return (", ".join(f"{words.count(w)} {w}" for w in dict.fromkeys(words)) + f"; regime: clients own data "
+            f"{_pct(reg['own_acc_min'])} (min), plateau {_num(reg['plateau_max_points'])} points, FedAvg dead units "
+            f"{_pct(reg['dead_share_max_fedavg'])} (max) -> {'matched' if reg['matched'] else 'not matched'}")
+
+
+def _pct(x) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f} %"
+
+
+def _num(x) -> str:
+    return "n/a" if x is None else f"{x:.2f}"
+
+
+def _duration(s: float) -> str:
+    return f"{s / 60:.0f} min" if s >= 60 else f"{s:.0f} s"
+
+
+def dry(cells_: list[dict], store: Path, as_json: bool) -> None:
+    """Each rung's runs, those present and to train, and the estimated time of the latter."""
+    from ..bench.estimate import estimate
+    from ..store import RunDir, run_path
+
+    out = []
+    for name in dict.fromkeys(c["rung"].name for c in cells_):
+        todo = [c for c in cells_ if c["rung"].name == name and "na" not in c]
+        runs = {r.run_name(): r for c in todo if c.get("kept") is None for r in c["configs"]}
+        missing = [r for r in runs.values()
+                   if not ((run_path(store, r) / "run.json").is_file()
+                           and RunDir(run_path(store, r)).meta.get("status") == "complete")]
+        hours = estimate(missing)["total"]["hours"].get("cpu-2core", 0.0) if missing else 0.0
+        out.append({"rung": name, "entries": [c["entry"].name for c in todo],
+                    "kept": [c["entry"].name for c in todo if c.get("kept") is not None],
+                    "runs": len(runs), "to_train": len(missing), "cpu_2core_hours": round(hours, 4),
+                    "overrides": [c["rung"].items for c in todo][:1]})
+    if as_json:
+        click.echo(json.dumps(out, indent=1))
+        return
+    for r in out:
+        click.echo(f"{r['rung']}: {', '.join(r['entries']) or 'no entry'}; {r['runs']} run(s), {r['to_train']} to "
+                   f"train, about {_duration(r['cpu_2core_hours'] * 3600)} on 2 cores (estimated from the "
+                   f"project's measurements)" + (f"; kept: {', '.join(r['kept'])}" if r["kept"] else ""))
+
+
+@click.command("ladder", short_help="The papers' claims on a ladder of scales: regime and verdict per rung.")
+@click.argument("names", nargs=-1, required=True)
+@click.option("--rungs", "rungs_file", required=True, type=click.Path(dir_okay=False),
+              help="YAML file of rungs: each a name and a set of train options (docs/scale.md).")
+@click.option("--preset", type=click.Choice(["quick", "cpu", "paper"]), default="cpu", show_default=True,
+              help="The catalogue preset every rung starts from.")
+@click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
+              help="Run store (shared with figures; one per data sample).")
+@click.option("--out", default="ladder", show_default=True, type=click.Path(file_okay=False),
+              help="Folder of the ladder's records, figures and tables (keep it: a kept record is never "
+                   "trained again).")
+@click.option("--workers", type=int, default=None, help="Training processes (default: the cores).")
+@click.option("--stack", type=int, default=8, show_default=True, help="Runs trained together (see `sweep --stack`).")
+@click.option("--dry-run", "dry_run_", is_flag=True, help="Train nothing: each rung's runs, those to train and "
+                                                          "their estimated time.")
+@click.option("--json", "as_json", is_flag=True, help="Print the ladder's records as JSON on stdout.")
+@data_root_option
+@precision_option
+def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, as_json):
+    """Climb the rungs of --rungs for the figure entries NAMES at --preset."""
+    from ..analysis.catalogue import pick
+    from .catalogue_cmd import check_training
+    from .ladder_report import write
+    from .rungs import load_rungs
+
+    check_training(workers, stack)
+    entries = pick(names, "figure")
+    for e in entries:
+        if not e.at(preset).claims:
+            raise CollapseLabError(f"{e.name} has no claims to check; a ladder compares claims (choose entries "
+                                   "with claims: `collapse-lab figures --list`)")
+    rungs = load_rungs(rungs_file, [e.name for e in entries])
+    say = (lambda m: click.echo(m, err=True))
+    store, out = Path(store), Path(out)
+    cells_ = cells(entries, rungs, preset, store, say)
+    if all("na" in c for c in cells_):
+        raise CollapseLabError(f"--rungs {rungs_file}: no rung applies to {', '.join(names)}")
+    for c in cells_:
+        if "na" not in c:
+            c["data"] = data_identity(c)
+            c["kept"] = kept(out, c, c["data"])
+            if c["kept"] is None:
+                check_store_data(store, c["configs"], c["data"])
+    if dry_run_:
+        return dry(cells_, store, as_json)
+    say(f"ladder: {len(rungs)} rung(s) x {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} at --preset "
+        f"{preset}, store {store}, records in {out / 'records'}")
+    records = climb(cells_, preset, store, out, workers, stack, say)
+    title = f"ladder: {', '.join(names)} at --preset {preset} ({Path(rungs_file).name})"
+    files = write(out, records, title)
+    say(f"ladder: {out / 'LADDER.md'}, {out / 'ladder.png'} (rungs x claims, coloured by verdict)")
+    if as_json:
+        click.echo(json.dumps({"records": records, "files": [str(f) for f in files]}, indent=1, default=str))

@@ -1,0 +1,109 @@
+"""A ladder's rungs file (``collapse-lab ladder --rungs FILE``, issue 48).
+
+YAML, a mapping with one key ``rungs``, a list; each rung is a mapping::
+
+    rungs:
+    - name: cpu                       # the preset as it is (no overrides)
+    - name: e5
+      set: {local_epochs: 5}          # figures' --set KEY=VALUE, as a mapping
+      note: clients train 5 local epochs
+    - name: bn
+      set: {local_epochs: 5, model: cnn-bn}
+      entries: [feddecorr-fig2]       # only where it applies (default: every entry named)
+
+Each ``set`` is read as ``--set`` reads its items (``commands.overrides.parse``: the same
+keys, values checked as ``train`` checks them). Whatever is wrong with the file is one line
+that names the file, the rung and what to do (exit status 2).
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import CollapseLabError
+
+KEYS = {"name", "set", "note", "entries"}
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+@dataclass(frozen=True)
+class Rung:
+    name: str
+    overrides: dict = field(default_factory=dict)  # as commands.overrides.parse returns them
+    items: tuple[str, ...] = ()  # KEY=VALUE, as a user would give them to figures --set
+    note: str = ""
+    entries: tuple[str, ...] | None = None  # None: every entry of the ladder
+
+
+def _item(key, value) -> str:
+    if isinstance(value, (dict, list)):
+        raise CollapseLabError(f"{key}: give one value (a mapping's option as KEY.NAME: value)")
+    text = value if isinstance(value, str) else json.dumps(value)
+    return f"{key}={text}"
+
+
+def _rung(i: int, d, where: str, entry_names: list[str]) -> Rung:
+    if not isinstance(d, dict):
+        raise CollapseLabError(f"{where}: rung {i + 1} must be a mapping with a name (and set, note, entries)")
+    name = d.get("name")
+    if not isinstance(name, str) or not NAME.match(name):
+        raise CollapseLabError(f"{where}: rung {i + 1}: name must be a short word of letters, digits, '.', '_' or '-' "
+                               f"(got {name!r})")
+    unknown = sorted(set(d) - KEYS)
+    if unknown:
+        raise CollapseLabError(f"{where}: rung {name}: unknown key {unknown[0]!r}; a rung has {', '.join(sorted(KEYS))}")
+    settings = d.get("set") or {}
+    if not isinstance(settings, dict):
+        raise CollapseLabError(f"{where}: rung {name}: set must be a mapping of train options (local_epochs: 5)")
+    from .overrides import parse
+
+    try:
+        items = tuple(_item(k, v) for k, v in settings.items())
+        overrides = parse(items)
+    except CollapseLabError as e:
+        raise CollapseLabError(f"{where}: rung {name}: {e}") from None
+    entries = d.get("entries")
+    if entries is not None:
+        if not isinstance(entries, list) or not entries or not all(isinstance(x, str) for x in entries):
+            raise CollapseLabError(f"{where}: rung {name}: entries must be a list of the ladder's entry names")
+        bad = [x for x in entries if x not in entry_names]
+        if bad:
+            raise CollapseLabError(f"{where}: rung {name}: entry {bad[0]!r} is not on the ladder (its entries: "
+                                   f"{', '.join(entry_names)}); name it on the command line or drop it here")
+        entries = tuple(entries)
+    note = d.get("note") or ""
+    if not isinstance(note, str):
+        raise CollapseLabError(f"{where}: rung {name}: note must be a text")
+    return Rung(name, overrides, items, note, entries)
+
+
+def load_rungs(path: str | Path, entry_names: list[str]) -> list[Rung]:
+    """The rungs of FILE, checked (module docstring)."""
+    import yaml
+
+    p = Path(path)
+    where = f"--rungs {path}"
+    if not p.is_file():
+        raise CollapseLabError(f"{where}: no such file; give a YAML file with a list of rungs (docs/scale.md)")
+    try:
+        d = yaml.safe_load(p.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as e:
+        raise CollapseLabError(f"{where}: not valid YAML ({str(e).splitlines()[0]})") from None
+    if not isinstance(d, dict) or set(d) != {"rungs"} or not isinstance(d["rungs"], list) or not d["rungs"]:
+        raise CollapseLabError(f"{where}: the file is a mapping with one key, rungs: a non-empty list of rungs "
+                               "(name, set, note, entries)")
+    rungs = [_rung(i, r, where, entry_names) for i, r in enumerate(d["rungs"])]
+    seen: dict[str, int] = {}
+    for r in rungs:
+        if r.name in seen:
+            raise CollapseLabError(f"{where}: rung name {r.name!r} is given twice; give each rung its own name")
+        seen[r.name] = 1
+    same = {}
+    for r in rungs:  # two rungs that set the same things would train and report the same runs twice
+        key = (json.dumps(r.overrides, sort_keys=True), r.entries)
+        if key in same:
+            raise CollapseLabError(f"{where}: rungs {same[key]} and {r.name} set the same options; drop one")
+        same[key] = r.name
+    return rungs
