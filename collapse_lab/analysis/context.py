@@ -61,4 +61,10 @@ class Context:
 
 
 def last_round(run: RunDir, r: int | None = None) -> int:
-    return int(run.meta["rounds_complete"]) if r is None else int(r)
+    """The round a renderer reads: ``r`` where a panel names one, else the last round of the
+    entry's run (``select.groups``: a run extended beyond it is read where the entry's ends),
+    else the run's last complete round."""
+    if r is not None:
+        return int(r)
+    read = getattr(run, "read_round", None)
+    return int(read) if read is not None else int(run.meta["rounds_complete"])

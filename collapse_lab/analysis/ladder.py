@@ -64,22 +64,34 @@ def accuracy_claims(measures: list[dict]) -> list[dict]:
     return out
 
 
-def choose(records: list[dict], budget_s: float = BUDGET_S, workers: int = 2) -> dict[str, dict]:
+def cost(r: dict) -> float:
+    """A rung's cost for the rule: the project's estimate of its runs on 2 cores from an empty
+    store (``bench.estimate``: images x FLOPs at measured rates; the same on any machine and
+    under any load), where the record has it; else the measured training time over 2
+    workers (which a loaded machine inflates)."""
+    est = r.get("estimated_seconds")
+    if est is not None:
+        return float(est)
+    secs = r["regime"].get("train_seconds_sum")
+    return math.inf if secs is None else secs / 2
+
+
+def choose(records: list[dict], budget_s: float = BUDGET_S) -> dict[str, dict]:
     """Per entry, the rung the rule chooses: the cheapest regime-matched rung whose runs
-    train within ``budget_s`` on ``workers`` processes (their summed training time / workers);
-    else None with the reason (the criteria each rung failed)."""
+    train within ``budget_s`` (``cost``); else None with the reason (the criteria each rung
+    failed)."""
     out = {}
     for entry in dict.fromkeys(r["entry"] for r in records):
         rs = [r for r in records if r["entry"] == entry and "regime" in r]
-        ok = [r for r in rs if r["regime"]["matched"] and (r["regime"]["train_seconds_sum"] or math.inf) / workers
-              <= budget_s]
+        ok = [r for r in rs if r["regime"]["matched"] and cost(r) <= budget_s]
         if ok:
-            best = min(ok, key=lambda r: r["regime"]["train_seconds_sum"])
+            best = min(ok, key=cost)
             out[entry] = {"rung": best["rung"], "why": "cheapest regime-matched rung within the budget"}
         else:
-            failed = {r["rung"]: [k for k, v in r["regime"]["checks"].items() if v is not True] for r in rs}
+            failed = {r["rung"]: [k for k, v in r["regime"]["checks"].items() if v is not True]
+                      + (["the budget"] if cost(r) > budget_s else []) for r in rs}
             out[entry] = {"rung": None, "why": "no rung is regime-matched within the budget: " + "; ".join(
-                f"{k} fails {', '.join(v) or 'the budget'}" for k, v in failed.items())}
+                f"{k} fails {', '.join(v)}" for k, v in failed.items())}
     return out
 
 

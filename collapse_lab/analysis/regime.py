@@ -102,18 +102,23 @@ def own_accuracy(run: RunDir, source, r: int) -> dict:
     return {"per_client": per_client, "pooled": pooled_accuracy(correct, sizes), "min": min(per_client)}
 
 
-def measure_run(run: RunDir, test_source, train_source) -> dict:
-    """The regime measures of a complete run at its final round (module docstring)."""
+def measure_run(run: RunDir, test_source, train_source, r: int | None = None) -> dict:
+    """The regime measures of a complete run at round r (default: its last complete round;
+    a run extended beyond the rounds a ladder's rung trains is measured where the rung ends)."""
     meta = run.meta
-    r = int(meta.get("rounds_complete") or 0)
-    if r < 1:
-        raise CollapseLabError(f"{run.path.name}: no complete round to measure")
+    r = int(meta.get("rounds_complete") or 0) if r is None else r
+    if r < 1 or r > int(meta.get("rounds_complete") or 0):
+        raise CollapseLabError(f"{run.path.name}: round {r} is not complete (it has {meta.get('rounds_complete')})")
     z = test_source.features(run, r, None)
-    acc = test_accuracy(run)
+    acc = {q: a for q, a in test_accuracy(run).items() if q <= r}
     own = own_accuracy(run, train_source, r)
     secs = meta.get("train_seconds")
+    done = int(meta.get("rounds_complete") or r)
+    if secs is not None and done > r:  # extended beyond r: its share of the rounds (said in the record)
+        secs = float(secs) * r / done
     return {"run": run.path.name, "round": r, "test_acc": acc.get(r), "plateau_points": plateau(acc),
             "dead_units": dead_units(z), "units": int(z.shape[1]),
             "own_acc": own.get("pooled"), "own_acc_min_client": own.get("min"),
             **({"own_acc_missing": own["missing"]} if "missing" in own else {}),
-            "train_seconds": None if secs is None or not math.isfinite(float(secs)) else round(float(secs), 1)}
+            "train_seconds": None if secs is None or not math.isfinite(float(secs)) else round(float(secs), 1),
+            **({"train_seconds_of": f"{r} of {done} rounds (the run was extended beyond this rung)"} if done > r else {})}

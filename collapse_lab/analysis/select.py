@@ -103,6 +103,11 @@ def groups(entry: Entry, preset: str, store: Path, where: dict | None = None,
             raise CollapseLabError(f"{entry.name}: run {path.name} is {status} in {store}; "
                                    f"`collapse-lab figures {entry.name} --preset {preset}"
                                    f"{' --smoke' if cfg.smoke else ''} --precision {cfg.precision}` trains it")
+        done = int(run.meta.get("rounds_complete", 0))
+        if done < cfg.rounds:  # a shorter run of the same identity (rounds is not part of a run's name)
+            raise CollapseLabError(f"{entry.name}: run {path.name} holds {done} of the {cfg.rounds} rounds the entry "
+                                   f"reads in {store}; `collapse-lab figures {entry.name} --preset {preset}` extends it")
+        run.read_round = cfg.rounds  # a longer run (extended by another entry or rung) is read where this one ends
         runs.append(run)
     return group(configs, runs, fields)
 

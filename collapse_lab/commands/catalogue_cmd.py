@@ -65,9 +65,9 @@ def plan(entries, preset: str, store: Path, warn, smoke: bool = False, keep: str
 def overridden(e, preset: str, plain: list, over: dict, warn, smoke: bool) -> list:
     """The entry's runs under ``--set``; each key must change some run of it (compared on the
     real runs: a smoke form cuts some settings, e.g. local training, to a few steps)."""
-    def names(o):
-        return [c.run_name() for c in e.configs(preset, warn, data_root=given_data_root(),
-                                                precision=given_precision(), overrides=o)]
+    def names(o):  # the run's name and its rounds (rounds is not part of the name: a longer run extends it)
+        return [(c.run_name(), c.rounds) for c in e.configs(preset, warn, data_root=given_data_root(),
+                                                            precision=given_precision(), overrides=o)]
 
     before = names(None)
     for k, v in over.items():

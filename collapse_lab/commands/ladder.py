@@ -37,7 +37,10 @@ def cells(entries, rungs, preset: str, store: Path, say) -> list[dict]:
         for e in entries:
             if rung.entries is not None and e.name not in rung.entries:
                 continue
-            over = applying(e, preset, rung.overrides)
+            try:
+                over = applying(e, preset, rung.overrides)
+            except CollapseLabError as err:  # a value train refuses (lr=-1, a model that does not exist)
+                raise CollapseLabError(f"--rungs: rung {rung.name}: {err}") from None
             if isinstance(over, str):
                 if rung.entries is not None:  # named for it: the file is wrong
                     raise CollapseLabError(f"--rungs: rung {rung.name}: {over}")
@@ -54,18 +57,21 @@ def cells(entries, rungs, preset: str, store: Path, say) -> list[dict]:
 def applying(e, preset: str, overrides: dict) -> dict | str:
     """The overrides that change the entry's runs (a setting it has already is dropped: the
     rung's runs are then the preset's); a reason where one cannot apply."""
-    def names(o):
-        return [c.run_name() for c in e.configs(preset, data_root=given_data_root(), precision=given_precision(),
-                                                overrides=o)]
+    def names(o):  # rounds is not part of a run's name (a longer run extends it)
+        return [(c.run_name(), c.rounds) for c in e.configs(preset, data_root=given_data_root(),
+                                                            precision=given_precision(), overrides=o)]
+
+    from ..analysis.catalogue import with_overrides
 
     before = names(None)
     kept = {}
     for k, v in overrides.items():
-        try:
-            if names({k: v}) != before:
-                kept[k] = v
+        try:  # a key the entry varies across its runs (its grid) cannot be one value for all
+            with_overrides(e.name, preset, e.runs.get(preset) or {}, {k: v})
         except CollapseLabError as err:
             return f"does not apply to {e.name}: {err}"
+        if names({k: v}) != before:
+            kept[k] = v
     return kept
 
 
@@ -92,6 +98,7 @@ def kept(out: Path, cell: dict, data: dict) -> dict | None:
     except (OSError, json.JSONDecodeError):
         return None
     same = (rec.get("format") == FORMAT and rec.get("runs") == [c.run_name() for c in cell["configs"]]
+            and rec.get("rounds") == [c.rounds for c in cell["configs"]]
             and rec.get("data", {}).get("test_sha256") == data["test_sha256"])
     return rec if same else None
 
@@ -127,7 +134,7 @@ def measure(cell: dict, preset: str, store: Path, fig_dir: Path) -> dict:
     ms = []
     for c in configs:
         ident = {k: v for k, v in c.identity().items() if k != "seed"}
-        m = measure_run(RunDir(run_path(store, c)), ctx.features, train_src)
+        m = measure_run(RunDir(run_path(store, c)), ctx.features, train_src, c.rounds)
         ms.append({**m, "seed": c.seed, "reg": c.reg, "alpha": c.identity()["alpha"],
                    "setting": json.dumps(ident, sort_keys=True, default=str),
                    "setting_but_reg": json.dumps({k: v for k, v in ident.items() if k not in ("reg", "beta",
@@ -140,6 +147,7 @@ def measure(cell: dict, preset: str, store: Path, fig_dir: Path) -> dict:
 def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stack: int, say) -> list[dict]:
     """Every cell's record, rung by rung: read where kept, else trained, rendered, measured
     and kept. Returns the records in the ladder's order."""
+    from ..bench.estimate import estimate
     from ..files import write_json
     from .catalogue_cmd import train_missing
 
@@ -166,7 +174,9 @@ def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stac
                 say(f"ladder: {name} / {c['entry'].name}: numbers kept in {record_path(out, c)} (not trained again)")
                 records.append(c["kept"])
                 continue
-            rec = {**base, "applied": c["overrides"], "runs": [r.run_name() for r in c["configs"]], "data": c["data"],
+            est = estimate(c["configs"])["total"]["hours"].get("cpu-2core")
+            rec = {**base, "applied": c["overrides"], "estimated_seconds": None if est is None else round(est * 3600, 1), "runs": [r.run_name() for r in c["configs"]],
+                   "rounds": [r.rounds for r in c["configs"]], "data": c["data"],
                    **measure(c, preset, store, out / name),
                    "wall_seconds": wall if len(fresh) == 1 else None, "rung_wall_seconds": wall}
             write_json(record_path(out, c), rec)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import copy
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -245,3 +246,25 @@ def test_a_spec_line_that_yaml_reads_as_a_mapping_is_one_line_naming_the_spec(tm
     bad.write_text(src.replace("differs:\n", "differs:\n- R over the top 100: every index\n", 1))
     with pytest.raises(CollapseLabError, match=r"analyses/specs/journal-fig4.yaml: differs must be a list of texts"):
         load_entry(bad)
+
+
+def test_an_entry_reads_its_own_last_round_of_a_longer_run(store):
+    """rounds is not part of a run's name (a longer run extends the folder): an entry whose
+    runs train 2 rounds reads round 2 of the 3-round runs stored, and one that needs 5 is
+    told the stored run is short (issue 48: a ladder's rounds rung)."""
+    from collapse_lab.analysis.context import last_round
+
+    spec = {**TINY, "rounds": 2}
+    e = Entry("test-entry", "test", "test", "figure", "test", "spectra",
+              {"quick": {"base": spec, "grid": {"alpha": [0.1, "inf"]}, "seeds": [0, 1]}},
+              {"panels": [{"title": "g", "model": "global"}], "top": 100, "tau": 0.01})
+    ctx = Context(store, "quick")
+    (g, *_) = ctx.groups(e)
+    assert [last_round(r) for r in g.runs] == [2, 2] and last_round(g.runs[0], 1) == 1
+    values = RENDERERS.get("spectra").compute(e, ctx)
+    s = values["panels"][0]["series"][0]
+    logs = [np.log10(np.maximum(_svals(_features(store / n, "round_2/global.safetensors")), 1e-300)) for n in s["runs"]]
+    np.testing.assert_allclose(s["y"], np.mean([l[:len(s["y"])] for l in logs], 0), atol=1e-6)
+    e5 = dataclasses.replace(e, runs={"quick": {**e.runs["quick"], "base": {**TINY, "rounds": 5}}})
+    with pytest.raises(CollapseLabError, match="holds 3 of the 5 rounds the entry reads"):
+        Context(store, "quick").groups(e5)

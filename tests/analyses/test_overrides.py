@@ -46,3 +46,17 @@ def test_figures_with_set_train_other_runs_and_say_so(tmp_path):
     (claims,) = json.loads((out / "claims-quick-smoke.json").read_text())
     assert claims["overrides"] == {"lr": 0.02}
     assert "feddecorr-fig1 (--set lr=0.02)" in (out / "CLAIMS-quick-smoke.md").read_text()
+
+
+def test_rounds_is_an_override_though_not_part_of_a_runs_name():
+    """A run of R rounds is the first R rounds of a longer one (same folder): --set rounds=3
+    changes what an entry reads, so it is not refused as changing nothing (the refusal
+    compares names and rounds)."""
+    from collapse_lab.commands.catalogue_cmd import overridden
+
+    (e,) = pick(["feddecorr-fig1"], "figure")
+    plain = e.configs("quick")
+    got = overridden(e, "quick", plain, {"rounds": 3}, None, False)
+    assert [c.run_name() for c in got] == [c.run_name() for c in plain] and {c.rounds for c in got} == {3}
+    with pytest.raises(Exception, match="changes none of feddecorr-fig1's runs"):
+        overridden(e, "quick", plain, {"rounds": plain[0].rounds}, None, False)

@@ -7,7 +7,8 @@ import torch
 from collapse_lab.errors import CollapseLabError
 from collapse_lab.models import MODELS, build_model, check_forward
 
-CASES = [("mlp", (1, 8, 8), 128), ("cnn", (1, 8, 8), 256), ("cnn", (3, 32, 32), 256), ("linear", (64,), 64),
+CASES = [("mlp", (1, 8, 8), 128), ("cnn", (1, 8, 8), 256), ("cnn", (3, 32, 32), 256), ("cnn-bn", (3, 32, 32), 256),
+         ("cnn-bn", (1, 8, 8), 256), ("linear", (64,), 64),
          ("mobilenetv2", (3, 32, 32), 1280), ("resnet18", (3, 32, 32), 512), ("resnet18", (3, 64, 64), 512),
          ("resnet20", (3, 32, 32), 64), ("resnet32", (3, 32, 32), 64), ("resnet20-proj", (3, 32, 32), 64),
          ("resnet32-proj", (3, 32, 32), 64),
@@ -151,3 +152,27 @@ def test_cifar_resnets_are_the_released_networks(name, blocks, params):
     new = check_config(RunConfig(model=name, dataset="cifar10"))
     assert new.model_revision == 2 and builder(name, 2) == name
     assert new.run_name() != RunConfig.from_json({**new.to_json(), "model_revision": 1}).run_name()
+
+
+def test_cnn_bn_is_the_cnn_with_batchnorm_before_each_relu():
+    """cnn-bn (docs/scale.md's BatchNorm rung): the plain network's layers, a BatchNorm before
+    every ReLU (the last one right before z, as in MobileNetV2 and ResNet), no bias where a
+    BatchNorm follows; the plain cnn's state keys are unchanged (stored runs load)."""
+    import torch.nn as nn
+
+    plain, bn = build_model("cnn", 10, (3, 32, 32)), build_model("cnn-bn", 10, (3, 32, 32))
+    assert list(plain.state_dict()) == ["features.0.weight", "features.0.bias", "features.3.weight",
+                                        "features.3.bias", "head.0.weight", "head.0.bias", "classifier.weight",
+                                        "classifier.bias"]
+    mods = [m for m in bn.modules() if not isinstance(m, (nn.Sequential, type(bn)))]
+    relus = [i for i, m in enumerate(mods) if isinstance(m, nn.ReLU)]
+    assert len(relus) == 3 and all(isinstance(mods[i - 1], (nn.BatchNorm2d, nn.BatchNorm1d)) for i in relus)
+    assert all(m.bias is None for m in (bn.features[0], bn.features[4], bn.head[0]))
+    # in training mode each of z's units is normalised over the batch before the ReLU
+    torch.manual_seed(0)
+    bn.train()
+    pre = {}
+    bn.head[1].register_forward_hook(lambda m, i, o: pre.setdefault("z", o.detach()))
+    bn(torch.randn(64, 3, 32, 32))
+    assert torch.allclose(pre["z"].mean(0), torch.zeros(256), atol=1e-5)
+    assert torch.allclose(pre["z"].var(0, unbiased=False), torch.ones(256), atol=1e-3)

@@ -1,0 +1,225 @@
+"""``collapse-lab ladder`` (issue 48, item 2): rungs of overrides, each run's regime, the rule
+of docs/scale.md and the claims per rung, against hand computations."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+import torch
+
+from collapse_lab.analysis.ladder import accuracy_claims, choose, summary
+from collapse_lab.analysis.regime import dead_units, own_accuracy, plateau, pooled_accuracy
+from tests.fixtures import invoke
+
+
+def test_plateau_is_the_change_over_the_last_three_rounds_in_points():
+    acc = {0: 0.1, 1: 0.3, 2: 0.4, 3: 0.45, 4: 0.47, 5: 0.5}
+    assert plateau(acc) == pytest.approx(100 * (0.5 - 0.4))
+    assert plateau({0: 0.1, 1: 0.2, 2: 0.3}) is None  # no round R - 3
+    assert plateau({}) is None
+
+
+def test_dead_units_are_columns_zero_on_every_sample():
+    z = torch.tensor([[0.0, 1.0, 0.0, -0.0], [0.0, 0.0, 2.0, 0.0], [0.0, 0.0, 0.0, 0.0]], dtype=torch.float64)
+    assert dead_units(z) == 2  # columns 0 and 3 (-0.0 is zero)
+    assert dead_units(torch.full((3, 5), 1e-300, dtype=torch.float64)) == 0  # tiny is not dead
+    with pytest.raises(ValueError):
+        dead_units(torch.zeros(0, 3))
+
+
+def test_pooled_accuracy_weights_clients_by_their_images():
+    assert pooled_accuracy([9, 1], [10, 10]) == pytest.approx(0.5)
+    assert pooled_accuracy([90, 0], [100, 1]) == pytest.approx(90 / 101)  # not the mean of 0.9 and 0
+    assert pooled_accuracy([], []) is None
+
+
+def _m(seed, setting="a", reg="none", own=0.95, plat=0.5, dead=1, units=100, acc=0.5, alpha="0.05", secs=10.0):
+    return {"seed": seed, "setting": setting + reg, "setting_but_reg": setting, "reg": reg, "own_acc": own,
+            "plateau_points": plat, "dead_units": dead, "units": units, "test_acc": acc, "alpha": alpha,
+            "train_seconds": secs}
+
+
+def test_the_rule_reads_every_run_and_the_seed_mean_plateau():
+    ms = [_m(0, plat=1.5), _m(1, plat=-0.7), _m(2, plat=0.6),  # seed mean 0.4667 < 1
+          _m(0, "b", own=0.91, plat=0.9), _m(1, "b", plat=0.9), _m(2, "b", plat=1.05, dead=9)]  # mean 0.95
+    s = summary(ms)
+    assert s["own_acc_min"] == pytest.approx(0.91) and s["plateau_max_points"] == pytest.approx(0.95)
+    assert s["dead_share_max_fedavg"] == pytest.approx(0.09) and s["train_seconds_sum"] == 60.0
+    assert s["checks"] == {"clients": True, "plateau": True, "dead": True} and s["matched"]
+    s = summary([*ms[:5], _m(2, "b", plat=1.3)])  # setting b: mean (0.9 + 0.9 + 1.3) / 3 = 1.033
+    assert s["checks"]["plateau"] is False and not s["matched"]
+    s = summary([*ms[:5], _m(2, "b", own=0.899)])
+    assert s["checks"]["clients"] is False
+    s = summary([*ms, _m(0, reg="feddecorr", dead=90)])  # dead units count for FedAvg runs only
+    assert s["dead_share_max_fedavg"] == pytest.approx(0.09) and s["checks"]["dead"] is True
+    s = summary([*ms, _m(3, "c", dead=10)])  # 10 of 100: not below 10 %
+    assert s["checks"]["dead"] is False
+    s = summary([{**ms[0], "own_acc": None}, *ms[1:]])  # not measured: not matched, and said
+    assert s["checks"]["clients"] is None and not s["matched"]
+
+
+def test_table1_comparison_is_paired_by_seed_with_the_t_interval():
+    from scipy.stats import t
+
+    base = [_m(s, acc=a) for s, a in enumerate((0.20, 0.18, 0.22))]
+    reg = [_m(s, reg="feddecorr", acc=a) for s, a in enumerate((0.15, 0.14, 0.16))]
+    (c,) = accuracy_claims(base + reg)
+    d = [-5.0, -4.0, -6.0]  # points
+    mean, sd = sum(d) / 3, math.sqrt(sum((x - sum(d) / 3) ** 2 for x in d) / 2)
+    half = t.ppf(0.975, 2) * sd / math.sqrt(3)
+    e = c["effects"][0]
+    assert e["mean"] == pytest.approx(mean) and e["high"] == pytest.approx(mean + half)
+    assert c["verdict"] == "refuted" and c["holds"] is False and c["holds_in"] == 0
+    assert "feddecorr > FedAvg at alpha 0.05" in c["text"]
+    # a gain in every seed with a spread that leaves 0 inside: not resolved
+    reg = [_m(s, reg="feddecorr", acc=a) for s, a in enumerate((0.21, 0.181, 0.30))]
+    (c,) = accuracy_claims(base + reg)
+    assert c["verdict"] == "not resolved at this scale" and c["holds_in"] == 3 and c["seeds_to_resolve"] > 3
+    assert accuracy_claims(base) == []  # no regularizer: no comparison
+
+
+def _rec(rung, entry, matched, secs, est=None):
+    return {"rung": rung, "entry": entry, "estimated_seconds": est,
+            "regime": {"matched": matched, "train_seconds_sum": secs,
+                       "checks": {"clients": matched, "plateau": True, "dead": True}}}
+
+
+def test_the_rule_chooses_the_cheapest_matched_rung_within_the_budget():
+    recs = [_rec("a", "f", False, 100), _rec("b", "f", True, 5000), _rec("c", "f", True, 3000),
+            _rec("d", "f", True, 9000)]  # d: 9000 s over 2 workers = 75 min > 60
+    assert choose(recs)["f"]["rung"] == "c"
+    got = choose([_rec("a", "g", False, 100), _rec("d", "g", True, 9000)])["g"]
+    assert got["rung"] is None and "a fails clients" in got["why"] and "d fails the budget" in got["why"]
+    # the estimate, where a record has it, decides (a loaded machine's times do not)
+    recs = [_rec("b", "h", True, 5000, est=1000), _rec("c", "h", True, 3000, est=1200), _rec("e", "h", True, 10, 3700)]
+    assert choose(recs)["h"]["rung"] == "b"
+    assert "e fails the budget" in choose([recs[2]])["h"]["why"]
+
+
+def test_own_accuracy_equals_a_hand_evaluation(tmp_path):
+    """Each client's final local model scored image by image in float64 on its own
+    training images (the partition the run stored), pooled by hand."""
+    from collapse_lab.analysis.features import FeatureSource
+    from collapse_lab.data import load_dataset, normalize
+    from collapse_lab.models import build_model
+    from collapse_lab.store import RunDir
+    from collapse_lab.tensor_files import load_tensors
+
+    res = invoke("train", "--rounds", "2", "--alpha", "0.1", "--clients", "4", "--keep-local", "last",
+                 "--store", tmp_path)
+    assert res.exit_code == 0, res.output
+    (path,) = [p for p in tmp_path.iterdir() if (p / "run.json").is_file()]
+    run = RunDir(path)
+    got = own_accuracy(run, FeatureSource(split="train"), 2)
+    ds = normalize.apply(load_dataset("digits"), "dataset")
+    idx = json.loads((path / "run.json").read_text())["client_sizes"]
+    hits, sizes = [], []
+    for k, ix in enumerate(run.partition().client_indices):
+        m = build_model("mlp", ds.num_classes, ds.input_shape).double().eval()
+        m.load_state_dict({n: v.double() if v.is_floating_point() else v
+                           for n, v in load_tensors(path / "round_2" / f"client_{k}.safetensors").items()})
+        h = 0
+        with torch.no_grad():
+            for i in ix:
+                h += int(m(ds.to_float(ds.train_x[int(i)][None], torch.float64))[0].argmax() == ds.train_y[int(i)])
+        hits.append(h)
+        sizes.append(len(ix))
+    assert sizes == idx
+    assert got["per_client"] == pytest.approx([h / n for h, n in zip(hits, sizes)])
+    assert got["pooled"] == pytest.approx(sum(hits) / sum(sizes)) and got["min"] == min(got["per_client"])
+    missing = own_accuracy(run, FeatureSource(split="train"), 1)  # round 1's clients were not kept
+    assert "client 0's model of round 1 is not stored" in missing["missing"]
+
+
+RUNGS = "rungs:\n- name: r3\n  set: {rounds: 3}\n- name: r3-e1\n  set: {rounds: 3, local_epochs: 1}\n"
+
+
+@pytest.mark.slow
+def test_a_ladder_keeps_each_rung_and_never_trains_it_twice(tmp_path):
+    (tmp_path / "rungs.yaml").write_text(RUNGS)
+    args = ["ladder", "feddecorr-fig2", "--preset", "quick", "--rungs", tmp_path / "rungs.yaml",
+            "--store", tmp_path / "st", "--out", tmp_path / "lad"]
+    dry = invoke(*args, "--dry-run", "--json")
+    assert dry.exit_code == 0, dry.output
+    plan = json.loads(dry.stdout)
+    assert [(r["rung"], r["runs"], r["to_train"]) for r in plan] == [("r3", 12, 12), ("r3-e1", 12, 12)]
+    res = invoke(*args, "--json")
+    assert res.exit_code == 0, res.output
+    recs = json.loads(res.stdout)["records"]
+    assert [(r["rung"], r["applied"]) for r in recs] == [("r3", {"rounds": 3}), ("r3-e1", {"rounds": 3, "local_epochs": 1})]
+    for r in recs:
+        assert len(r["regime"]["runs"]) == 12 and len(r["claims"]) == 3
+        for m in r["regime"]["runs"]:
+            meta = json.loads((tmp_path / "st" / m["run"] / "run.json").read_text())
+            assert meta["rounds"] == 3 and m["round"] == 3 and 0 <= m["own_acc"] <= 1
+            assert m["dead_units"] <= m["units"] == 128
+            assert all(c["verdict"] in ("holds", "refuted", "not resolved at this scale") for c in r["claims"])
+    md = (tmp_path / "lad" / "LADDER.md").read_text()
+    assert "| r3 | feddecorr-fig2 | rounds=3 |" in md and "## Claims x rungs" in md
+    rows = (tmp_path / "lad" / "ladder.csv").read_text().splitlines()
+    assert len(rows) == 1 + 2 * 3 and rows[0].startswith("rung,entry,claim,text,verdict")
+    assert (tmp_path / "lad" / "ladder.png").stat().st_size > 10_000
+    # again: every record is kept, nothing trains, the same numbers come back
+    stamp = {p: p.stat().st_mtime_ns for p in (tmp_path / "st").glob("*/run.json")}
+    again = invoke(*args, "--json")
+    assert again.exit_code == 0, again.output
+    assert again.stderr.count("(not trained again)") == 2 and "runs trained" not in again.stderr
+    assert json.loads(again.stdout)["records"] == recs
+    assert stamp == {p: p.stat().st_mtime_ns for p in (tmp_path / "st").glob("*/run.json")}
+    dry = json.loads(invoke(*args, "--dry-run", "--json").stdout)
+    assert [(r["runs"], r["to_train"], r["kept"]) for r in dry] == [(0, 0, ["feddecorr-fig2"])] * 2
+
+
+BAD_RUNGS = [
+    (None, "no such file"),
+    ("rungs: [\n", "not valid YAML"),
+    ("- name: a\n", "a mapping with one key, rungs"),
+    ("rungs: []\n", "a non-empty list of rungs"),
+    ("rungs: {a: 1}\n", "a mapping with one key, rungs"),
+    ("rungs:\n- 5\n", "rung 1 must be a mapping"),
+    ("rungs:\n- name: 'a b'\n", "rung 1: name must be a short word"),
+    ("rungs:\n- set: {lr: 0.1}\n", "rung 1: name must be a short word"),
+    ("rungs:\n- name: a\n  sett: {lr: 0.1}\n", "rung a: unknown key 'sett'"),
+    ("rungs:\n- name: a\n  set: [lr, 0.1]\n", "rung a: set must be a mapping"),
+    ("rungs:\n- name: a\n  set: {bogus: 1}\n", "rung a: --set bogus: no such train option"),
+    ("rungs:\n- name: a\n  set: {local_epochs: 1.5}\n", "rung a: --set: --local-epochs 1.5 is not a whole number"),
+    ("rungs:\n- name: a\n  set: {lr: -1}\n", "--lr must be > 0"),
+    ("rungs:\n- name: a\n  set: {device: cpu}\n", "rung a: --set device: device is not part of what a run computes"),
+    ("rungs:\n- name: a\n  set: {dataset_options: {x: 1}}\n", "rung a: dataset_options: give one value"),
+    ("rungs:\n- name: a\n  set: {lr: 0.1}\n  entries: [feddecorr-fig3]\n", "rung a: entry 'feddecorr-fig3' is not on"),
+    ("rungs:\n- name: a\n  set: {lr: 0.1}\n  entries: feddecorr-fig2\n", "rung a: entries must be a list"),
+    ("rungs:\n- name: a\n  note: 5\n", "rung a: note must be a text"),
+    ("rungs:\n- name: a\n- name: a\n  set: {lr: 0.1}\n", "rung name 'a' is given twice"),
+    ("rungs:\n- name: a\n  set: {lr: 0.1}\n- name: b\n  set: {lr: 0.1}\n", "rungs a and b set the same options"),
+    ("rungs:\n- name: a\n  set: {alpha: 0.1}\n", "no rung applies to feddecorr-fig2"),
+    ("rungs:\n- name: a\n  set: {alpha: 0.1}\n  entries: [feddecorr-fig2]\n",
+     "rung a: does not apply to feddecorr-fig2: --set alpha: feddecorr-fig2 varies alpha"),
+]
+
+
+@pytest.mark.parametrize("text,message", BAD_RUNGS)
+def test_a_bad_rungs_file_is_one_line_and_exit_2(tmp_path, text, message):
+    f = tmp_path / "rungs.yaml"
+    if text is not None:
+        f.write_text(text)
+    res = invoke("ladder", "feddecorr-fig2", "--preset", "quick", "--rungs", f, "--store", tmp_path / "st",
+                 "--out", tmp_path / "lad")
+    assert res.exit_code == 2, res.output
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in res.output, res.stderr
+    assert not (tmp_path / "lad").exists() and not (tmp_path / "st").exists()  # nothing written
+
+
+@pytest.mark.parametrize("args,message", [
+    (["fednc-fig1"], "fednc-fig1 has no claims to check"),
+    (["nosuch"], "unknown figure 'nosuch'"),
+    (["feddecorr-table1"], "unknown figure 'feddecorr-table1'"),
+    (["feddecorr-fig2", "--workers", "0"], "--workers must be >= 1"),
+])
+def test_bad_entries_and_options_are_one_line(tmp_path, args, message):
+    (tmp_path / "r.yaml").write_text("rungs:\n- name: a\n")
+    res = invoke("ladder", *args, "--preset", "quick", "--rungs", tmp_path / "r.yaml", "--store", tmp_path / "st",
+                 "--out", tmp_path / "lad")
+    assert res.exit_code == 2 and message in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output
+    assert not (tmp_path / "lad").exists()
