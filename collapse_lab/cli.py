@@ -302,6 +302,7 @@ from .commands.runs_table import runs_cmd  # noqa: E402
 from .commands.figures import figures_cmd  # noqa: E402
 from .commands.tables import tables_cmd  # noqa: E402
 from .commands.ladder import ladder_cmd  # noqa: E402
+from .commands.units import units_cmd  # noqa: E402
 from .commands.sweep import sweep_cmd  # noqa: E402
 
 cli.add_command(bench_cmd)
@@ -310,6 +311,7 @@ cli.add_command(runs_cmd)
 cli.add_command(figures_cmd)
 cli.add_command(tables_cmd)
 cli.add_command(ladder_cmd)
+cli.add_command(units_cmd)
 
 from .commands.export import export_cmd  # noqa: E402
 from .commands.import_cmd import import_cmd  # noqa: E402
