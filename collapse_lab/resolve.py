@@ -170,6 +170,8 @@ def resolve_runs(flags: dict, config_file: str | None = None, values: dict | Non
             values["beta"] = default_beta(values.get("reg", "none"))
         elif name in MOVED:
             values["reg_options"].pop(MOVED[name][1], None)
+        elif name == "reg_options":
+            values["reg_options"] = {}
         else:
             values[name] = getattr(RunConfig, name)
     # the option values the regularizer declares for the preset, below the user's (FedDecorr's
@@ -244,6 +246,8 @@ def _no_effect(values: dict, explicit: set, info: dict, carried=None) -> list[st
     for old, (owner, option) in MOVED.items():
         if old in explicit and reg != owner:
             problems.append((old, f"{flag(old)} has no effect with --reg {reg} (it is {owner}'s option {option})"))
+    if carried is not None and reg == "none" and values.get("reg_options"):  # a grid crossing reg with none
+        problems.append(("reg_options", "--reg-option has no effect without a regularizer (--reg none)"))
     if problems and carried is None:
         name, msg = problems[0]
         raise CollapseLabError(msg + ("; drop it or choose a --reg" if name == "beta" else "; drop it"))

@@ -147,6 +147,7 @@ def expand(spec: dict, where: str, warn=None, max_runs: int = MAX_RUNS, distinct
                                        "differ only in spelling or in what the resolver fills in); drop one")
     for msg, where_fired in fired.items():
         name = msg.split()[0].lstrip("-").replace("-", "_")
+        name = {"reg_option": "reg_options"}.get(name, name)  # the flag is singular, the field plural
         having = {i for i, p in enumerate(pts) if name in p or (name == "alpha" and "alphas" in p)}
         if where_fired >= having:  # moot in every point that sets it: the spec is wrong, not the grid
             raise CollapseLabError(f"{where}: {msg.split('; left')[0]} in every point of the grid; drop it")

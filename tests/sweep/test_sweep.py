@@ -186,6 +186,27 @@ def test_a_grid_may_cross_an_option_with_a_combination_where_it_has_no_effect(tm
     assert tn in names  # same folder name (the number of rounds is not part of it)
 
 
+def test_a_regularizers_options_cross_reg_none_as_beta_does(tmp_path):
+    """reg_options x {none, feddecorr} (a ladder's Eq. 8 rung on an entry that compares
+    FedAvg with FedDecorr): the none runs carry no option (the same runs as without it),
+    said once; options for none alone are the spec's error, as train's."""
+    spec = tmp_path / "spec.yaml"
+    spec.write_text("base:\n  reg_options: {normalization: official}\ngrid:\n  alpha: [0.1]\n  reg: [none, feddecorr]\n")
+    res = CliRunner().invoke(cli, ["sweep", str(spec), "--store", str(tmp_path / "st"), "--dry-run", "--json"])
+    assert res.exit_code == 0, res.output
+    names = [r["run"] for r in json.loads(res.stdout)["runs"]]
+    (tmp_path / "plain.yaml").write_text("grid:\n  alpha: [0.1]\n")
+    plain = CliRunner().invoke(cli, ["sweep", str(tmp_path / "plain.yaml"), "--store", str(tmp_path / "st"),
+                                     "--dry-run", "--json"])
+    assert plain.exit_code == 0, plain.output
+    assert len(names) == 2 and json.loads(plain.stdout)["runs"][0]["run"] in names
+    assert "--reg-option has no effect without a regularizer (--reg none); left at its default" in res.stderr
+    spec.write_text("base:\n  reg_options: {normalization: official}\ngrid:\n  alpha: [0.1, 0.5]\n")
+    res = CliRunner().invoke(cli, ["sweep", str(spec), "--store", str(tmp_path / "st"), "--dry-run"])
+    assert res.exit_code == 2 and "--reg-option has no effect without a regularizer (--reg none) in every point" \
+        in res.stderr
+
+
 @pytest.mark.slow  # trains till divergence (5 s)
 def test_a_diverged_run_fails_the_sweep_once_and_is_then_left_alone(tmp_path):
     spec = tmp_path / "spec.yaml"
