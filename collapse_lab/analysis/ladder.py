@@ -126,3 +126,20 @@ def rows(records: list[dict]) -> list[dict]:
                         "dead_share_max_fedavg": reg.get("dead_share_max_fedavg"),
                         "train_seconds_sum": reg.get("train_seconds_sum"), "regime_matched": reg.get("matched")})
     return out
+
+
+def across_samples(records: list[dict], other: list[dict]) -> list[dict]:
+    """Per rung, entry and claim, the verdicts on two independent samples of the data and
+    the ladder's verdict: the same word where they agree, else not resolved at this scale
+    (docs/scale.md: a claim may not hold on one sample and be unresolved on the other)."""
+    theirs = {(r["rung"], r["entry"]): r for r in other if "claims" in r}
+    out = []
+    for r in records:
+        o = theirs.get((r["rung"], r["entry"]))
+        if "claims" not in r or o is None:
+            continue
+        for i, (a, b) in enumerate(zip(r["claims"], o["claims"])):
+            wa, wb = word(a), word(b)
+            out.append({"rung": r["rung"], "entry": r["entry"], "claim": i + 1, "text": a["text"], "a": wa, "b": wb,
+                        "verdict": wa if wa == wb else OPEN, "agree": wa == wb})
+    return out

@@ -64,7 +64,9 @@ def render(entry, ctx, out: Path) -> dict:
     if ctx.overrides:  # --set: every run of the entry trained so
         from .overrides import describe
 
-        differs = [*differs, f"--set {describe(ctx.overrides)}"]
+        # said as what replaces the preset's values, not beside them (the preset's line names its own)
+        differs = [*differs, f"every run with --set {describe(ctx.overrides)} (replacing the preset's value"
+                             f"{'s' if len(describe(ctx.overrides).split(', ')) > 1 else ''} named above)"]
     fig = r.draw(values, dataclasses.replace(entry, differs=differs))
     if ctx.smoke:
         fig.text(0.5, 1.0, SMOKE_NOTE, ha="center", va="bottom", fontsize=8, color="#b00000", weight="bold")

@@ -103,6 +103,31 @@ def kept(out: Path, cell: dict, data: dict) -> dict | None:
     return rec if same else None
 
 
+def other_records(folder: str, cells_: list[dict]) -> list[dict]:
+    """The kept records of the same rungs on another sample of the data (``--other-sample``);
+    records of the same images are refused: two samples must not share them."""
+    recs = []
+    for c in cells_:
+        if "na" in c:
+            continue
+        p = Path(folder) / "records" / f"{c['rung'].name}--{c['entry'].name}.json"
+        if not p.is_file():
+            continue
+        try:
+            rec = json.loads(p.read_text())
+        except (OSError, json.JSONDecodeError) as e:
+            raise CollapseLabError(f"--other-sample {folder}: {p.name} is not a ladder record ({e}); "
+                                   "point it at another ladder's --out") from None
+        if rec.get("data", {}).get("test_sha256") == c["data"]["test_sha256"]:
+            raise CollapseLabError(f"--other-sample {folder}: {p.name} was computed on the same images as this "
+                                   "ladder; give the --out of a ladder on another sample of the data")
+        recs.append(rec)
+    if not recs:
+        raise CollapseLabError(f"--other-sample {folder}: no record of these rungs and entries there (its records/ "
+                               "folder has none); run the ladder on the other sample first")
+    return recs
+
+
 def check_store_data(store: Path, configs, data: dict) -> None:
     """Runs of one store are one data sample: a stored run read from another data root
     (another sample under the same names) is refused, not rendered as this one."""
@@ -212,13 +237,15 @@ def dry(cells_: list[dict], store: Path, as_json: bool) -> None:
     from ..bench.estimate import estimate
     from ..store import RunDir, run_path
 
-    out = []
+    out, planned = [], set()  # runs an earlier rung trains (rungs share runs: e.g. FedAvg's under an Eq. 8 rung)
     for name in dict.fromkeys(c["rung"].name for c in cells_):
         todo = [c for c in cells_ if c["rung"].name == name and "na" not in c]
         runs = {r.run_name(): r for c in todo if c.get("kept") is None for r in c["configs"]}
-        missing = [r for r in runs.values()
-                   if not ((run_path(store, r) / "run.json").is_file()
-                           and RunDir(run_path(store, r)).meta.get("status") == "complete")]
+        missing = [r for n, r in runs.items() if (n, r.rounds) not in planned
+                   and not ((run_path(store, r) / "run.json").is_file()
+                            and RunDir(run_path(store, r)).meta.get("status") == "complete"
+                            and int(RunDir(run_path(store, r)).meta.get("rounds_complete", 0)) >= r.rounds)]
+        planned |= {(n, r.rounds) for n, r in runs.items()}
         hours = estimate(missing)["total"]["hours"].get("cpu-2core", 0.0) if missing else 0.0
         out.append({"rung": name, "entries": [c["entry"].name for c in todo],
                     "kept": [c["entry"].name for c in todo if c.get("kept") is not None],
@@ -249,9 +276,12 @@ def dry(cells_: list[dict], store: Path, as_json: bool) -> None:
 @click.option("--dry-run", "dry_run_", is_flag=True, help="Train nothing: each rung's runs, those to train and "
                                                           "their estimated time.")
 @click.option("--json", "as_json", is_flag=True, help="Print the ladder's records as JSON on stdout.")
+@click.option("--other-sample", type=click.Path(file_okay=False), default=None,
+              help="The --out folder of the same ladder on another sample of the data (no image in common): a "
+                   "verdict that differs there is not resolved at this scale.")
 @data_root_option
 @precision_option
-def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, as_json):
+def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, as_json, other_sample):
     """Climb the rungs of --rungs for the figure entries NAMES at --preset."""
     from ..analysis.catalogue import pick
     from .catalogue_cmd import check_training
@@ -280,9 +310,10 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
         return dry(cells_, store, as_json)
     say(f"ladder: {len(rungs)} rung(s) x {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} at --preset "
         f"{preset}, store {store}, records in {out / 'records'}")
+    other = other_records(other_sample, cells_) if other_sample else None
     records = climb(cells_, preset, store, out, workers, stack, say)
     title = f"ladder: {', '.join(names)} at --preset {preset} ({Path(rungs_file).name})"
-    files = write(out, records, title)
+    files = write(out, records, title, other)
     say(f"ladder: {out / 'LADDER.md'}, {out / 'ladder.png'} (rungs x claims, coloured by verdict)")
     if as_json:
         click.echo(json.dumps({"records": records, "files": [str(f) for f in files]}, indent=1, default=str))

@@ -7,7 +7,8 @@ import csv
 import io
 from pathlib import Path
 
-from ..analysis.ladder import BUDGET_S, DEAD_MAX, OWN_ACC_MIN, PLATEAU_MAX, choose, effect_text, rows, word
+from ..analysis.ladder import BUDGET_S, DEAD_MAX, OWN_ACC_MIN, PLATEAU_MAX, across_samples, choose, effect_text, rows, \
+    word
 
 
 def _pct(x) -> str:
@@ -59,7 +60,15 @@ def claims_table(records: list[dict]) -> list[str]:
     return out
 
 
-def markdown(records: list[dict], title: str) -> str:
+def samples_table(both: list[dict]) -> list[str]:
+    out = ["| rung | entry | claim | this sample | the other sample | verdict |", "|---|---|---|---|---|---|"]
+    for c in both:
+        v = c["verdict"] if c["agree"] else f"{c['verdict']} (the samples disagree)"
+        out.append(f"| {c['rung']} | {c['entry']} | {c['claim']}. {c['text']} | {c['a']} | {c['b']} | **{v}** |")
+    return out
+
+
+def markdown(records: list[dict], title: str, other: list[dict] | None = None) -> str:
     chosen = choose(records)
     lines = [f"# {title}", "", f"The rule (docs/scale.md): clients >= {OWN_ACC_MIN:.0%} on their own data in every run, "
              f"seed-mean test accuracy changes < {PLATEAU_MAX:g} point over the last 3 rounds in every setting, "
@@ -70,6 +79,9 @@ def markdown(records: list[dict], title: str) -> str:
     lines += ["", "## Claims x rungs", "", "Each cell: the three-valued verdict over seeds, the deciding effect as mean "
               "[95 % t interval] (paired by seed; > 0 is the claimed direction), seeds where it holds.", "",
               *claims_table(records), ""]
+    if other:
+        lines += ["## Two samples of the data", "", "A verdict that differs on the other sample (no image in common) is "
+                  "not resolved at this scale at that rung.", "", *samples_table(across_samples(records, other)), ""]
     return "\n".join(lines)
 
 
@@ -101,13 +113,14 @@ def figure(records: list[dict], title: str):
     return draw(rungs, columns, cells, matched, title)
 
 
-def write(out: Path, records: list[dict], title: str) -> list[Path]:
+def write(out: Path, records: list[dict], title: str, other: list[dict] | None = None) -> list[Path]:
     from ..analysis.plots import save_figure
     from ..files import make_dirs, write_bytes, write_json
 
     make_dirs(out)
-    write_bytes(out / "LADDER.md", markdown(records, title).encode())
+    write_bytes(out / "LADDER.md", markdown(records, title, other).encode())
     write_bytes(out / "ladder.csv", csv_text(records).encode())
-    write_json(out / "ladder.json", {"title": title, "chosen": choose(records), "records": records})
+    write_json(out / "ladder.json", {"title": title, "chosen": choose(records), "records": records,
+                                     **({"across_samples": across_samples(records, other)} if other else {})})
     return [out / "LADDER.md", out / "ladder.csv", out / "ladder.json",
             *save_figure(figure(records, title), out, "ladder")]

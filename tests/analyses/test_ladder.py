@@ -223,3 +223,35 @@ def test_bad_entries_and_options_are_one_line(tmp_path, args, message):
                  "--out", tmp_path / "lad")
     assert res.exit_code == 2 and message in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output
     assert not (tmp_path / "lad").exists()
+
+
+def test_a_verdict_that_differs_on_the_other_sample_is_not_resolved():
+    from collapse_lab.analysis.ladder import across_samples
+
+    def rec(rung, *words):
+        return {"rung": rung, "entry": "e", "claims": [{"text": f"c{i}", "verdict": w, "holds": w == "holds"}
+                                                       for i, w in enumerate(words)]}
+
+    a = [rec("r1", "holds", "refuted", "holds"), rec("r2", "holds"), {"rung": "r3", "entry": "e", "na": "x"}]
+    b = [rec("r1", "holds", "refuted", "not resolved at this scale"), rec("r9", "holds")]
+    got = across_samples(a, b)
+    assert [(c["rung"], c["claim"], c["verdict"], c["agree"]) for c in got] == [
+        ("r1", 1, "holds", True), ("r1", 2, "refuted", True), ("r1", 3, "not resolved at this scale", False)]
+
+
+def test_other_sample_must_be_other_images(tmp_path):
+    (tmp_path / "r.yaml").write_text("rungs:\n- name: a\n")
+    args = ["ladder", "feddecorr-fig2", "--preset", "quick", "--rungs", tmp_path / "r.yaml", "--store", tmp_path / "st",
+            "--out", tmp_path / "lad"]
+    res = invoke(*args, "--other-sample", tmp_path / "none")
+    assert res.exit_code == 2 and "no record of these rungs and entries there" in res.stderr, res.output
+    from collapse_lab.analysis.catalogue import pick
+    from collapse_lab.analysis.features import FeatureSource
+
+    (e,) = pick(["feddecorr-fig2"], "figure")
+    _, fp = FeatureSource(split="test").dataset(e.configs("quick")[0])
+    (tmp_path / "b" / "records").mkdir(parents=True)
+    (tmp_path / "b" / "records" / "a--feddecorr-fig2.json").write_text(json.dumps({"data": {"test_sha256": fp}}))
+    res = invoke(*args, "--other-sample", tmp_path / "b")
+    assert res.exit_code == 2 and "computed on the same images as this ladder" in res.stderr, res.output
+    assert not (tmp_path / "lad").exists()

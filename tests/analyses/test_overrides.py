@@ -42,7 +42,8 @@ def test_figures_with_set_train_other_runs_and_say_so(tmp_path):
     runs = [json.loads(p.read_text()) for p in store.glob("*/run.json")]
     assert len(runs) == 3 and {r["lr"] for r in runs} == {0.02}
     saved = json.loads((out / "feddecorr-fig1.json").read_text())
-    assert saved["overrides"] == {"lr": 0.02} and "--set lr=0.02" in saved["differs"]
+    assert saved["overrides"] == {"lr": 0.02}
+    assert "every run with --set lr=0.02 (replacing the preset's value named above)" in saved["differs"]
     (claims,) = json.loads((out / "claims-quick-smoke.json").read_text())
     assert claims["overrides"] == {"lr": 0.02}
     assert "feddecorr-fig1 (--set lr=0.02)" in (out / "CLAIMS-quick-smoke.md").read_text()
