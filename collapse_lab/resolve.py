@@ -246,7 +246,8 @@ def _no_effect(values: dict, explicit: set, info: dict, carried=None) -> list[st
     for old, (owner, option) in MOVED.items():
         if old in explicit and reg != owner:
             problems.append((old, f"{flag(old)} has no effect with --reg {reg} (it is {owner}'s option {option})"))
-    if carried is not None and reg == "none" and values.get("reg_options"):  # a grid crossing reg with none
+    own = set(values.get("reg_options") or {}) - {MOVED[o][1] for o in explicit if o in MOVED}  # not said above
+    if carried is not None and reg == "none" and own:  # a grid crossing reg with none
         problems.append(("reg_options", "--reg-option has no effect without a regularizer (--reg none)"))
     if problems and carried is None:
         name, msg = problems[0]

@@ -40,7 +40,7 @@ CASES = [
     (T + ["--alpha", "abc"], "--alpha 'abc' is not a number"),
     (T + ["--decorr-norm", "official"], "--decorr-norm has no effect with --reg none (it is feddecorr's option normalization)"),
     (T + ["--reg", "feddecorr", "--decorr-norm", "nope"], "regularizer feddecorr option normalization='nope': use paper or official"),
-    (T + ["--model", "vgg"], "--model: unknown model 'vgg'; choose one of: alexnet-bn, cnn, linear"),
+    (T + ["--model", "vgg"], "--model: unknown model 'vgg'; choose one of: alexnet-bn, cnn, cnn-bn, linear"),
     (T + ["--method", "fedsgd"], "--method: unknown method 'fedsgd'; choose one of: fedadagrad, fedadam, fedavg"),
     (T + ["--reg", "l2"], "--reg: unknown regularizer 'l2'; choose one of: decov"),
     (T + ["--partition", "shards"], "--partition: unknown partition 'shards'; choose one of: dirichlet"),
