@@ -8,6 +8,7 @@ ladder's table.
 """
 from __future__ import annotations
 
+import json
 import math
 
 from .seeds import HOLDS, OPEN, REFUTED, t_interval, verdict
@@ -40,19 +41,30 @@ def summary(measures: list[dict]) -> dict:
             "checks": checks, "matched": all(v is True for v in checks.values())}
 
 
+def but_reg(setting: str) -> str:
+    """A run's setting (its identity but the seed, as JSON) without what names its
+    regularizer: the FedAvg run a regularized run is compared with has it."""
+    from ..config import MOVED_FIELDS
+
+    d = json.loads(setting)
+    return json.dumps({k: v for k, v in d.items() if k not in ("reg", "beta", "reg_options", *MOVED_FIELDS)},
+                      sort_keys=True)
+
+
 def accuracy_claims(measures: list[dict]) -> list[dict]:
     """Table 1's comparison where the runs vary the regularizer: final global test accuracy
     with a regularizer minus without, paired by seed, per setting, as a three-valued verdict
     (``seeds.verdict``); the claim (FedDecorr Table 1) is that it is higher."""
-    base = {(m["setting_but_reg"], m["seed"]): m for m in measures if m.get("reg") == "none"}
+    key = {id(m): but_reg(m["setting"]) for m in measures}
+    base = {(key[id(m)], m["seed"]): m for m in measures if m.get("reg") == "none"}
     out = []
     groups: dict[tuple, list] = {}
     for m in measures:
-        if m.get("reg") not in (None, "none") and (m["setting_but_reg"], m["seed"]) in base:
-            groups.setdefault((m["reg"], m["setting_but_reg"], m.get("alpha")), []).append(m)
+        if m.get("reg") not in (None, "none") and (key[id(m)], m["seed"]) in base:
+            groups.setdefault((m["reg"], key[id(m)], m.get("alpha")), []).append(m)
     for (reg, _, alpha), ms in sorted(groups.items(), key=lambda kv: (kv[0][0], str(kv[0][2]))):
         ms = sorted(ms, key=lambda m: m["seed"])
-        diffs = [100.0 * (m["test_acc"] - base[(m["setting_but_reg"], m["seed"])]["test_acc"]) for m in ms]
+        diffs = [100.0 * (m["test_acc"] - base[(key[id(m)], m["seed"])]["test_acc"]) for m in ms]
         v = verdict([[[d, True]] for d in diffs]) or {}
         mean, lo, hi = t_interval(diffs)
         k = sum(d > 0 for d in diffs)
@@ -74,6 +86,15 @@ def cost(r: dict) -> float:
         return float(est)
     secs = r["regime"].get("train_seconds_sum")
     return math.inf if secs is None else secs / 2
+
+
+def claims_of(rec: dict) -> list[dict]:
+    """A record's claims: the entry's own, then Table 1's comparison where its runs vary the
+    regularizer (computed from the kept regime measures, so records kept before a change of
+    that comparison report it as it is now)."""
+    if "claims" not in rec:
+        return []
+    return rec["claims"] + accuracy_claims(rec.get("regime", {}).get("runs", []))
 
 
 def choose(records: list[dict], budget_s: float = BUDGET_S) -> dict[str, dict]:
@@ -118,7 +139,7 @@ def rows(records: list[dict]) -> list[dict]:
     out = []
     for r in records:
         reg = r.get("regime", {})
-        for i, c in enumerate(r.get("claims", [])):
+        for i, c in enumerate(claims_of(r)):
             out.append({"rung": r["rung"], "entry": r["entry"], "claim": i + 1, "text": c["text"],
                         "verdict": word(c), "holds_in": f"{c.get('holds_in', '')} of {c.get('seeds', '')}",
                         "effect": effect_text(c), "seeds_to_resolve": c.get("seeds_to_resolve"),
@@ -138,7 +159,7 @@ def across_samples(records: list[dict], other: list[dict]) -> list[dict]:
         o = theirs.get((r["rung"], r["entry"]))
         if "claims" not in r or o is None:
             continue
-        for i, (a, b) in enumerate(zip(r["claims"], o["claims"])):
+        for i, (a, b) in enumerate(zip(claims_of(r), claims_of(o))):
             wa, wb = word(a), word(b)
             out.append({"rung": r["rung"], "entry": r["entry"], "claim": i + 1, "text": a["text"], "a": wa, "b": wb,
                         "verdict": wa if wa == wb else OPEN, "agree": wa == wb})

@@ -146,7 +146,7 @@ def measure(cell: dict, preset: str, store: Path, fig_dir: Path) -> dict:
     """Render the cell's entry, measure its runs' regime, and return its record."""
     from ..analysis.context import Context
     from ..analysis.features import FeatureSource
-    from ..analysis.ladder import accuracy_claims, summary
+    from ..analysis.ladder import summary
     from ..analysis.regime import measure_run
     from ..store import RunDir, run_path
     from .figures import render
@@ -161,11 +161,9 @@ def measure(cell: dict, preset: str, store: Path, fig_dir: Path) -> dict:
         ident = {k: v for k, v in c.identity().items() if k != "seed"}
         m = measure_run(RunDir(run_path(store, c)), ctx.features, train_src, c.rounds)
         ms.append({**m, "seed": c.seed, "reg": c.reg, "alpha": c.identity()["alpha"],
-                   "setting": json.dumps(ident, sort_keys=True, default=str),
-                   "setting_but_reg": json.dumps({k: v for k, v in ident.items() if k not in ("reg", "beta",
-                                                                                               "reg_options")},
-                                                 sort_keys=True, default=str)})
-    return {"claims": rec["claims"] + accuracy_claims(ms), "figure": rec["files"],
+                   "setting": json.dumps(ident, sort_keys=True, default=str)})
+    # Table 1's comparison is not kept here: ladder.claims_of computes it from the measures
+    return {"claims": rec["claims"], "figure": rec["files"],
             "precision": rec["precision"], "regime": {**summary(ms), "runs": ms}}
 
 
@@ -211,9 +209,9 @@ def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stac
 
 
 def verdict_line(rec: dict) -> str:
-    from ..analysis.ladder import word
+    from ..analysis.ladder import claims_of, word
 
-    words = [word(c) for c in rec["claims"]]
+    words = [word(c) for c in claims_of(rec)]
     reg = rec["regime"]
     return (", ".join(f"{words.count(w)} {w}" for w in dict.fromkeys(words)) + f"; regime: clients own data "
             f"{_pct(reg['own_acc_min'])} (min), plateau {_num(reg['plateau_max_points'])} points, FedAvg dead units "

@@ -7,8 +7,8 @@ import csv
 import io
 from pathlib import Path
 
-from ..analysis.ladder import BUDGET_S, DEAD_MAX, OWN_ACC_MIN, PLATEAU_MAX, across_samples, choose, effect_text, rows, \
-    word
+from ..analysis.ladder import BUDGET_S, DEAD_MAX, OWN_ACC_MIN, PLATEAU_MAX, across_samples, choose, claims_of, \
+    effect_text, rows, word
 
 
 def _pct(x) -> str:
@@ -43,13 +43,13 @@ def claims_table(records: list[dict]) -> list[str]:
     out.append("|---|---|" + "---|" * len(rungs))
     texts: dict = {}
     for r in records:
-        for i, c in enumerate(r.get("claims", [])):
+        for i, c in enumerate(claims_of(r)):
             texts.setdefault((r["entry"], i), c["text"])
     for (entry, i), text in texts.items():
         row = []
         for rung in rungs:
             rec = next((r for r in records if r["rung"] == rung and r["entry"] == entry), None)
-            cl = (rec or {}).get("claims", [])
+            cl = claims_of(rec or {})
             if rec is None or "na" in rec or i >= len(cl):
                 row.append("n/a")
                 continue
@@ -101,7 +101,7 @@ def figure(records: list[dict], title: str):
     rungs = list(dict.fromkeys(r["rung"] for r in records))
     columns, cells = [], {}
     for r in records:
-        for i, c in enumerate(r.get("claims", [])):
+        for i, c in enumerate(claims_of(r)):
             col = f"{r['entry']} {i + 1}"
             if col not in columns:
                 columns.append(col)

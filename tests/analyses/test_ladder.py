@@ -35,7 +35,9 @@ def test_pooled_accuracy_weights_clients_by_their_images():
 
 
 def _m(seed, setting="a", reg="none", own=0.95, plat=0.5, dead=1, units=100, acc=0.5, alpha="0.05", secs=10.0):
-    return {"seed": seed, "setting": setting + reg, "setting_but_reg": setting, "reg": reg, "own_acc": own,
+    ident = {"x": setting, "reg": reg, **({"beta": 0.1, "decorr_norm": "official"} if reg != "none" else
+                                          {"decorr_norm": "paper"})}  # what names the regularizer differs
+    return {"seed": seed, "setting": json.dumps(ident, sort_keys=True), "reg": reg, "own_acc": own,
             "plateau_points": plat, "dead_units": dead, "units": units, "test_acc": acc, "alpha": alpha,
             "train_seconds": secs}
 
