@@ -50,17 +50,24 @@ def test_one_full_batch_step_equals_a_hand_computation():
         assert out[0]["dead"] == int((ref(x)[1].abs().amax(0) == 0).sum())
 
 
+@pytest.fixture(scope="module")
+def stored(tmp_path_factory):
+    """One FedDecorr run of 2 rounds (digits), for the bad-input cases."""
+    root = tmp_path_factory.mktemp("units")
+    res = invoke("train", "--rounds", "2", "--alpha", "0.05", "--reg", "feddecorr", "--store", root / "s")
+    assert res.exit_code == 0, res.output
+    (run,) = [p for p in (root / "s").iterdir() if (p / "run.json").is_file()]
+    return run
+
+
 @pytest.mark.parametrize("args,message", [
     (["--round", "0"], "--round 0: the run has rounds 1..2"),
     (["--round", "3"], "--round 3: the run has rounds 1..2"),
     (["--client", "10"], "--client 10: the run has clients 0..9"),
     (["--epochs", "0"], "--epochs 0: give 1 to 1000 local epochs"),
 ])
-def test_bad_input_is_one_line(tmp_path, args, message):
-    res = invoke("train", "--rounds", "2", "--alpha", "0.05", "--reg", "feddecorr", "--store", tmp_path / "s")
-    assert res.exit_code == 0, res.output
-    (run,) = [p for p in (tmp_path / "s").iterdir() if (p / "run.json").is_file()]
-    got = invoke("units", "--run", run, *args)
+def test_bad_input_is_one_line(stored, args, message):
+    got = invoke("units", "--run", stored, *args)
     assert got.exit_code == 2 and message in got.stderr and len(got.stderr.strip().splitlines()) == 1, got.output
 
 
