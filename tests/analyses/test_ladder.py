@@ -133,7 +133,9 @@ def test_own_accuracy_equals_a_hand_evaluation(tmp_path):
     assert "client 0's model of round 1 is not stored" in missing["missing"]
 
 
-RUNGS = "rungs:\n- name: r3\n  set: {rounds: 3}\n- name: r3-e1\n  set: {rounds: 3, local_epochs: 1}\n"
+# the second rung extends the first's runs (rounds is not part of a run's name): the first's
+# numbers are measured at round 3 before they grow to 4
+RUNGS = "rungs:\n- name: r3\n  set: {rounds: 3, local_epochs: 1}\n- name: r4\n  set: {rounds: 4, local_epochs: 1}\n"
 
 
 @pytest.mark.slow
@@ -144,20 +146,27 @@ def test_a_ladder_keeps_each_rung_and_never_trains_it_twice(tmp_path):
     dry = invoke(*args, "--dry-run", "--json")
     assert dry.exit_code == 0, dry.output
     plan = json.loads(dry.stdout)
-    assert [(r["rung"], r["runs"], r["to_train"]) for r in plan] == [("r3", 12, 12), ("r3-e1", 12, 12)]
+    assert [(r["rung"], r["runs"], r["to_train"]) for r in plan] == [("r3", 12, 12), ("r4", 12, 12)]
     res = invoke(*args, "--json")
     assert res.exit_code == 0, res.output
     recs = json.loads(res.stdout)["records"]
-    assert [(r["rung"], r["applied"]) for r in recs] == [("r3", {"rounds": 3}), ("r3-e1", {"rounds": 3, "local_epochs": 1})]
-    for r in recs:
+    assert [(r["rung"], r["applied"]) for r in recs] == [("r3", {"rounds": 3, "local_epochs": 1}),
+                                                         ("r4", {"rounds": 4, "local_epochs": 1})]
+    assert recs[0]["runs"] == recs[1]["runs"] and [r["rounds"] for r in recs] == [[3] * 12, [4] * 12]
+    for r, rounds in zip(recs, (3, 4)):
         assert len(r["regime"]["runs"]) == 12 and len(r["claims"]) == 3
         for m in r["regime"]["runs"]:
             meta = json.loads((tmp_path / "st" / m["run"] / "run.json").read_text())
-            assert meta["rounds"] == 3 and m["round"] == 3 and 0 <= m["own_acc"] <= 1
+            assert meta["rounds"] == 4 and m["round"] == rounds and 0 <= m["own_acc"] <= 1
+            assert meta["local_epochs"] == 1
+            acc = {e["round"]: e["test_acc"] for e in map(json.loads, (tmp_path / "st" / m["run"] / "metrics.jsonl")
+                   .read_text().splitlines()) if e.get("event") == "round"}
+            assert m["test_acc"] == acc[rounds] and m["plateau_points"] == pytest.approx(
+                100 * (acc[rounds] - acc[rounds - 3]))
             assert m["dead_units"] <= m["units"] == 128
             assert all(c["verdict"] in ("holds", "refuted", "not resolved at this scale") for c in r["claims"])
     md = (tmp_path / "lad" / "LADDER.md").read_text()
-    assert "| r3 | feddecorr-fig2 | rounds=3 |" in md and "## Claims x rungs" in md
+    assert "| r3 | feddecorr-fig2 | rounds=3 local_epochs=1 |" in md and "## Claims x rungs" in md
     rows = (tmp_path / "lad" / "ladder.csv").read_text().splitlines()
     assert len(rows) == 1 + 2 * 3 and rows[0].startswith("rung,entry,claim,text,verdict")
     assert (tmp_path / "lad" / "ladder.png").stat().st_size > 10_000
