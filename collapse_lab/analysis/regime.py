@@ -11,9 +11,10 @@ heterogeneity. Per run:
   union of their data, each image scored by its own client's model);
 - ``plateau``: the change of global test accuracy from round R - 3 to the final round R,
   in points (a global model still climbing has not reached the papers' regime);
-- ``dead units``: units of the representation z that are zero on every test image for
-  the final global model (a ReLU that never fires: its spectrum's direction is gone
-  for another reason than heterogeneity);
+- ``dead units``: units of the representation z with no variance over the test images
+  (at or below the numerical floor; ``spectra.rank``) for the final global model (a ReLU
+  that never fires: its spectrum's direction is gone for another reason than
+  heterogeneity);
 - the training wall time (run.json ``train_seconds``, summed over the run's starts).
 """
 from __future__ import annotations
@@ -48,10 +49,14 @@ def plateau(test_acc: dict[int, float], span: int = SPAN) -> float | None:
 
 
 def dead_units(z: torch.Tensor) -> int:
-    """Columns of z (samples x units) that are exactly zero on every sample."""
+    """Units of z (samples x units) whose variance is at or below the numerical floor: the
+    one definition of dead units (``spectra.rank.dead_units``, docs/conventions.md), which
+    counts a ReLU that is zero on every image."""
+    from ..spectra.rank import dead_units as dead
+
     if z.ndim != 2 or z.shape[0] == 0:
         raise ValueError("dead_units needs a non-empty (samples, units) matrix")
-    return int((z.abs().amax(dim=0) == 0).sum())
+    return int(len(dead(z)))
 
 
 def test_accuracy(run: RunDir) -> dict[int, float]:

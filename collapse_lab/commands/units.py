@@ -6,8 +6,8 @@ with the run's model, data, learning rate, momentum, weight decay, batch size, l
 epochs and regularizer (Eq. 9: CE + beta R(z)), and beside it the same replay without the
 regularizer (beta = 0; the same batches in the same order). Per epoch it reports the mean
 CE and beta R, the gradient norm each of them sends into every layer's weights, the
-per-unit gradient each sends into z (the representation), and the units of z that are zero
-on every one of the client's images (dead) at the end of the epoch. The replay leaves out
+per-unit gradient each sends into z (the representation), and the units of z with no
+variance over the client's images (dead, ``spectra.rank``) at the end of the epoch. The replay leaves out
 the run's data augmentation (its images are read as stored) and any method's hooks
 (FedProx, MOON, ...): a diagnostic of the regularizer, not a copy of the run.
 """
@@ -34,8 +34,13 @@ def unit_grad_norms(g: torch.Tensor) -> torch.Tensor:
 
 
 def dead(z: torch.Tensor) -> torch.Tensor:
-    """Which units of z (samples x units) are zero on every sample."""
-    return z.abs().amax(0) == 0
+    """Which units of z (samples x units) are dead: no variance (at or below the numerical
+    floor), the one definition (``spectra.rank.dead_units``)."""
+    from ..spectra.rank import dead_units
+
+    out = torch.zeros(z.shape[1], dtype=torch.bool)
+    out[dead_units(z)] = True
+    return out
 
 
 @torch.no_grad()

@@ -20,10 +20,12 @@ def test_plateau_is_the_change_over_the_last_three_rounds_in_points():
     assert plateau({}) is None
 
 
-def test_dead_units_are_columns_zero_on_every_sample():
-    z = torch.tensor([[0.0, 1.0, 0.0, -0.0], [0.0, 0.0, 2.0, 0.0], [0.0, 0.0, 0.0, 0.0]], dtype=torch.float64)
-    assert dead_units(z) == 2  # columns 0 and 3 (-0.0 is zero)
-    assert dead_units(torch.full((3, 5), 1e-300, dtype=torch.float64)) == 0  # tiny is not dead
+def test_dead_units_are_the_spectrum_commands_dead_units():
+    z = torch.tensor([[0.0, 1.0, 0.0, 3.0], [0.0, 0.0, 2.0, 3.0], [0.0, 0.0, 0.0, 3.0]], dtype=torch.float64)
+    assert dead_units(z) == 2  # column 0 (zero) and 3 (constant): no variance
+    z = torch.randn(50, 6, dtype=torch.float64)
+    z[:, 2] = 1e-9 * z[:, 2]  # 1e-18 of the largest variance: below the floor
+    assert dead_units(z) == 1
     with pytest.raises(ValueError):
         dead_units(torch.zeros(0, 3))
 
