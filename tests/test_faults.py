@@ -287,3 +287,21 @@ def test_runs_where_compares_values_not_spellings(tmp_path):
                      ("lr=0.02", 0), ("local_eval=False", 1), ("clients=3.0", 1), ("method=fedavg", 1)):
         res = CliRunner().invoke(cli, ["runs", "--store", str(store), "--where", where, "--json"])
         assert res.exit_code == 0 and len(json.loads(res.stdout)) == n, (where, res.output)
+
+
+@pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the worker processes")
+def test_sigterm_to_a_ladder_keeps_its_records_and_says_how_to_continue(tmp_path):
+    (tmp_path / "rungs.yaml").write_text("rungs:\n- name: long\n  set: {rounds: 400, local_epochs: 1}\n")
+    store = tmp_path / "ck"
+    proc = cli_proc("ladder", "feddecorr-fig2", "--preset", "quick", "--rungs", tmp_path / "rungs.yaml",
+                    "--store", store, "--out", tmp_path / "lad", "--workers", "1", "--stack", "1")
+    try:
+        wait_for_round(store, 1, runs=1, timeout=120)
+        err = sigterm(proc, 120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 143, err
+    assert "ladder interrupted (SIGTERM)" in err and "the same command continues" in err and "Traceback" not in err
+    time.sleep(0.5)
+    assert _workers_of(store) == [] and not (tmp_path / "lad" / "records").exists()

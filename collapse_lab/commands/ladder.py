@@ -309,7 +309,16 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
     say(f"ladder: {len(rungs)} rung(s) x {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} at --preset "
         f"{preset}, store {store}, records in {out / 'records'}")
     other = other_records(other_sample, cells_) if other_sample else None
-    records = climb(cells_, preset, store, out, workers, stack, say)
+    from ..sweep.backends import Interrupted
+
+    try:
+        records = climb(cells_, preset, store, out, workers, stack, say)
+    except Interrupted as e:  # Ctrl-C, SIGTERM: finished runs and kept records stay
+        from ..signals import exit_status
+
+        say(f"ladder interrupted ({e.signame}): finished runs and the rungs' records are kept; the same command "
+            "continues")
+        raise SystemExit(exit_status(e.signame)) from None
     title = f"ladder: {', '.join(names)} at --preset {preset} ({Path(rungs_file).name})"
     files = write(out, records, title, other)
     say(f"ladder: {out / 'LADDER.md'}, {out / 'ladder.png'} (rungs x claims, coloured by verdict)")
