@@ -116,13 +116,22 @@ def choose(records: list[dict], budget_s: float = BUDGET_S) -> dict[str, dict]:
     return out
 
 
-def effect_text(c: dict) -> str:
-    """The claim's effects as ``mean [low, high]`` (the one nearest to deciding first)."""
+def deciding(c: dict) -> dict | None:
+    """The comparison that decides a claim's verdict: among the comparisons whose own
+    verdict is the claim's (a refuting one for refuted, an unresolved one for not resolved,
+    any for holds), the one with the lowest interval."""
     effs = c.get("effects") or []
-    if not effs:
-        return ""
-    e = min(effs, key=lambda e: e["low"] if not math.isnan(e["low"]) else e["mean"])
-    return f"{e['mean']:.4g} [{e['low']:.4g}, {e['high']:.4g}]"
+    same = [e for e in effs if e.get("verdict") == c.get("verdict")] or effs
+    if not same:
+        return None
+    return min(same, key=lambda e: (e["high"] if c.get("verdict") == REFUTED else e["low"])
+               if not math.isnan(e["low"]) else e["mean"])
+
+
+def effect_text(c: dict) -> str:
+    """The deciding comparison's effect as ``mean [low, high]``."""
+    e = deciding(c)
+    return "" if e is None else f"{e['mean']:.4g} [{e['low']:.4g}, {e['high']:.4g}]"
 
 
 def word(c: dict) -> str:

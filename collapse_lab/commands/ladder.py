@@ -167,9 +167,22 @@ def measure(cell: dict, preset: str, store: Path, fig_dir: Path) -> dict:
             "precision": rec["precision"], "regime": {**summary(ms), "runs": ms}}
 
 
-def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stack: int, say) -> list[dict]:
+def complete(store: Path, cfg) -> bool:
+    """Whether the store holds the run with at least the rounds ``cfg`` reads."""
+    from ..store import RunDir, run_path
+
+    p = run_path(store, cfg)
+    if not (p / "run.json").is_file():
+        return False
+    meta = RunDir(p).meta
+    return meta.get("status") == "complete" and int(meta.get("rounds_complete", 0)) >= cfg.rounds
+
+
+def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stack: int, say,
+          no_train: bool = False) -> list[dict]:
     """Every cell's record, rung by rung: read where kept, else trained, rendered, measured
-    and kept. Returns the records in the ladder's order."""
+    and kept. Returns the records in the ladder's order. ``no_train``: a cell whose runs
+    are not all in the store is reported as not trained yet, and nothing trains."""
     from ..bench.estimate import estimate
     from ..files import write_json
     from .catalogue_cmd import train_missing
@@ -177,6 +190,10 @@ def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stac
     records, rungs = [], list(dict.fromkeys(c["rung"].name for c in cells_))
     for i, name in enumerate(rungs):
         todo = [c for c in cells_ if c["rung"].name == name]
+        if no_train:  # what the store lacks is not trained: said in the cell
+            for c in todo:
+                if "na" not in c and c["kept"] is None and not all(complete(store, r) for r in c["configs"]):
+                    c["na"] = "not trained yet (the ladder without --no-train trains it)"
         fresh = [c for c in todo if "na" not in c and c["kept"] is None]
         runs = {r.run_name(): r for c in fresh for r in c["configs"]}
         say(f"ladder: rung {i + 1} of {len(rungs)} ({name}): {len(todo)} entr{'y' if len(todo) == 1 else 'ies'}, "
@@ -198,8 +215,9 @@ def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stac
                 records.append(c["kept"])
                 continue
             est = estimate(c["configs"])["total"]["hours"].get("cpu-2core")
-            rec = {**base, "applied": c["overrides"], "estimated_seconds": None if est is None else round(est * 3600, 1), "runs": [r.run_name() for r in c["configs"]],
-                   "rounds": [r.rounds for r in c["configs"]], "data": c["data"],
+            rec = {**base, "applied": c["overrides"], "estimated_seconds": None if est is None else round(est * 3600, 1),
+                   "runs": [r.run_name() for r in c["configs"]], "rounds": [r.rounds for r in c["configs"]],
+                   "data": c["data"],
                    **measure(c, preset, store, out / name),
                    "wall_seconds": wall if len(fresh) == 1 else None, "rung_wall_seconds": wall}
             write_json(record_path(out, c), rec)
@@ -233,16 +251,12 @@ def _duration(s: float) -> str:
 def dry(cells_: list[dict], store: Path, as_json: bool) -> None:
     """Each rung's runs, those present and to train, and the estimated time of the latter."""
     from ..bench.estimate import estimate
-    from ..store import RunDir, run_path
 
     out, planned = [], set()  # runs an earlier rung trains (rungs share runs: e.g. FedAvg's under an Eq. 8 rung)
     for name in dict.fromkeys(c["rung"].name for c in cells_):
         todo = [c for c in cells_ if c["rung"].name == name and "na" not in c]
         runs = {r.run_name(): r for c in todo if c.get("kept") is None for r in c["configs"]}
-        missing = [r for n, r in runs.items() if (n, r.rounds) not in planned
-                   and not ((run_path(store, r) / "run.json").is_file()
-                            and RunDir(run_path(store, r)).meta.get("status") == "complete"
-                            and int(RunDir(run_path(store, r)).meta.get("rounds_complete", 0)) >= r.rounds)]
+        missing = [r for n, r in runs.items() if (n, r.rounds) not in planned and not complete(store, r)]
         planned |= {(n, r.rounds) for n, r in runs.items()}
         hours = estimate(missing)["total"]["hours"].get("cpu-2core", 0.0) if missing else 0.0
         out.append({"rung": name, "entries": [c["entry"].name for c in todo],
@@ -273,13 +287,15 @@ def dry(cells_: list[dict], store: Path, as_json: bool) -> None:
 @click.option("--stack", type=int, default=8, show_default=True, help="Runs trained together (see `sweep --stack`).")
 @click.option("--dry-run", "dry_run_", is_flag=True, help="Train nothing: each rung's runs, those to train and "
                                                           "their estimated time.")
+@click.option("--no-train", is_flag=True, help="Write the ladder's outputs from the kept records and the runs "
+                                               "present; a rung whose runs are missing says so.")
 @click.option("--json", "as_json", is_flag=True, help="Print the ladder's records as JSON on stdout.")
 @click.option("--other-sample", type=click.Path(file_okay=False), default=None,
               help="The --out folder of the same ladder on another sample of the data (no image in common): a "
                    "verdict that differs there is not resolved at this scale.")
 @data_root_option
 @precision_option
-def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, as_json, other_sample):
+def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, no_train, as_json, other_sample):
     """Climb the rungs of --rungs for the figure entries NAMES at --preset."""
     from ..analysis.catalogue import pick
     from .catalogue_cmd import check_training
@@ -287,6 +303,9 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
     from .rungs import load_rungs
 
     check_training(workers, stack)
+    if no_train and (dry_run_ or workers is not None):
+        raise CollapseLabError(f"{'--dry-run' if dry_run_ else '--workers'} has no effect with --no-train (nothing "
+                               "trains); drop it")
     entries = pick(names, "figure")
     for e in entries:
         if not e.at(preset).claims:
@@ -312,7 +331,7 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
     from ..sweep.backends import Interrupted
 
     try:
-        records = climb(cells_, preset, store, out, workers, stack, say)
+        records = climb(cells_, preset, store, out, workers, stack, say, no_train)
     except Interrupted as e:  # Ctrl-C, SIGTERM: finished runs and kept records stay
         from ..signals import exit_status
 

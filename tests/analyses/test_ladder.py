@@ -181,6 +181,14 @@ def test_a_ladder_keeps_each_rung_and_never_trains_it_twice(tmp_path):
     assert stamp == {p: p.stat().st_mtime_ns for p in (tmp_path / "st").glob("*/run.json")}
     dry = json.loads(invoke(*args, "--dry-run", "--json").stdout)
     assert [(r["runs"], r["to_train"], r["kept"]) for r in dry] == [(0, 0, ["feddecorr-fig2"])] * 2
+    # --no-train: the outputs from what is kept; a rung without runs says so and trains nothing
+    (tmp_path / "rungs.yaml").write_text(RUNGS + "- name: r5\n  set: {rounds: 5, local_epochs: 1}\n")
+    res = invoke(*args, "--no-train", "--json")
+    assert res.exit_code == 0, res.output
+    recs3 = json.loads(res.stdout)["records"]
+    assert recs3[:2] == recs and recs3[2]["na"].startswith("not trained yet")
+    assert "| r5 | feddecorr-fig2 | rounds=5 local_epochs=1 | not trained yet" in (tmp_path / "lad" / "LADDER.md").read_text()
+    assert stamp == {p: p.stat().st_mtime_ns for p in (tmp_path / "st").glob("*/run.json")}
 
 
 BAD_RUNGS = [
@@ -228,6 +236,8 @@ def test_a_bad_rungs_file_is_one_line_and_exit_2(tmp_path, text, message):
     (["nosuch"], "unknown figure 'nosuch'"),
     (["feddecorr-table1"], "unknown figure 'feddecorr-table1'"),
     (["feddecorr-fig2", "--workers", "0"], "--workers must be >= 1"),
+    (["feddecorr-fig2", "--no-train", "--dry-run"], "--dry-run has no effect with --no-train"),
+    (["feddecorr-fig2", "--no-train", "--workers", "2"], "--workers has no effect with --no-train"),
 ])
 def test_bad_entries_and_options_are_one_line(tmp_path, args, message):
     (tmp_path / "r.yaml").write_text("rungs:\n- name: a\n")
@@ -267,3 +277,15 @@ def test_other_sample_must_be_other_images(tmp_path):
     res = invoke(*args, "--other-sample", tmp_path / "b")
     assert res.exit_code == 2 and "computed on the same images as this ladder" in res.stderr, res.output
     assert not (tmp_path / "lad").exists()
+
+
+def test_the_effect_shown_is_the_one_that_decides():
+    from collapse_lab.analysis.ladder import effect_text
+
+    effs = [{"mean": -6.6, "low": -15.7, "high": 2.4, "verdict": "not resolved at this scale"},
+            {"mean": -3.0, "low": -5.0, "high": -1.0, "verdict": "refuted"},
+            {"mean": 4.0, "low": 1.0, "high": 7.0, "verdict": "holds"}]
+    assert effect_text({"verdict": "refuted", "effects": effs}) == "-3 [-5, -1]"
+    assert effect_text({"verdict": "not resolved at this scale", "effects": effs}) == "-6.6 [-15.7, 2.4]"
+    assert effect_text({"verdict": "holds", "effects": effs[2:]}) == "4 [1, 7]"
+    assert effect_text({"holds": True}) == ""
