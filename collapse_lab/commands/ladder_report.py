@@ -19,20 +19,25 @@ def _f(x, nd: int = 2) -> str:
     return "n/a" if x is None else f"{x:.{nd}f}"
 
 
+def _min(s):
+    return None if s is None else s / 60
+
+
 def regime_table(records: list[dict]) -> list[str]:
     out = ["| rung | entry | set | clients on own data (min over runs) | plateau: max over settings of the seed-mean "
-           "change over the last 3 rounds (points) | FedAvg dead units (max share) | training (s, summed over runs) "
-           "| regime |", "|---|---|---|---|---|---|---|---|"]
+           "change over the last 3 rounds (points) | FedAvg dead units (max share) | estimated time on 2 cores (min; the "
+           "rule's cost) | measured training (s, summed over runs) | regime |", "|---|---|---|---|---|---|---|---|---|"]
     for r in records:
         if "na" in r:
-            out.append(f"| {r['rung']} | {r['entry']} | {' '.join(r['set']) or '(preset)'} | {r['na']} | | | | |")
+            out.append(f"| {r['rung']} | {r['entry']} | {' '.join(r['set']) or '(preset)'} | {r['na']} | | | | | |")
             continue
         g = r["regime"]
         ch = g["checks"]
         mark = lambda k: "" if ch.get(k) is None else (" ✓" if ch[k] else " ✗")  # noqa: E731
         out.append(f"| {r['rung']} | {r['entry']} | {' '.join(r['set']) or '(preset)'} | {_pct(g['own_acc_min'])}"
                    f"{mark('clients')} | {_f(g['plateau_max_points'])}{mark('plateau')} | "
-                   f"{_pct(g['dead_share_max_fedavg'])}{mark('dead')} | {_f(g['train_seconds_sum'], 0)} | "
+                   f"{_pct(g['dead_share_max_fedavg'])}{mark('dead')} | {_f(_min(r.get('estimated_seconds')), 1)} | "
+                   f"{_f(g['train_seconds_sum'], 0)} | "
                    f"{'matched' if g['matched'] else 'not matched'} |")
     return out
 
