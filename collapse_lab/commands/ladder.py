@@ -26,7 +26,7 @@ from .common import data_root_option, given_data_root, given_precision, precisio
 FORMAT = 1  # of a record
 
 
-def cells(entries, rungs, preset: str, store: Path, say) -> list[dict]:
+def cells(entries, rungs, preset: str, store: Path, say, where: str = "--rungs") -> list[dict]:
     """Per rung and entry the runs (each keeping its last round's client models: the regime
     reads them) and the overrides that change them; where a rung's setting cannot apply to
     an entry (a key its grid varies), the cell says why."""
@@ -40,10 +40,10 @@ def cells(entries, rungs, preset: str, store: Path, say) -> list[dict]:
             try:
                 over = applying(e, preset, rung.overrides)
             except CollapseLabError as err:  # a value train refuses (lr=-1, a model that does not exist)
-                raise CollapseLabError(f"--rungs: rung {rung.name}: {err}") from None
+                raise CollapseLabError(f"{where}: rung {rung.name}: {err}") from None
             if isinstance(over, str):
                 if rung.entries is not None:  # named for it: the file is wrong
-                    raise CollapseLabError(f"--rungs: rung {rung.name}: {over}")
+                    raise CollapseLabError(f"{where}: rung {rung.name}: {over}")
                 out.append({"rung": rung, "entry": e, "na": over})
                 continue
             configs, per_entry, _ = plan([e], preset, store, lambda m: None, overrides=over)
@@ -314,7 +314,7 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
     rungs = load_rungs(rungs_file, [e.name for e in entries])
     say = (lambda m: click.echo(m, err=True))
     store, out = Path(store), Path(out)
-    cells_ = cells(entries, rungs, preset, store, say)
+    cells_ = cells(entries, rungs, preset, store, say, f"--rungs {rungs_file}")
     if all("na" in c for c in cells_):
         raise CollapseLabError(f"--rungs {rungs_file}: no rung applies to {', '.join(names)}")
     for c in cells_:
