@@ -79,12 +79,11 @@ def record_path(out: Path, cell: dict) -> Path:
     return out / "records" / f"{cell['rung'].name}--{cell['entry'].name}.json"
 
 
-def data_identity(cell: dict) -> dict:
-    """Which images the cell's runs read: the data root and the test split's content hash."""
-    from ..analysis.features import FeatureSource
-
+def data_identity(cell: dict, source) -> dict:
+    """Which images the cell's runs read: the data root and the test split's content hash
+    (``source``: a test-split FeatureSource, which reads each data set once)."""
     cfg = cell["configs"][0]
-    _, fp = FeatureSource(split="test", data_root=given_data_root()).dataset(cfg)
+    _, fp = source.dataset(cfg)
     return {"dataset": cfg.dataset, "data_root": cfg.data_root, "test_sha256": fp}
 
 
@@ -317,9 +316,12 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
     cells_ = cells(entries, rungs, preset, store, say, f"--rungs {rungs_file}")
     if all("na" in c for c in cells_):
         raise CollapseLabError(f"--rungs {rungs_file}: no rung applies to {', '.join(names)}")
+    from ..analysis.features import FeatureSource
+
+    source = FeatureSource(split="test", data_root=given_data_root())
     for c in cells_:
         if "na" not in c:
-            c["data"] = data_identity(c)
+            c["data"] = data_identity(c, source)
             c["kept"] = kept(out, c, c["data"])
             if c["kept"] is None:
                 check_store_data(store, c["configs"], c["data"])
