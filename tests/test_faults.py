@@ -124,20 +124,27 @@ def _workers_of(store: Path) -> list[int]:
     return pids
 
 
+def _sigterm_after_round(store: Path, workers: int, *args) -> tuple[list[Path], int, str]:
+    """Start the command, wait until ``workers`` runs have a round (each with a live worker
+    process), SIGTERM it; (the runs, its exit status, its stderr)."""
+    proc = cli_proc(*args)
+    try:
+        runs = wait_for_round(store, 1, runs=workers, timeout=120)
+        assert len(_workers_of(store)) == workers
+        err = sigterm(proc, 120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return runs, proc.returncode, err
+
+
 @pytest.mark.skipif(not Path("/proc").is_dir(), reason="needs /proc to find the worker processes")
 def test_sigterm_to_a_sweep_stops_its_workers_and_the_rerun_completes(tmp_path):
     spec = tmp_path / "spec.yaml"
     spec.write_text("base: {local_epochs: 2, probe: 0, rounds: 400}\ngrid: {alpha: [0.5, inf]}\n")
     store = tmp_path / "ck"
-    sweep = cli_proc("sweep", spec, "--store", store, "--workers", "2")
-    try:
-        runs = wait_for_round(store, 1, runs=2, timeout=120)
-        assert len(_workers_of(store)) == 2
-        err = sigterm(sweep, 120)
-    finally:
-        if sweep.poll() is None:
-            sweep.kill()
-    assert sweep.returncode == 143, err
+    runs, code, err = _sigterm_after_round(store, 2, "sweep", spec, "--store", store, "--workers", "2")
+    assert code == 143, err
     assert "sweep interrupted (SIGTERM)" in err and "continue with: collapse-lab" in err and "Traceback" not in err
     time.sleep(0.5)
     assert _workers_of(store) == []  # none orphaned
@@ -293,15 +300,10 @@ def test_runs_where_compares_values_not_spellings(tmp_path):
 def test_sigterm_to_a_ladder_keeps_its_records_and_says_how_to_continue(tmp_path):
     (tmp_path / "rungs.yaml").write_text("rungs:\n- name: long\n  set: {rounds: 400, local_epochs: 1}\n")
     store = tmp_path / "ck"
-    proc = cli_proc("ladder", "feddecorr-fig2", "--preset", "quick", "--rungs", tmp_path / "rungs.yaml",
-                    "--store", store, "--out", tmp_path / "lad", "--workers", "1", "--stack", "1")
-    try:
-        wait_for_round(store, 1, runs=1, timeout=120)
-        err = sigterm(proc, 120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-    assert proc.returncode == 143, err
+    _, code, err = _sigterm_after_round(store, 1, "ladder", "feddecorr-fig2", "--preset", "quick", "--rungs",
+                                        tmp_path / "rungs.yaml", "--store", store, "--out", tmp_path / "lad",
+                                        "--workers", "1", "--stack", "1")
+    assert code == 143, err
     assert "ladder interrupted (SIGTERM)" in err and "the same command continues" in err and "Traceback" not in err
     time.sleep(0.5)
     assert _workers_of(store) == [] and not (tmp_path / "lad" / "records").exists()
