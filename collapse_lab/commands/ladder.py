@@ -196,7 +196,8 @@ def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stac
         fresh = [c for c in todo if "na" not in c and c["kept"] is None]
         runs = {r.run_name(): r for c in fresh for r in c["configs"]}
         say(f"ladder: rung {i + 1} of {len(rungs)} ({name}): {len(todo)} entr{'y' if len(todo) == 1 else 'ies'}, "
-            + (f"{len(runs)} run(s) to render and measure" if fresh else "every record kept (nothing trains)"))
+            + (f"{len(runs)} run(s) to render and measure" if fresh else
+               "not trained yet (--no-train)" if all("na" in c for c in todo) else "its records kept (nothing trains)"))
         t0 = time.time()
         failed = train_missing(list(runs.values()), store, "local", workers, stack, None, say) if runs else []
         wall = round(time.time() - t0, 1)

@@ -17,7 +17,7 @@ def colour(word: str) -> str:
 
 def draw(rungs: list[str], columns: list[str], cells: dict, matched: dict, title: str):
     """``cells[(rung, column)] = (verdict word, text)``; ``matched[rung]`` True where the
-    rung is regime-matched for every entry it covers (None: not measured)."""
+    rung is regime-matched for every entry it covers (None: no record of it yet)."""
     import matplotlib.patches as mpatches
     from . import plt
 
@@ -33,7 +33,7 @@ def draw(rungs: list[str], columns: list[str], cells: dict, matched: dict, title
     ax.set_xlim(0, len(columns))
     ax.set_ylim(len(rungs), 0)
     ax.set_xticks([j + 0.5 for j in range(len(columns))], columns, rotation=45, ha="right", fontsize=7)
-    marks = {True: " (regime matched)", False: "", None: " (regime not measured)"}
+    marks = {True: " (regime matched)", False: " (regime not matched)", None: " (not run)"}
     ax.set_yticks([i + 0.5 for i in range(len(rungs))], [r + marks[matched.get(r)] for r in rungs], fontsize=7)
     ax.grid(False)
     ax.set_title(title, fontsize=8)
