@@ -135,6 +135,18 @@ def order(values: dict, metric: str, by: str, sequence: list, panels: list[int] 
     return ok, "; ".join(said), effects
 
 
+def _others(series: dict, a: dict, b: dict) -> dict:
+    """The key fields a series' partner must share: all but those compared, and, where the
+    regularizer is compared, what only a regularizer has (its beta and options: FedAvg's run
+    keeps the default beta while FedDecorr's is set, e.g. a ladder's beta rung)."""
+    from ..config import MOVED_FIELDS
+
+    compared = {f.partition(".")[0] for f in {**a, **b}}
+    if "reg" in compared:
+        compared |= {"beta", "reg_options", *MOVED_FIELDS}
+    return {k: v for k, v in series["key"].items() if k.partition(".")[0] not in compared}
+
+
 @CHECKS.register("compare")
 def compare(values: dict, metric: str, a: dict, b: dict, op: str = ">", panels: list[int] | None = None):
     """``metric`` of each series matching ``a`` op that of the series matching ``b`` with
@@ -142,7 +154,7 @@ def compare(values: dict, metric: str, a: dict, b: dict, op: str = ">", panels: 
     ok, said, pairs, effects = True, [], 0, []
     for p in _panels(values, panels):
         for sa in (s for s in p["series"] if _hit(s, a)):
-            rest = {k: v for k, v in sa["key"].items() if k not in {f.partition(".")[0] for f in {**a, **b}}}
+            rest = _others(sa, a, b)
             for sb in (s for s in p["series"] if _hit(s, {**rest, **b}) and s is not sa):
                 va, vb = _metric(sa, metric), _metric(sb, metric)
                 holds = OPS[op](va, vb)
@@ -202,7 +214,7 @@ def above(values: dict, a: dict, b: dict, fraction: float = 0.8, skip: float = 0
     ok, said, pairs, effects = True, [], 0, []
     for p in _panels(values, panels):
         for sa in (s for s in p["series"] if _hit(s, a)):
-            rest = {k: v for k, v in sa["key"].items() if k not in {f.partition(".")[0] for f in {**a, **b}}}
+            rest = _others(sa, a, b)
             for sb in (s for s in p["series"] if _hit(s, {**rest, **b}) and s is not sa):
                 n = min(len(sa["y"]), len(sb["y"]))
                 start = int(math.floor(skip * n))

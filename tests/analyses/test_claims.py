@@ -83,3 +83,17 @@ def test_every_check_returns_its_effects_in_the_claimed_direction():
     eff = settles(curves, max_rise=0.2)[2]
     assert eff[:2] == [[3.0, False], [0.2 + 0.25, False]] and eff[2][0] == 2.5
     assert abs(eff[3][0] - (0.2 - 0.5 / 3.0)) < 1e-12
+
+
+def test_compare_pairs_a_regularized_series_with_fedavg_whatever_its_beta():
+    """FedAvg's runs keep the default beta where FedDecorr's is set (a ladder's beta rung):
+    comparing reg pairs them; a claim that compares something else still needs equal beta."""
+    from collapse_lab.analysis.claims import CHECKS
+
+    def ser(reg, beta, v, alpha="0.05"):
+        return {"key": {"reg": reg, "beta": beta, "alpha": alpha}, "label": f"{reg} {beta}", "metrics": {"m": v}}
+
+    values = {"panels": [{"title": "p", "series": [ser("none", 0.1, 5), ser("feddecorr", 0.3, 7),
+                                                    ser("none", 0.1, 4, "0.01"), ser("feddecorr", 0.3, 3, "0.01")]}]}
+    ok, said, effects = CHECKS.get("compare")(values, "m", {"reg": "feddecorr"}, {"reg": "none"})
+    assert ok is False and [e[0] for e in effects] == [2, -1] and len(said.split("; ")) == 2
