@@ -144,7 +144,6 @@ def check_store_data(store: Path, configs, data: dict) -> None:
 def measure(cell: dict, preset: str, store: Path, fig_dir: Path) -> dict:
     """Render the cell's entry, measure its runs' regime, and return its record."""
     from ..analysis.context import Context
-    from ..analysis.features import FeatureSource
     from ..analysis.ladder import summary
     from ..analysis.regime import measure_run
     from ..store import RunDir, run_path
@@ -154,7 +153,7 @@ def measure(cell: dict, preset: str, store: Path, fig_dir: Path) -> dict:
     ctx = Context(store, preset, data_root=given_data_root(),
                   precision=given_precision(), overrides=cell["overrides"])
     rec = render(e, ctx, fig_dir)
-    train_src = FeatureSource(split="train", data_root=given_data_root())
+    train_src = cell["train_source"]  # one per command: each data set read once for all rungs
     ms = []
     for c in configs:
         ident = {k: v for k, v in c.identity().items() if k != "seed"}
@@ -320,9 +319,10 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
     from ..analysis.features import FeatureSource
 
     source = FeatureSource(split="test", data_root=given_data_root())
+    train_source = FeatureSource(split="train", data_root=given_data_root())
     for c in cells_:
         if "na" not in c:
-            c["data"] = data_identity(c, source)
+            c["data"], c["train_source"] = data_identity(c, source), train_source
             c["kept"] = kept(out, c, c["data"])
             if c["kept"] is None:
                 check_store_data(store, c["configs"], c["data"])

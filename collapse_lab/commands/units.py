@@ -43,13 +43,14 @@ def dead(z: torch.Tensor) -> torch.Tensor:
     return out
 
 
-@torch.no_grad()
-def representation(model, x, to_float, batch_size: int = 1024) -> torch.Tensor:
-    was = model.training
-    model.eval()
-    out = torch.cat([model(to_float(x[s: s + batch_size], torch.float32))[1] for s in range(0, len(x), batch_size)])
-    model.train(was)
-    return out
+def representation(model, x, to_float) -> torch.Tensor:
+    """z of every row of x in evaluation mode (``features.extract_features``, float32, the
+    replay's dtype), the model left in training mode for the steps that follow."""
+    from ..analysis.features.extract import extract_features
+
+    z = extract_features(model, x, to_float, torch.float32)
+    model.train()
+    return z
 
 
 def replay(model, x, y, to_float, reg, beta: float, lr: float, momentum: float, weight_decay: float,
