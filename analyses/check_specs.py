@@ -3,7 +3,8 @@
     python -m collapse_lab.analyses.check_specs            # check every spec
     python -m collapse_lab.analyses.check_specs --rewrite  # write each back without YAML anchors
 
-Check: every spec loads through the catalogue's loader (keys, renderer, claims), its runs
+Check: every spec loads through the catalogue's loader (keys, renderer, claims), its claims
+read metrics its renderer writes (the measures' names, ``spectra.measures``), its runs
 expand through the resolver at both presets, and every table cell names a printed value of
 ``reference/all_tables_long.csv`` (the papers' numbers, stored once), each printed value one cell. ``--rewrite`` writes a
 spec back as plain YAML, without the anchors and aliases an earlier generator left, only
@@ -26,7 +27,8 @@ class _Plain(yaml.SafeDumper):
 
 
 def check() -> list[str]:
-    from collapse_lab.analysis.catalogue import load_entry, matches
+    from collapse_lab.analysis.catalogue import load_entry, matches, unknown_metrics
+    from collapse_lab.plan import entry_runs
     from collapse_lab.analysis.renderers.table import reference
     from collapse_lab.analysis.table_spec import pair
     from collapse_lab.errors import CollapseLabError
@@ -36,7 +38,7 @@ def check() -> list[str]:
         try:
             entry = load_entry(path)
             for preset in entry.runs:
-                configs = entry.configs(preset)
+                configs = entry_runs(entry, preset)
                 for panel in entry.at(preset).params.get("panels") or []:  # every panel selects runs
                     where = panel.get("where") if isinstance(panel, dict) else None
                     if where and not any(matches(c, where) for c in configs):
@@ -45,12 +47,21 @@ def check() -> list[str]:
         except CollapseLabError as e:
             problems.append(f"{path.name}: {e}")
             continue
+        for m in unknown_metrics(entry):
+            problems.append(f"{path.name}: a claim reads the metric {m!r}, which renderer {entry.renderer} does not "
+                            f"write (it writes {', '.join(entry_metrics(entry)) or 'none'})")
         if entry.kind == "table" and "reference" in entry.params:  # every cell beside its printed number, by key
             try:
                 pair(entry.params.get("cells", []), reference(entry.params["reference"]), path.name)
             except CollapseLabError as e:
                 problems.append(str(e))
     return problems
+
+
+def entry_metrics(entry) -> tuple:
+    from collapse_lab.analysis import RENDERERS
+
+    return RENDERERS.get(entry.renderer).metrics
 
 
 def rewrite() -> list[str]:

@@ -19,7 +19,7 @@ class Run:
 
     def __init__(self, path):
         self.dir = RunDir(Path(path))
-        if not (self.dir.path / "run.json").is_file():
+        if not self.dir.exists():
             raise CollapseLabError(f"{path}: not a run folder (no run.json); open <store>/<run>")
         self.dir.meta  # an unreadable or newer-format run.json is one error here
 
@@ -36,11 +36,11 @@ class Run:
     @property
     def rounds(self) -> list[int]:
         """The complete rounds whose global model is stored (0 = the initial model, when kept)."""
-        return [r for r in range(self.rounds_complete + 1) if self.dir.global_path(r).is_file()]
+        return [r for r in range(self.rounds_complete + 1) if self.dir.has_global(r)]
 
     def clients(self, r: int) -> list[int]:
         """The clients whose local model of round ``r`` is stored."""
-        return sorted(int(p.stem.split("_")[1]) for p in self.dir.round_dir(r).glob("client_*.safetensors"))
+        return self.dir.clients_at(r)
 
     def metrics(self, event: str | None = "round") -> list[dict]:
         """metrics.jsonl's events of one kind (``round``, ``probe``, ``local_epoch``; None: all)."""
@@ -105,7 +105,7 @@ def train(store="checkpoints", resume: bool = True, progress: bool = False, **op
     (preset < data set defaults < ``options``), named as a config file names them
     (``dataset``, ``alphas=[0.05, inf]``, ``seeds``, ``rounds``, ``reg``, ``method_options``, ...).
     Complete runs are skipped, unfinished ones continued (``resume``); returns every run."""
-    from .resolve import resolve_runs
+    from .runspec.resolve import resolve_runs
     from .sweep import service
 
     configs = resolve_runs({}, values=options, where="collapse_lab.train()")
@@ -123,6 +123,6 @@ def _raise_diverged(ev: dict) -> None:
 
 def configs(**options) -> list[RunConfig]:
     """The final run configurations ``train(**options)`` would train (nothing is written)."""
-    from .resolve import resolve_runs
+    from .runspec.resolve import resolve_runs
 
     return resolve_runs({}, values=options, where="collapse_lab.configs()")

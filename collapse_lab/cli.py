@@ -11,7 +11,7 @@ import click
 from click.core import ParameterSource
 
 from .config import alpha_str
-from .commands.common import check_time_limit, precision_line, time_limit_option
+from .commands.common import check_time_limit, data_root_option, given_data_root, precision_line, time_limit_option
 from .commands.failure import Group, strict
 from .errors import CollapseLabError
 from .signals import exit_status
@@ -23,9 +23,9 @@ def _registry(kind: str):
 
     module, name = {"dataset": ("collapse_lab.data", "DATASETS"), "model": ("collapse_lab.models", "MODELS"),
                     "partition": ("collapse_lab.partition", "PARTITIONS"),
-                    "method": ("collapse_lab.training.methods", "METHODS"),
-                    "reg": ("collapse_lab.training.regularizers", "REGULARIZERS"),
-                    "augment": ("collapse_lab.training.augment", "STEPS")}[kind]
+                    "method": ("collapse_lab.methods", "METHODS"),
+                    "reg": ("collapse_lab.regularizers", "REGULARIZERS"),
+                    "augment": ("collapse_lab.augment", "STEPS")}[kind]
     return getattr(importlib.import_module(module), name)
 
 
@@ -63,7 +63,7 @@ def _explicit(ctx: click.Context, params: dict) -> dict:
 
 @cli.command(short_help="Train federated runs into the run store.")
 @click.option("--dataset", cls=PluginOption, registry="dataset", help="Data set (default digits).")
-@click.option("--data-root", type=click.Path(file_okay=False), help="Folder holding the data set files.")
+@data_root_option
 @click.option("--download", is_flag=True, help="Download mnist/cifar with torchvision (needs the optional extra).")
 @click.option("--dataset-option", multiple=True, metavar="KEY=VALUE", help="Loader option, e.g. dim=64 for gaussian (repeatable).")
 @click.option("--image-size", type=int, help="Resize images (tinyimagenet, domains).")
@@ -133,115 +133,139 @@ def train(ctx, **params):
 
     With no options: digits, 10 clients, alpha in {0.01, 0.05, 0.25, inf}, into ./checkpoints.
     """
-    from tqdm import tqdm
-
-    from .training.stops import Interrupted, StopFlag
-    from .training.prepare import total_steps
-    from .resolve import resolve_runs
     from .sweep import service
 
     if params["resume"] and params["overwrite"]:
         raise CollapseLabError("--resume and --overwrite contradict each other; choose one")
     log_to = params.pop("log_to", None)
-    if log_to is not None:
-        from .commands.export import export_runs
-
-        if log_to[0] != "tensorboard":
-            raise CollapseLabError(f"--log {log_to[0]!r}: the one kind is tensorboard (--log tensorboard DIR)")
-        try:
-            import tensorboard  # noqa: F401  (checked before anything trains)
-        except ImportError:
-            raise CollapseLabError("--log tensorboard needs the tensorboard package: "
-                                   "pip install 'collapse-lab[tensorboard]'") from None
-        from .store.paths import check_store_for_writing as check_folder
-
-        check_folder(log_to[1], "--log tensorboard DIR")  # a file or read-only folder: one line, before training
+    _check_log(log_to)
     explicit = _explicit(ctx, params)
-    configs = resolve_runs(explicit, params["config"])
-    if _precision_open(explicit, params["config"]):  # a stored run keeps the precision it trained in
-        from .store.naming import in_stored_precision
-
-        found = [in_stored_precision(Path(params["out"]), c) for c in configs]
-        configs = [c for c, _ in found]
-        adopted = [note for _, note in found if note]  # said after the checks: a refusal stays one line
-    else:
-        adopted = []
+    if given_data_root(check=False) is not None:  # --data-root, declared once for every command (commands.common)
+        explicit["data_root"] = given_data_root(check=False)
+    auto = _precision_open(explicit, params["config"])
+    configs, adopted = _train_configs(explicit, params["config"], params["out"], auto)
     # store, names, data, time limit, disk and one writer per run: refused here, before any run trains
     prepared = service.begin(configs, params["out"], "--store", params["overwrite"], params["resume"],
                              lambda cs: check_time_limit(params["time_limit"], cs))
-    todo = [p for p in prepared if p.action in ("train", "resume")]
     # the first line after the checks (a refusal stays one line): the precision of the runs
-    click.echo(f"train: {len(configs)} run(s), precision {precision_line(configs, auto=_precision_open(explicit, params['config']))}",
-               err=True)
+    click.echo(f"train: {len(configs)} run(s), precision {precision_line(configs, auto=auto)}", err=True)
     for note in dict.fromkeys([*adopted, *(n for p in prepared for n in p.notes)]):  # each note once
         click.echo(f"note: {note}", err=True)
     for p in prepared:
         if p.action == "skip":
             click.echo(f"{p.path}: already complete with this configuration (--overwrite to retrain)", err=True)
-    steps = sum(total_steps(p) for p in todo)
-    summaries = []
     t0 = time.time()
-    # disable=None: the bar shows on a terminal and stays out of logs
+    report = _Report(log_to)
+    _train_prepared(ctx, prepared, report, params, t0)
+    for p in prepared:
+        if p.action == "skip":
+            report.summaries.append({"run": str(p.path), "status": "skipped (complete)",
+                                     "alpha": alpha_str(p.config.alpha), "seed": p.config.seed})
+    todo = [p for p in prepared if p.action in ("train", "resume")]
+    if params["as_json"]:
+        click.echo(json.dumps({"runs": report.summaries, "seconds": round(time.time() - t0, 2)}, indent=2))
+    else:
+        for s in report.summaries:
+            acc = f"test acc {s['final_test_acc']:.4f}" if "final_test_acc" in s else s["status"]
+            click.echo(f"{s['run']}: {acc}")
+        click.echo(f"{len(todo) - len(report.diverged)} run(s) trained in {time.time() - t0:.1f} s"
+                   + (f"; {len(report.diverged)} diverged: {', '.join(report.diverged)}" if report.diverged else ""))
+    if report.diverged:
+        ctx.exit(1)
+
+
+def _check_log(log_to) -> None:
+    """--log KIND DIR: the kind, its package and the folder, checked before anything trains."""
+    if log_to is None:
+        return
+    if log_to[0] != "tensorboard":
+        raise CollapseLabError(f"--log {log_to[0]!r}: the one kind is tensorboard (--log tensorboard DIR)")
+    try:
+        import tensorboard  # noqa: F401  (checked before anything trains)
+    except ImportError:
+        raise CollapseLabError("--log tensorboard needs the tensorboard package: "
+                               "pip install 'collapse-lab[tensorboard]'") from None
+    from .store.paths import check_store_for_writing as check_folder
+
+    check_folder(log_to[1], "--log tensorboard DIR")  # a file or read-only folder: one line, before training
+
+
+def _train_configs(explicit: dict, config_file, store, auto: bool) -> tuple[list, list[str]]:
+    """The runs of the options (the one resolver) and the notes of stored runs adopted in the
+    other precision (a stored run keeps the precision it trained in when none was chosen)."""
+    from .runspec.resolve import resolve_runs
+
+    configs = resolve_runs(explicit, config_file)
+    if not auto:
+        return configs, []
+    from .store.naming import in_stored_precision
+
+    found = [in_stored_precision(Path(store), c) for c in configs]
+    return [c for c, _ in found], [note for _, note in found if note]  # notes said after the checks
+
+
+class _Report:
+    """What train says as its runs end: their summaries, each divergence with its hint, and
+    the TensorBoard export of a finished run (--log)."""
+
+    def __init__(self, log_to):
+        self.log_to, self.summaries, self.diverged, self.bar = log_to, [], [], None
+
+    def __call__(self, ev: dict) -> None:
+        p = ev["prepared"]
+        if ev["event"] == "start":
+            self.bar.set_postfix_str(p.path.name)
+            return
+        info = {"alpha": alpha_str(p.config.alpha), "seed": p.config.seed, "resumed_from": p.start}
+        self.summaries.append({**ev["summary"], **info})
+        if ev["event"] == "end":
+            if self.log_to is not None:
+                from .commands.export import export_runs
+
+                export_runs(*self.log_to[:1], [p.path], Path(self.log_to[1]))
+            return
+        e, cfg = ev["error"], p.config  # diverged: the other runs go on; the command exits 1 at the end
+        hint = f"lower --lr (now {cfg.lr:g})" + (f" or --beta (now {cfg.beta:g})" if cfg.reg != "none" else "")
+        if e.client is None and "server_lr" in cfg.method_options:  # a server step diverged
+            hint = f"lower --server-lr (now {cfg.method_options['server_lr']:g}) or --lr (now {cfg.lr:g})"
+        click.echo(f"diverged: {e}; rounds up to {e.round - 1} are stored; {hint}", err=True)
+        self.diverged.append(p.path.name)
+
+
+def _train_prepared(ctx, prepared, report: _Report, params: dict, t0: float) -> None:
+    """Train the prepared runs here with a progress bar (one plain line per round in a log);
+    Ctrl-C, SIGTERM or the time limit stop after the current client, saying how to continue."""
+    from tqdm import tqdm
+
+    from .sweep import service
+    from .training.prepare import total_steps
+    from .training.stops import Interrupted, StopFlag
+
+    todo = [p for p in prepared if p.action in ("train", "resume")]
     stop = StopFlag(deadline(params["time_limit"]))
     old_handlers = _install_stop_handlers(stop)
     # a log (not a terminal: nohup, a cluster job) gets one plain line per round instead of the bar
     log = None if sys.stderr.isatty() else (lambda msg: click.echo(msg, err=True))
-    diverged = []
-
-    def info(p) -> dict:
-        return {"alpha": alpha_str(p.config.alpha), "seed": p.config.seed, "resumed_from": p.start}
-
-    def report(ev: dict) -> None:
-        p = ev["prepared"]
-        if ev["event"] == "start":
-            bar.set_postfix_str(p.path.name)
-            return
-        summaries.append({**ev["summary"], **info(p)})
-        if ev["event"] == "end":
-            if log_to is not None:
-                export_runs(*log_to[:1], [p.path], Path(log_to[1]))
-        else:  # diverged: the other runs go on; the command exits 1 at the end
-            e, cfg = ev["error"], p.config
-            hint = f"lower --lr (now {cfg.lr:g})" + (f" or --beta (now {cfg.beta:g})" if cfg.reg != "none" else "")
-            if e.client is None and "server_lr" in cfg.method_options:  # a server step diverged
-                hint = f"lower --server-lr (now {cfg.method_options['server_lr']:g}) or --lr (now {cfg.lr:g})"
-            click.echo(f"diverged: {e}; rounds up to {e.round - 1} are stored; {hint}", err=True)
-            diverged.append(p.path.name)
-
-    try:
-        with tqdm(total=steps, unit="step", desc="train", file=sys.stderr, dynamic_ncols=True,
-                  disable=None, mininterval=0.5) as bar:
-            service.train_here(prepared, on_step=lambda: bar.update(1), log=log, stop=stop, report=report)
+    try:  # disable=None: the bar shows on a terminal and stays out of logs
+        with tqdm(total=sum(total_steps(p) for p in todo), unit="step", desc="train", file=sys.stderr,
+                  dynamic_ncols=True, disable=None, mininterval=0.5) as report.bar:
+            service.train_here(prepared, on_step=lambda: report.bar.update(1), log=log, stop=stop, report=report)
     except Interrupted as e:
         cmd = continue_command(resume=True)
         where = f"after client {e.client}" if e.client is not None else "before storing any client"
         if e.signame == TIME_LIMIT and e.client is None:
             where = "before it started (the next round would not end in time)"
-        left = len(todo) - len(summaries) - 1
+        left = len(todo) - len(report.summaries) - 1
         click.echo(f"{e.signame}: stopped {e.path.name} in round {e.round} {where}; rounds up to "
                    f"{e.round - 1} are stored" + (f"; {left} more run(s) to train" if left else "")
                    + f". Continue with: {cmd}", err=True)
         if params["as_json"]:
-            click.echo(json.dumps({"runs": summaries, "stopped": {"run": str(e.path), "round": e.round,
-                                                                  "reason": e.signame, "continue": cmd},
+            click.echo(json.dumps({"runs": report.summaries, "stopped": {"run": str(e.path), "round": e.round,
+                                                                         "reason": e.signame, "continue": cmd},
                                    "seconds": round(time.time() - t0, 2)}, indent=2))
         ctx.exit(exit_status(e.signame))
     finally:
         _restore_handlers(old_handlers)
-    for p in prepared:
-        if p.action == "skip":
-            summaries.append({"run": str(p.path), "status": "skipped (complete)", "alpha": alpha_str(p.config.alpha),
-                              "seed": p.config.seed})
-    if params["as_json"]:
-        click.echo(json.dumps({"runs": summaries, "seconds": round(time.time() - t0, 2)}, indent=2))
-    else:
-        for s in summaries:
-            acc = f"test acc {s['final_test_acc']:.4f}" if "final_test_acc" in s else s["status"]
-            click.echo(f"{s['run']}: {acc}")
-        click.echo(f"{len(todo) - len(diverged)} run(s) trained in {time.time() - t0:.1f} s"
-                   + (f"; {len(diverged)} diverged: {', '.join(diverged)}" if diverged else ""))
-    if diverged:
-        ctx.exit(1)
 
 
 def _precision_open(explicit: dict, config_file: str | None) -> bool:

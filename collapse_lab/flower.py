@@ -85,7 +85,7 @@ class _Recorder:
                                    f"Flower's grid has {self.nodes()} SuperNode(s) (flwr simulates 2 by default); leave "
                                    "clients out and call record(strategy, STORE, config) to take the grid's count")
         w = self.writer
-        if self.initial is not None and w.next_round == 1 and not w.run.global_path(0).is_file():
+        if self.initial is not None and w.next_round == 1 and not w.run.has_global(0):
             w.write_initial(self.initial)
         if self.round0 is not None and w.next_round == 1:
             w.log_initial_metrics(self.round0)
@@ -170,11 +170,23 @@ def record(strategy, writer, config: dict | None = None, client_of: Callable | N
         writer = _Later(writer, config if config is not None else {}, writer_options)
     elif config is not None or writer_options:
         raise CollapseLabError("flower record: with a RunWriter, give its options to RunWriter(...), not to record")
-    rec = _Recorder(writer, client_of, metrics_key, id_key, accuracy_key)
-    inner_train, inner_eval, inner_start = strategy.aggregate_train, strategy.aggregate_evaluate, strategy.start
-    key = getattr(strategy, "arrayrecord_key", "arrays")
+    w = _Wrapped(_Recorder(writer, client_of, metrics_key, id_key, accuracy_key), strategy)
+    strategy.aggregate_train, strategy.aggregate_evaluate, strategy.start = w.aggregate_train, w.aggregate_evaluate, w.start
+    return strategy
 
-    def aggregate_train(server_round: int, replies):
+
+class _Wrapped:
+    """The strategy's ``aggregate_train``, ``aggregate_evaluate`` and ``start``, each handing
+    what passes through to the recorder before (or after) calling the strategy's own."""
+
+    def __init__(self, rec: "_Recorder", strategy):
+        self.rec = rec
+        self.inner_train, self.inner_eval, self.inner_start = (strategy.aggregate_train, strategy.aggregate_evaluate,
+                                                               strategy.start)
+        self.key = getattr(strategy, "arrayrecord_key", "arrays")
+
+    def aggregate_train(self, server_round: int, replies):
+        rec = self.rec
         rec.flush()  # the previous round's evaluations are all in
         replies = list(replies)
         clients = {}
@@ -186,8 +198,8 @@ def record(strategy, writer, config: dict | None = None, client_of: Callable | N
                 raise CollapseLabError(f"flower record: two replies of round {server_round} are client {k}; give "
                                        "client_of=... to tell them apart")
             rec.take_client_facts(k, msg)
-            clients[k] = msg.content[key].to_torch_state_dict()
-        arrays, metrics = inner_train(server_round, replies)
+            clients[k] = msg.content[self.key].to_torch_state_dict()
+        arrays, metrics = self.inner_train(server_round, replies)
         if arrays is not None:
             if rec.writer is None or rec.grid is not None and rec.writer.next_round == 1:
                 rec.open(sorted(clients))
@@ -197,39 +209,41 @@ def record(strategy, writer, config: dict | None = None, client_of: Callable | N
                 rec.flush()
         return arrays, metrics
 
-    def aggregate_evaluate(server_round: int, replies):
-        metrics = inner_eval(server_round, replies)
+    def aggregate_evaluate(self, server_round: int, replies):
+        metrics = self.inner_eval(server_round, replies)
+        rec = self.rec
         if rec.pending is not None and rec.pending["round"] == server_round and metrics is not None:
             rec.pending["eval"] = _numbers(metrics)
         return metrics
 
-    def start(*args, **kwargs):
+    def start(self, *args, **kwargs):
         import inspect
 
-        bound = inspect.signature(inner_start).bind(*args, **kwargs)
+        rec = self.rec
+        bound = inspect.signature(self.inner_start).bind(*args, **kwargs)
         initial, fn = bound.arguments.get("initial_arrays"), bound.arguments.get("evaluate_fn")
         rec.grid = bound.arguments.get("grid")
         if initial is not None:  # round 0, written when the run opens (round 1's replies tell the clients)
             rec.initial = initial.to_torch_state_dict()
         if fn is not None:
-            def evaluate_fn(server_round, arrays):
-                res = fn(server_round, arrays)
-                if res is not None and server_round == 0:  # Flower evaluates the initial model first
-                    rec.round0 = {"server_eval": _numbers(res), **rec.accuracy(_numbers(res), None)}
-                    if rec.writer is not None and rec.writer.next_round == 1:  # a writer of the user's: now
-                        rec.writer.log_initial_metrics(rec.round0)
-                        rec.round0 = None
-                elif res is not None and rec.pending is not None and rec.pending["round"] == server_round:
-                    rec.pending["server"] = _numbers(res)
-                return res
-
-            bound.arguments["evaluate_fn"] = evaluate_fn
+            bound.arguments["evaluate_fn"] = lambda server_round, arrays: self.evaluated(fn, server_round, arrays)
         rec.in_start = True
         try:
-            return inner_start(*bound.args, **bound.kwargs)
+            return self.inner_start(*bound.args, **bound.kwargs)
         finally:
             rec.in_start = False
             rec.flush()  # the last round (or the last complete one, when Flower stopped early)
 
-    strategy.aggregate_train, strategy.aggregate_evaluate, strategy.start = aggregate_train, aggregate_evaluate, start
-    return strategy
+    def evaluated(self, fn, server_round, arrays):
+        """The server-side ``evaluate_fn``, its metrics kept for the round (round 0: the initial model)."""
+        rec = self.rec
+        res = fn(server_round, arrays)
+        if res is not None and server_round == 0:  # Flower evaluates the initial model first
+            rec.round0 = {"server_eval": _numbers(res), **rec.accuracy(_numbers(res), None)}
+            if rec.writer is not None and rec.writer.next_round == 1:  # a writer of the user's: now
+                rec.writer.log_initial_metrics(rec.round0)
+                rec.round0 = None
+        elif res is not None and rec.pending is not None and rec.pending["round"] == server_round:
+            rec.pending["server"] = _numbers(res)
+        return res
+

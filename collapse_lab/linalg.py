@@ -72,7 +72,7 @@ def eigen_spectrum(cov: torch.Tensor, n: int) -> tuple[torch.Tensor, float]:
 
 def simplex_etf(d: int, c: int, generator: torch.Generator) -> torch.Tensor:
     """FedETF Eq. 3: a random simplex ETF, d x C, unit-norm columns with pairwise cosine
-    -1/(C-1) (the fixed classifier of ``training.methods.addons``; drawn again by the
+    -1/(C-1) (the fixed classifier of ``methods.addons``; drawn again by the
     analysis, ``analysis.renderers.etf``)."""
     if d < c:
         raise CollapseLabError(f"an ETF classifier needs a representation at least as wide as the class count "

@@ -29,10 +29,10 @@ def _auto_precision(request, monkeypatch):
     if forced is None or (mark is not None and mark.args[0] != forced):
         yield
         return
-    from collapse_lab.training import fast
+    from collapse_lab.runspec import speed
 
-    real = fast.resolve_precision
-    monkeypatch.setattr(fast, "resolve_precision",
+    real = speed.resolve_precision
+    monkeypatch.setattr(speed, "resolve_precision",
                         lambda spec, device: forced if spec == "auto" and device.type == "cpu" else real(spec, device))
     yield
 

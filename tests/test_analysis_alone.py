@@ -1,8 +1,10 @@
-"""Analysing a store loads nothing of the trainer (issue 37 item 5): `spectrum`, `compare`,
-`cka`, `nc`, `report` and the API's ``open_store``/``features``/``spectrum`` run in a fresh
-interpreter, on a store trained before, and afterwards no ``collapse_lab.training`` module
-is in ``sys.modules``. The direct imports are checked by tests/test_layers.py; this checks
-what actually gets loaded, transitively."""
+"""Analysing a store loads nothing of the trainer (issue 37 item 5, issue 49 item 1):
+`spectrum`, `compare`, `cka`, `nc`, `report`, the API's ``open_store``/``features``/``spectrum``
+and `figures`/`tables --no-train` (rendering smoke runs trained before) run in a fresh
+interpreter, and afterwards no ``collapse_lab.training`` or ``collapse_lab.sweep`` module is
+in ``sys.modules``; only the catalogue commands load the resolver (``runspec``: they name
+an entry's runs). The direct imports are checked by tests/test_layers.py; this checks what
+actually gets loaded, transitively."""
 from __future__ import annotations
 
 import json
@@ -30,11 +32,12 @@ PROBE = textwrap.dedent("""
                 "compare": ["compare", "--store", store, "--out", out, "--json"],
                 "cka": ["cka", "--store", store, "--json"],
                 "nc": ["nc", "--store", store, "--json"],
-                "report": ["report", "--store", store, "--out", out]}[what]
+                "report": ["report", "--store", store, "--out", out],
+                "figures": ["figures", "feddecorr-fig2", "--smoke", "--no-train", "--store", store, "--out", out],
+                "tables": ["tables", "feddecorr-table10", "--smoke", "--no-train", "--store", store, "--out", out]}[what]
         code = cli.main(args, standalone_mode=False)
         assert code in (0, None), code
-    print(json.dumps(sorted(m for m in sys.modules if m.startswith(("collapse_lab.training", "collapse_lab.resolve",
-                                                                    "collapse_lab.sweep")))))
+    print(json.dumps(sorted(m for m in sys.modules if m.startswith("collapse_lab."))))
 """)
 
 
@@ -45,14 +48,24 @@ def store(tmp_path_factory):
         epochs=1, rounds=2, clients=3, alpha="0.5"), "--store", str(root / "ck"), "--keep-local", "last"],
         capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
+    for cmd in (["figures", "feddecorr-fig2"], ["tables", "feddecorr-table10"]):  # the catalogue's smoke runs
+        res = subprocess.run([sys.executable, "-m", "collapse_lab.entry", *cmd, "--smoke", "--store",
+                              str(root / "smoke"), "--out", str(root / "out"), "--workers", "1"],
+                             capture_output=True, text=True, timeout=600)
+        assert res.returncode == 0, res.stderr[-2000:]
     return root
 
 
 @pytest.mark.slow  # seven interpreters, one of them training
-@pytest.mark.parametrize("what", ["spectrum", "compare", "cka", "nc", "report", "api"])
+@pytest.mark.parametrize("what", ["spectrum", "compare", "cka", "nc", "report", "api", "figures", "tables"])
 def test_analysing_a_store_loads_no_training_module(store, what):
-    res = subprocess.run([sys.executable, "-c", PROBE, str(store / "ck"), str(store / f"out-{what}"), what],
-                         capture_output=True, text=True, timeout=300)
+    catalogue = what in ("figures", "tables")
+    res = subprocess.run([sys.executable, "-c", PROBE, str(store / ("smoke" if catalogue else "ck")),
+                          str(store / f"out-{what}"), what], capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     loaded = json.loads(res.stdout.strip().splitlines()[-1])
-    assert loaded == [], loaded
+    assert any(m.startswith("collapse_lab.analysis") for m in loaded)  # the probe sees what was loaded
+    trainer = ("training", "sweep") if catalogue else ("training", "sweep", "runspec", "plan")
+    assert [m for m in loaded if m.split(".")[1] in trainer] == []
+    if catalogue:  # the entry was rendered from the store, not skipped
+        assert (store / f"out-{what}" / ("feddecorr-fig2.png" if what == "figures" else "feddecorr-table10.md")).is_file()

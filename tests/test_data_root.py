@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from collapse_lab import data_root as D
 from collapse_lab.cli import cli
 from collapse_lab.errors import CollapseLabError
-from collapse_lab.resolve import resolve_runs
+from collapse_lab.runspec.resolve import resolve_runs
 
 
 @pytest.fixture(autouse=True)

@@ -3,14 +3,17 @@ counts as much as one at the top of a file; ``python -m tests.test_layers`` prin
 table and the module-level circles (0).
 
     core (errors, files, tensor_files, registry, seeds, linalg, config, ...)
-      <- math and the registries below both subsystems: spectra, data, models, partition
+      <- below both subsystems: math and the plugin registries (spectra, data, models,
+         partition, methods, regularizers, augment)
       <- store (format, naming, finding runs, locks)
-      <- training (augment, regularizers, methods, engine, trainer, probe)   analysis (features,
-      <- resolve (the one resolver)  <- sweep                                 theory, plots, catalogue
-      <- bench, commands <- cli <- entry                                       machinery, renderers)
+      <- runspec (the one resolver: options and sweep specs -> runs)
+      <- training (engine, trainer, probe) <- sweep      analysis (features, measures, theory,
+                                                         plots, claims, renderers given runs)
+      <- plan (the catalogue's planning: an entry's runs at a preset), bench, api
+      <- commands <- cli <- entry
 
-The analysis reads the store and the data and model registries, never the training
-subsystem; it plans the runs an entry needs through the sweep's expansion (the resolver).
+Training and analysis stand side by side above the store: neither imports the other, and
+the catalogue's planning (``plan``) stands above both.
 """
 from __future__ import annotations
 
@@ -23,24 +26,29 @@ PKG = Path(__file__).resolve().parents[1] / "collapse_lab"
 CORE = {"collapse_lab", "errors", "faults", "signals", "timelimit", "seeds", "registry", "options", "devices", "files",
         "tensor_files", "linalg",
         "config_files", "config", "data_root"}
-BELOW_BOTH = {"spectra", "data", "models", "partition"}
+# the plugins' registries and pure math; methods build a run's model (its projection head)
+BELOW_BOTH = {"spectra", "data", "models", "partition", "methods", "regularizers", "augment"}
 # top-level package or module -> what it may import (besides itself)
 ALLOWED = {
     **{m: CORE for m in CORE},
     **{m: CORE for m in BELOW_BOTH},
+    "methods": CORE | {"models"},
     "analyses": set(),  # the catalogue's data (the top-level analyses/ folder)
     "store": CORE | {"partition", "data", "models"},  # the writer checks a foreign run's data set, model, inputs
-    "training": CORE | BELOW_BOTH | {"store"},
-    "resolve": CORE | BELOW_BOTH | {"store", "training"},
-    "sweep": CORE | BELOW_BOTH | {"store", "training", "resolve"},
-    "analysis": CORE | BELOW_BOTH | {"store", "sweep", "analyses"},
-    "bench": CORE | BELOW_BOTH | {"store", "training", "resolve", "sweep", "analysis"},
-    "commands": CORE | BELOW_BOTH | {"store", "training", "resolve", "sweep", "analysis", "analyses", "bench"},
+    "runspec": CORE | BELOW_BOTH | {"store"},
+    "training": CORE | BELOW_BOTH | {"store", "runspec"},
+    "sweep": CORE | BELOW_BOTH | {"store", "training", "runspec"},
+    "analysis": CORE | BELOW_BOTH | {"store", "analyses"},
+    "plan": CORE | BELOW_BOTH | {"store", "runspec", "analysis", "analyses"},
+    "bench": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis"},
+    "commands": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "analyses", "bench", "plan"},
     "flower": CORE | {"store"},  # records a Flower run into the store (the flower extra)
-    "api": CORE | BELOW_BOTH | {"store", "training", "resolve", "sweep", "analysis"},  # the Python API: a door onto both
-    "cli": CORE | {"store", "training", "resolve", "sweep", "commands"},  # train runs its runs through sweep.service
+    "api": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "plan"},  # a door onto both
+    "cli": CORE | {"store", "training", "runspec", "sweep", "commands"},  # train runs its runs through sweep.service
     "entry": {"cli"},
 }
+
+SIDE_BY_SIDE = ("training", "sweep", "analysis")
 
 
 def top_level_names() -> set[str]:
@@ -150,9 +158,15 @@ def test_there_is_no_import_circle():
     assert circles(graph()) == []
 
 
-def test_the_analysis_imports_nothing_of_the_training_subsystem():
+def test_training_and_analysis_stand_side_by_side():
+    """Neither subsystem imports the other, nor the resolver or planning above the store
+    (the analysis is handed its runs), and both may import the store."""
     edges = graph()
-    assert not {m: t for m, t in edges.items() if top(m) == "analysis" and any(top(x) == "training" for x in t)}
+    training, analysis = {"training", "sweep", "runspec", "plan"}, {"analysis", "plan"}
+    assert not {m: t for m, t in edges.items() if top(m) == "analysis" and any(top(x) in training for x in t)}
+    assert not {m: t for m, t in edges.items() if top(m) in ("training", "sweep") and any(top(x) in analysis for x in t)}
+    for side in ("training", "analysis"):
+        assert "store" in ALLOWED[side] and not ALLOWED[side] & {"plan", "commands", "api"}
 
 
 def test_the_check_sees_every_way_an_import_is_written():
@@ -161,7 +175,7 @@ def test_the_check_sees_every_way_an_import_is_written():
     mod = "collapse_lab.analysis.features.extract"
     for code in ("from ...training.engine import train\n", "from ... import training\n",
                  "import collapse_lab.training.engine\n",
-                 "def f():\n    from collapse_lab.training.regularizers import REGULARIZERS\n"):
+                 "def f():\n    from collapse_lab.training.prepare import prepare\n"):
         assert any(top(t) == "training" for t in imports_of(code, mod)), code
     assert {top(t) for t in imports_of("from ...store import RunDir\nfrom .cache import x\n", mod)} == {"store",
                                                                                                           "analysis"}

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 from collapse_lab.config import RunConfig
 from collapse_lab.config_files import load_mapping
 from collapse_lab.errors import CollapseLabError
-from collapse_lab.resolve import coerce, resolve_runs
+from collapse_lab.runspec.resolve import coerce, resolve_runs
 from collapse_lab.store.paths import check_tag, child
-from collapse_lab.sweep.spec import expand
+from collapse_lab.runspec.expand import expand
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 FIELDS = ["rounds", "lr", "alpha", "seed", "clients", "beta", "reg", "method", "tag", "momentum", "batch_size",

@@ -74,7 +74,7 @@ PLUGINS = {
             rest = np.array_split(np.arange(cut, len(labels)), num_clients - 1)
             return Partition.from_indices([np.arange(cut), *rest], labels, num_classes)
     ''',
-    "training/methods/fedtoy.py": '''
+    "methods/fedtoy.py": '''
         from . import METHODS, Method, fedavg_of
 
         @METHODS.register("fedtoy")
@@ -85,7 +85,7 @@ PLUGINS = {
             def aggregate(self, r, global_state, results):
                 return fedavg_of(results)
     ''',
-    "training/regularizers/zsquare.py": '''
+    "regularizers/zsquare.py": '''
         from . import REGULARIZERS
 
         @REGULARIZERS.register("zsquare", defaults={"scale": 1.0, "pool": "mean"}, choices={"pool": ("mean", "max")},
@@ -93,7 +93,7 @@ PLUGINS = {
         def zsquare(scale=1.0, pool="mean"):
             return lambda z, logits=None: scale * (z.pow(2).mean() if pool == "mean" else z.pow(2).max())
     ''',
-    "training/augment/invert.py": '''
+    "augment/invert.py": '''
         import torch
         from . import STEPS
 
@@ -109,7 +109,7 @@ PLUGINS = {
 
 CHECK = '''
 import json, torch, collapse_lab
-from collapse_lab.training.augment import Pipeline
+from collapse_lab.augment import Pipeline
 x = torch.full((4, 1, 2, 2), 10, dtype=torch.uint8)
 y = Pipeline("invert")(x, torch.Generator().manual_seed(0))
 print(json.dumps({"where": collapse_lab.__file__, "inverted": sorted({int(v) for v in y.flatten()})}))

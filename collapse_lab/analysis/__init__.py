@@ -1,7 +1,7 @@
 """The figure and table catalogue: one YAML spec per figure or table of the five papers
 (``specs/<entry>.yaml``), the renderers that draw them and the checks that test their
-claims in numbers. The top layer: it reads the run store (through ``features`` and
-``spectra``) and the sweep engine's run planning, never the training loop.
+claims in numbers. Beside the training subsystem: it reads the run store (through ``features`` and
+``spectra``) and renders the runs the catalogue's plan (``collapse_lab.plan``) hands it.
 
 A spec (``catalogue.Entry``)::
 
@@ -20,8 +20,10 @@ A spec (``catalogue.Entry``)::
     differs: [...]                  # what the quick form changes from the paper (said in the legend)
 
 A renderer is one file in ``renderers/`` registering ``compute(entry, ctx) -> values``
-(plain numbers: what is drawn, JSON-able) and ``draw(values, entry) -> figure``; the
-claims read the values, so what is checked is exactly what is plotted.
+(plain numbers: what is drawn, JSON-able) and ``draw(values, entry) -> figure``, and
+declaring ``metrics``, the names of the numbers each series carries (the registered
+measures of ``spectra.measures`` by their names, and its own); the claims read the values
+by those names, so what is checked is exactly what is plotted.
 """
 from __future__ import annotations
 
@@ -32,6 +34,9 @@ def _check_renderer(name, obj, info) -> None:
     for attr in ("compute", "draw"):
         if not callable(getattr(obj, attr, None)):
             raise TypeError(f"renderer {name}: needs a {attr}() function")
+    metrics = getattr(obj, "metrics", None)
+    if not isinstance(metrics, tuple) or not all(isinstance(m, str) for m in metrics):
+        raise TypeError(f"renderer {name}: declare ``metrics``, the names its series' metrics hold (a tuple)")
 
 
 RENDERERS: Registry = Registry("renderer", "collapse_lab.analysis.renderers", flag="renderer", check=_check_renderer)

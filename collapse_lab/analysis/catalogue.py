@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from ..config import RunConfig, alpha_str, parse_alpha, smoke_of
+from ..config import RunConfig, alpha_str, parse_alpha
 from ..analyses import SPECS  # the catalogue data: the top-level analyses/ folder
 from ..errors import CollapseLabError
 
@@ -33,33 +32,6 @@ class Entry:
     differs: list = field(default_factory=list)  # how the quick (or "cpu: ...") form differs from the paper's
     unstated: list = field(default_factory=list)  # settings the paper does not state (our assumption)
     not_rendered: str = ""  # why a figure is not drawn (a schematic): said by --list
-
-    def configs(self, preset: str, warn=None, smoke: bool = False, data_root: str | None = None,
-                precision: str | None = None, overrides: dict | None = None) -> list[RunConfig]:
-        """The entry's runs at ``preset``, through the sweep's expansion (train's resolver);
-        with ``smoke`` their smoke forms (``config.smoke_of``); ``data_root`` and ``precision``:
-        the command's (a spec's own ``precision`` wins); ``overrides``: ``--set`` (they win over
-        the spec's base; ``commands.overrides``)."""
-        spec = self.runs.get(preset)
-        if not spec:
-            return []
-        if precision is not None:
-            spec = {**spec, "base": {"precision": precision, **(spec.get("base") or {})}}
-        if overrides:
-            spec = with_overrides(self.name, preset, spec, overrides)
-        # The resolver (through the sweep's expansion) loads the training plugins for their
-        # defaults: imported here, when an entry's runs are named, not when the catalogue is read.
-        from ..sweep.spec import expand
-
-        # the data-dependent values where the data are here; a run whose data are not is missing anyway
-        where = f"analyses/specs/{self.name}.yaml runs.{preset}"
-        try:
-            configs = expand(spec, where, warn, data="if-present", data_root=data_root)
-        except CollapseLabError as e:
-            if not overrides:
-                raise
-            raise CollapseLabError(f"--set with {self.name} at --preset {preset}: {e}") from None
-        return smoke_all(configs, self.reads_clients()) if smoke else configs
 
     def at(self, preset: str) -> "Entry":
         """The entry with its parameters at ``preset``: ``params.presets.<preset>`` (e.g. panels
@@ -91,37 +63,6 @@ class Entry:
         panels = [p for params in (self.params, *(self.params.get("presets") or {}).values())
                   for p in (params.get("panels") or [])]
         return self.renderer == "local_global" or any(isinstance(p, dict) and p.get("model") == "client" for p in panels)
-
-
-def with_overrides(name: str, preset: str, spec: dict, overrides: dict) -> dict:
-    """The spec with ``--set``'s overrides in its base (a mapping merged key by key); a key
-    the entry varies across its runs (a grid axis, a combo's key) is refused: one value for
-    all of them would merge its runs."""
-    grid = spec.get("grid") or {}
-    varied = {k for k in grid if not k.startswith("combo")}
-    varied |= {k for c, vs in grid.items() if c.startswith("combo") for v in vs if isinstance(v, dict) for k in v}
-    varied |= {"seed"} if len(spec.get("seeds", [0])) > 1 else set()
-    clash = sorted(set(overrides) & (varied | {"alphas", "seeds"}))
-    if clash:
-        raise CollapseLabError(f"--set {clash[0]}: {name} varies {clash[0]} across its runs at --preset {preset}; it "
-                               "cannot be set for all of them")
-    base = dict(spec.get("base") or {})
-    for k, v in overrides.items():
-        base[k] = {**(base.get(k) or {}), **v} if isinstance(v, dict) else v
-    return {**spec, "base": base}
-
-
-def smoke_all(configs: list[RunConfig], keep_clients: bool = False) -> list[RunConfig]:
-    """The smoke forms of an entry's runs, one seed of each: a smoke run proves the path
-    (data format, model, method, regularizer, renderer), which the other seeds would only
-    repeat with other random numbers (the CI's catalogue smoke trains a third of the runs)."""
-    out, seen = [], set()
-    for c in configs:
-        key = json.dumps({k: v for k, v in c.identity().items() if k != "seed"}, sort_keys=True, default=str)
-        if key not in seen:
-            seen.add(key)
-            out.append(smoke_of(c, keep_clients))
-    return out
 
 
 def load_entry(path: Path) -> Entry:
@@ -205,3 +146,17 @@ def matches(cfg: RunConfig, where: dict) -> bool:
         elif str(have) != str(v):
             return False
     return True
+
+
+def unknown_metrics(entry: Entry) -> list[str]:
+    """The metric names the entry's claims read that its renderer does not write (a typo,
+    or a measure renamed): ``check_specs`` refuses them."""
+    from . import RENDERERS
+
+    have = set(RENDERERS.get(entry.renderer).metrics)
+    named = []
+    for c in entry.claims:
+        for k in ("metric", "other", "times_metric"):
+            v = c.get(k)
+            named += [str(x) for x in (v.values() if isinstance(v, dict) else [v])] if v is not None else []
+    return sorted({m for m in named if m not in have})

@@ -1,4 +1,5 @@
-"""What a renderer reads: the store, the preset, the entry's runs and their features."""
+"""What a renderer reads: the store, the preset, the entry's runs (named by the catalogue's
+plan, ``collapse_lab.plan``, above the analysis) and their features."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -19,6 +20,7 @@ from .select import Group, groups
 class Context:
     store: Path
     preset: str
+    plan: object  # the entries' runs: ``plan.runs(entry)``, a table cell's ``plan.cell(entry, options)``
     features: FeatureSource | None = None  # default: the test set's float64 representations
     smoke: bool = False  # the entry's smoke runs (figures/tables --smoke)
     seed: int | None = None  # only the runs of this seed (a claim checked per seed); None: every seed
@@ -33,8 +35,7 @@ class Context:
 
     def configs(self, entry: Entry) -> list[RunConfig]:
         if entry.name not in self._configs:
-            cs = entry.configs(self.preset, smoke=self.smoke, data_root=self.data_root, precision=self.precision,
-                               overrides=self.overrides)
+            cs = self.plan.runs(entry)
             # --precision not given: a stored run keeps the precision it trained in (store.naming)
             self._configs[entry.name] = cs if self.precision is not None else in_stored_precisions(self.store, cs)
         return self._configs[entry.name]

@@ -26,7 +26,6 @@ import torch
 from ..errors import CollapseLabError
 from ..models import build_model, builder
 from ..store import RunDir, retention
-from ..tensor_files import load_state
 
 SPAN = 3  # rounds over which the plateau is measured (docs/scale.md)
 
@@ -92,13 +91,12 @@ def own_accuracy(run: RunDir, source, r: int) -> dict:
     for k, idx in enumerate(part.client_indices):
         if len(idx) == 0:
             continue
-        path = run.client_path(r, k)
         with retention.read_lock(run.path):
-            if not path.is_file():
+            if not run.has_client(r, k):
                 return {"missing": f"client {k}'s model of round {r} is not stored (train with --keep-local last "
                                    "or the ladder, which keeps it)"}
             model = build_model(builder(cfg.model, cfg.model_revision), ds.num_classes, ds.input_shape)
-            model.load_state_dict(load_state(path, model, extra_ok=True))
+            model.load_state_dict(run.load_state(r, k, model, extra_ok=True))
         ix = torch.as_tensor(idx, dtype=torch.long)
         c = correct_on(model, ds.train_x[ix], ds.train_y[ix], ds.to_float)
         correct.append(c)

@@ -82,11 +82,10 @@ def panel_labels(gs: list[Group]) -> list[str]:
 
 # -- a catalogue entry's runs -------------------------------------------------------------
 
-def groups(entry: Entry, preset: str, store: Path, where: dict | None = None,
-           configs: list[RunConfig] | None = None) -> list[Group]:
+def groups(entry: Entry, preset: str, store: Path, where: dict | None, configs: list[RunConfig]) -> list[Group]:
     """The entry's runs (those matching ``where``), complete in the store, in groups of seeds.
-    A missing or unfinished run is an error naming it (``figures`` trains them first)."""
-    configs = configs if configs is not None else entry.configs(preset)
+    A missing or unfinished run is an error naming it (``figures`` trains them first).
+    ``configs``: the entry's runs, as the catalogue's plan named them (``collapse_lab.plan``)."""
     fields = varying(configs)
     if configs and configs[0].smoke:  # a smoke run's length was cut: a panel cannot tell it apart by it
         where = {k: v for k, v in (where or {}).items() if k not in SMOKE_CUT}
@@ -97,9 +96,9 @@ def groups(entry: Entry, preset: str, store: Path, where: dict | None = None,
     for cfg in configs:
         path = run_path(store, cfg)
         run = RunDir(path)
-        if not (path / "run.json").is_file() or run.meta.get("status") != "complete":
+        if not run.is_complete():
             status = (f"{run.status} ({run.meta.get('rounds_complete', 0)} of {run.meta.get('rounds')} rounds)"
-                      if (path / "run.json").is_file() else "missing")
+                      if run.exists() else "missing")
             raise CollapseLabError(f"{entry.name}: run {path.name} is {status} in {store}; "
                                    f"`collapse-lab figures {entry.name} --preset {preset}"
                                    f"{' --smoke' if cfg.smoke else ''} --precision {cfg.precision}` trains it")
@@ -117,7 +116,7 @@ def groups(entry: Entry, preset: str, store: Path, where: dict | None = None,
 def load_run(path: str | Path) -> RunDir:
     """One run folder named by the user (``--run``); a diverged run is refused."""
     run = RunDir(Path(path))
-    if not (run.path / "run.json").is_file():
+    if not run.exists():
         raise CollapseLabError(f"--run {path}: not a run folder (no run.json); point it at <store>/<run>")
     run.config  # an unreadable run.json is named here
     if run.meta.get("status") == "diverged":

@@ -1,7 +1,7 @@
 """A run's metrics as TensorBoard event files (``collapse-lab export tensorboard``,
 ``train --log tensorboard DIR``): per round the global model's numbers, each client's local
-loss per epoch, and the probe's spectrum summaries (n above tau, effective rank, dead units,
-stable rank) with the logged spectrum as a histogram of its log10 singular values. One
+loss per epoch, and the probe's spectrum summaries (n above tau among the logged top 100, and
+the measures of ``spectra.measures.PROBED``) with the logged spectrum as a histogram of its log10 singular values. One
 sub-folder per run, named as the run. Needs the ``tensorboard`` package (the extra)."""
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ from pathlib import Path
 
 from ..errors import CollapseLabError
 from ..spectra.functional import DEFAULT_TAU
+from ..spectra.measures import PROBED
 from ..store import RunDir
 
 ROUND_KEYS = ("test_acc", "test_loss", "seconds", "local_seconds")
-PROBE_KEYS = {"probe_effective_rank": "spectrum/effective_rank", "probe_dead_units": "spectrum/dead_units",
-              "probe_stable_rank": "spectrum/stable_rank"}
+PROBE_KEYS = {f"probe_{m}": f"spectrum/{m}" for m in PROBED}  # the probe's measures (spectra.measures)
 
 
 def _writer(logdir: Path):

@@ -91,7 +91,7 @@ def run(released_file, data_root=None, store=None, progress=None) -> dict:
     reused) and compare."""
     import tempfile
 
-    from ..resolve import resolve_runs
+    from ..runspec.resolve import resolve_runs
     from ..store import RunDir, lock
     from ..store.paths import check_store_for_writing
     from ..training.engine import train

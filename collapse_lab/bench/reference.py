@@ -7,7 +7,7 @@ PIL image and transformed on its own (pad-and-crop, flip, AutoAugment with PIL a
 scipy, ``ToTensor``, ``Normalize``), collated into a batch, fp32, the model moved to the
 device for the client and back afterwards, a fresh SGD optimizer. The per-image
 operations here follow the official ``data_aug_utils.py`` with the random value passed
-in, so the batched ones in ``collapse_lab.training.augment`` can be compared with them image by
+in, so the batched ones in ``collapse_lab.augment`` can be compared with them image by
 image.
 """
 from __future__ import annotations
@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from PIL import Image, ImageEnhance, ImageOps
 from scipy import ndimage
 
-from ..training.augment import autoaugment as aa
+from ..augment import autoaugment as aa
 
 # -- per-image operations (PIL / scipy), the official semantics --------------------------
 

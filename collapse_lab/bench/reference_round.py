@@ -13,10 +13,10 @@ import torch
 
 from ..config import RunConfig
 from ..data import Dataset
-from ..training.aggregate import weighted_average
+from ..methods.aggregate import weighted_average
 from ..training.local import batches
 from ..training.prepare import init_model, sample_clients
-from ..tensor_files import save_tensors
+from ..store import RunDir
 from ..seeds import PURPOSE_BATCHES, seed_for
 from . import reference as ref
 
@@ -70,11 +70,11 @@ def reference_round(cfg: RunConfig, ds: Dataset, part, model: torch.nn.Module, g
             say(f"  reference round {r} client {k}: {len(ix)} samples, local training {time.perf_counter() - t0:.1f} s")
         states[k] = {n: v.detach().clone() for n, v in model.state_dict().items()}
         if out is not None:
-            save_tensors(out / f"round_{r}" / f"client_{k}.safetensors", states[k])
+            RunDir(out).save_client(r, k, states[k])
         sizes.append(len(ix))
     new_global = weighted_average(list(states.values()), sizes)
     if out is not None:
-        save_tensors(out / f"round_{r}" / "global.safetensors", new_global)
+        RunDir(out).save_global(r, new_global)
     return {"global": new_global, "clients": states, "steps": steps, "images": n_images, "train_seconds": train_seconds}
 
 

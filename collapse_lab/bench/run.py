@@ -24,7 +24,7 @@ from ..devices import resolve_device
 from ..errors import CollapseLabError
 from ..training.engine import train
 from ..partition import make_partition
-from ..resolve import resolve_runs, with_data
+from ..runspec.resolve import resolve_runs, with_data
 from ..store import run_path
 from ..training.prepare import Prepared, init_model
 from ..store import RunDir
@@ -188,15 +188,7 @@ def bench(s: Settings, progress=None) -> dict:
             if s.reference:
                 say(f"{s.model} [{i + 1}/{s.repeats}]: reference loop, {rcfg.rounds} round(s) of {epochs} local "
                     f"epoch(s), {workers} loader workers")
-                refr = reference_rounds(rcfg, ds, part, tmp / f"reference{i}", device, workers, epochs,
-                                        s.official_evals, say)
-                summary = _summary(refr, 0)
-                summary["train_images_per_second"] = (sum(r["images"] for r in refr)
-                                                      / sum(r["train_seconds"] for r in refr))
-                summary.update(local_epochs=epochs, workers=workers, official_evals=s.official_evals)
-                if epochs != cfg.local_epochs:
-                    _extrapolate(summary, refr, cfg.local_epochs / epochs)
-                refs.append(summary)
+                refs.append(_reference_repeat(s, cfg, rcfg, ds, part, tmp / f"reference{i}", device, workers, say))
             say(f"{s.model} [{i + 1}/{s.repeats}]: fast path, {cfg.rounds} round(s) ({s.warmup} warm-up)")
             t0 = time.perf_counter()
             fast = fast_rounds(cfg, ds, part, tmp / f"fast{i}", s.keep_memory,
@@ -217,14 +209,33 @@ def bench(s: Settings, progress=None) -> dict:
                                    "evaluations_per_round": 1}
         out["extraction"] = extraction(cfg, ds, state, device)
         if s.reference:
-            out["reference"] = _median_repeat(refs)
-            ratios = [f["images_per_second"] / r["images_per_second"] for f, r in zip(fasts, refs)]
-            train_ratios = [f["images_per_second"] / r["train_images_per_second"] for f, r in zip(fasts, refs)]
-            out["ratio"] = spread(ratios)
-            out["ratio_vs_reference_training_only"] = spread(train_ratios)
-            out["speedup_images_per_second"] = out["ratio"]["median"]
-            # conservative: the fast path's whole round against the reference's local training alone
-            out["speedup_vs_reference_training_only"] = out["ratio_vs_reference_training_only"]["median"]
+            out.update(_ratios(fasts, refs))
+    return out
+
+
+def _reference_repeat(s: Settings, cfg, rcfg, ds, part, folder: Path, device, workers: int, say) -> dict:
+    """One timed repeat of the reference loop (its local training extrapolated to the fast
+    path's epochs where it ran fewer)."""
+    epochs = rcfg.local_epochs
+    refr = reference_rounds(rcfg, ds, part, folder, device, workers, epochs, s.official_evals, say)
+    summary = _summary(refr, 0)
+    summary["train_images_per_second"] = sum(r["images"] for r in refr) / sum(r["train_seconds"] for r in refr)
+    summary.update(local_epochs=epochs, workers=workers, official_evals=s.official_evals)
+    if epochs != cfg.local_epochs:
+        _extrapolate(summary, refr, cfg.local_epochs / epochs)
+    return summary
+
+
+def _ratios(fasts: list[dict], refs: list[dict]) -> dict:
+    """The reference's median repeat and the per-pair speed ratios (fast path over reference)."""
+    out = {"reference": _median_repeat(refs)}
+    ratios = [f["images_per_second"] / r["images_per_second"] for f, r in zip(fasts, refs)]
+    train_ratios = [f["images_per_second"] / r["train_images_per_second"] for f, r in zip(fasts, refs)]
+    out["ratio"] = spread(ratios)
+    out["ratio_vs_reference_training_only"] = spread(train_ratios)
+    out["speedup_images_per_second"] = out["ratio"]["median"]
+    # conservative: the fast path's whole round against the reference's local training alone
+    out["speedup_vs_reference_training_only"] = out["ratio_vs_reference_training_only"]["median"]
     return out
 
 

@@ -21,17 +21,25 @@ from pathlib import Path
 from ..config import DEFAULT_ALPHAS, alpha_str
 
 
-def _max_rel_diff(a: Path, b: Path) -> float:
-    from safetensors.torch import load_file
+def _max_rel_diff(a: Path, b: Path, r: int) -> float:
+    """The largest relative difference between two runs' global models of round ``r``."""
+    from ..store import RunDir
 
-    x, y = load_file(a), load_file(b)
+    x, y = RunDir(a).load_global(r), RunDir(b).load_global(r)
     return max(float((x[k] - y[k]).abs().max() / x[k].abs().max().clamp(min=1e-30)) for k in x)
 
 
+def _same_global(a: Path, b: Path, r: int) -> bool:
+    from ..store import RunDir
+
+    return RunDir(a).checkpoint_sha256(r) == RunDir(b).checkpoint_sha256(r)
+
+
 def sweep_bench(seeds: int, workers: int, rounds: int | None = None, say=None, stack: int | None = None) -> dict:
+    from ..store import RunDir
     from ..sweep.backends import cores, run_local, units
 
-    from ..sweep.spec import expand
+    from ..runspec.expand import expand
 
     say = say or (lambda m: None)
     alphas = [alpha_str(a) for a in DEFAULT_ALPHAS]
@@ -62,10 +70,9 @@ def sweep_bench(seeds: int, workers: int, rounds: int | None = None, say=None, s
                             tmp / "logs-stacked")
         stk = time.perf_counter() - t0
         say(f"  {stk:.1f} s")
-        final = [f"{c.run_name()}/round_{c.rounds}/global.safetensors" for c in configs]
-        same = sum((tmp / "seq" / f).read_bytes() == (tmp / "sweep" / f).read_bytes() for f in final)
-        rel = [_max_rel_diff(tmp / "seq" / f, tmp / "stacked" / f) for f in final
-               if (tmp / "stacked" / f).is_file()]
+        same = sum(_same_global(tmp / "seq" / c.run_name(), tmp / "sweep" / c.run_name(), c.rounds) for c in configs)
+        rel = [_max_rel_diff(tmp / "seq" / c.run_name(), tmp / "stacked" / c.run_name(), c.rounds) for c in configs
+               if RunDir(tmp / "stacked" / c.run_name()).has_global(c.rounds)]
         accs = {name: [_final_acc(tmp / name / c.run_name()) for c in configs] for name in ("seq", "stacked")}
     failed = [r for r in plain + stacked if r["status"] != "complete"]
     return {"runs": n, "cores": cores(), "workers": workers, "stack": stack, "rounds": configs[0].rounds,

@@ -8,6 +8,7 @@ import sys
 import click
 
 from ..errors import CollapseLabError
+from .common import data_root_option, given_data_root
 
 
 @click.command("bench", short_help="Time the fast path against the reference loop.")
@@ -18,8 +19,7 @@ from ..errors import CollapseLabError
 @click.option("--released", "released_file", type=click.Path(dir_okay=False), default=None,
               help="released-parity: the released code's per-round accuracies (written by "
                    "collapse_lab/bench/released_driver.py; tests/vectors/released_parity/ keeps one).")
-@click.option("--data-root", type=click.Path(file_okay=False), default=None,
-              help="released-parity: the data set folder (the one the released code read).")
+@data_root_option
 @click.option("--store", type=click.Path(file_okay=False), default=None,
               help="released-parity: store for collapse-lab's runs (default: a new temporary folder; runs there are reused).")
 @click.option("--model", default="cnn,mobilenetv2", show_default=True, help="Model(s), comma-separated.")
@@ -59,7 +59,7 @@ from ..errors import CollapseLabError
 def bench_cmd(preset, model, device, images, test_images, clients, local_epochs, reference_epochs, rounds, warmup,
               augment, precision, channels_last, compile, cuda_graphs, parallel_clients, workers, repeats, no_reference,
               sweep, sweep_seeds, sweep_workers, sweep_rounds, sweep_stack, keep_memory, official_evals, as_json,
-              released_file, data_root, store):
+              released_file, store):
     """Benchmark the fast path against the official-style reference loop (or, with --sweep,
     a sweep of small runs against training them one after another; or, with
     --workload released-parity, collapse-lab's accuracy against the released code's)."""
@@ -67,48 +67,20 @@ def bench_cmd(preset, model, device, images, test_images, clients, local_epochs,
         raise CollapseLabError("--released goes with --workload released-parity (and that workload needs it): give both")
     if preset == "released-parity":
         from ..bench.parity import run, text
+        from ..data_root import default_data_root
 
-        r = run(released_file, data_root=data_root, store=store, progress=lambda m: click.echo(m, err=True))
+        r = run(released_file, data_root=default_data_root(given_data_root())[0], store=store,
+                progress=lambda m: click.echo(m, err=True))
         click.echo(json.dumps(r, indent=2) if as_json else text(r))
         return
-    from ..bench.run import bench, settings_for
-
     if sweep:
-        from ..bench.sweep_bench import sweep_bench
-        from ..sweep.backends import cores
-
-        if sweep_seeds < 1 or (sweep_workers is not None and sweep_workers < 1) or (sweep_rounds is not None
-                                                                                     and sweep_rounds < 1) \
-                or (sweep_stack is not None and sweep_stack < 1):
-            raise CollapseLabError("--sweep-seeds, --sweep-workers, --sweep-rounds and --sweep-stack must be >= 1")
-        r = sweep_bench(sweep_seeds, sweep_workers or cores(), sweep_rounds, say=lambda m: click.echo(m, err=True),
-                        stack=sweep_stack)
-        if as_json:
-            click.echo(json.dumps(r, indent=2))
-        else:
-            click.echo(f"{r['runs']} runs of {r['rounds']} rounds on {r['cores']} cores: one train invocation "
-                       f"{r['sequential_seconds']:.1f} s ({r['sequential_runs_per_hour']:.0f} runs/h); sweep with "
-                       f"{r['workers']} workers {r['sweep_seconds']:.1f} s ({r['sweep_runs_per_hour']:.0f} runs/h, "
-                       f"{r['ratio']:.2f}x; {r['identical_final_globals']} of {r['runs']} final global models identical); "
-                       f"with --stack {r['stack']} {r['stacked_seconds']:.1f} s ({r['stacked_runs_per_hour']:.0f} runs/h, "
-                       f"{r['stacked_ratio']:.2f}x; final globals within {r['stacked_max_rel_diff']:.1e} of the largest "
-                       f"entry, median {r['stacked_median_rel_diff']:.1e}; mean final test acc "
-                       f"{r['mean_final_acc_sequential']:.4f} vs {r['mean_final_acc_stacked']:.4f}); {r['failed']} failed")
-        return
+        return _sweep_bench(sweep_seeds, sweep_workers, sweep_rounds, sweep_stack, as_json)
+    from ..bench.run import bench, settings_for
 
     models = [m.strip() for m in model.split(",") if m.strip()]
     if not models:
         raise CollapseLabError(f"--model {model!r} names no model; give one or more, comma-separated (e.g. cnn)")
-    for name, v in (("--images", images), ("--test-images", test_images), ("--clients", clients),
-                    ("--local-epochs", local_epochs), ("--reference-epochs", reference_epochs), ("--rounds", rounds)):
-        if v is not None and v < 1:
-            raise CollapseLabError(f"{name} must be >= 1 (got {v})")
-    if repeats < 1:
-        raise CollapseLabError(f"--repeats must be >= 1 (got {repeats}; 3 or more tell a change from noise)")
-    if warmup is not None and warmup < 0:
-        raise CollapseLabError(f"--warmup must be >= 0 (got {warmup})")
-    if workers is not None and workers < 0:
-        raise CollapseLabError(f"--workers must be >= 0 (got {workers})")
+    _check_counts(images, test_images, clients, local_epochs, reference_epochs, rounds, repeats, warmup, workers)
     # every setting is resolved and checked (as by train) before anything is measured
     settings = [settings_for(preset, model=m, device=device, images=images, test_images=test_images, clients=clients,
                              local_epochs=local_epochs, reference_epochs=reference_epochs, rounds=rounds, warmup=warmup,
@@ -126,6 +98,42 @@ def bench_cmd(preset, model, device, images, test_images, clients, local_epochs,
             _print(results[-1])
     if as_json:
         click.echo(json.dumps({"results": results}, indent=2))
+
+
+def _check_counts(images, test_images, clients, local_epochs, reference_epochs, rounds, repeats, warmup,
+                  workers) -> None:
+    for name, v in (("--images", images), ("--test-images", test_images), ("--clients", clients),
+                    ("--local-epochs", local_epochs), ("--reference-epochs", reference_epochs), ("--rounds", rounds)):
+        if v is not None and v < 1:
+            raise CollapseLabError(f"{name} must be >= 1 (got {v})")
+    if repeats < 1:
+        raise CollapseLabError(f"--repeats must be >= 1 (got {repeats}; 3 or more tell a change from noise)")
+    if warmup is not None and warmup < 0:
+        raise CollapseLabError(f"--warmup must be >= 0 (got {warmup})")
+    if workers is not None and workers < 0:
+        raise CollapseLabError(f"--workers must be >= 0 (got {workers})")
+
+
+def _sweep_bench(sweep_seeds, sweep_workers, sweep_rounds, sweep_stack, as_json: bool) -> None:
+    """--sweep: a sweep of small runs against training them one after another."""
+    from ..bench.sweep_bench import sweep_bench
+    from ..sweep.backends import cores
+
+    if sweep_seeds < 1 or any(v is not None and v < 1 for v in (sweep_workers, sweep_rounds, sweep_stack)):
+        raise CollapseLabError("--sweep-seeds, --sweep-workers, --sweep-rounds and --sweep-stack must be >= 1")
+    r = sweep_bench(sweep_seeds, sweep_workers or cores(), sweep_rounds, say=lambda m: click.echo(m, err=True),
+                    stack=sweep_stack)
+    if as_json:
+        click.echo(json.dumps(r, indent=2))
+        return
+    click.echo(f"{r['runs']} runs of {r['rounds']} rounds on {r['cores']} cores: one train invocation "
+               f"{r['sequential_seconds']:.1f} s ({r['sequential_runs_per_hour']:.0f} runs/h); sweep with "
+               f"{r['workers']} workers {r['sweep_seconds']:.1f} s ({r['sweep_runs_per_hour']:.0f} runs/h, "
+               f"{r['ratio']:.2f}x; {r['identical_final_globals']} of {r['runs']} final global models identical); "
+               f"with --stack {r['stack']} {r['stacked_seconds']:.1f} s ({r['stacked_runs_per_hour']:.0f} runs/h, "
+               f"{r['stacked_ratio']:.2f}x; final globals within {r['stacked_max_rel_diff']:.1e} of the largest "
+               f"entry, median {r['stacked_median_rel_diff']:.1e}; mean final test acc "
+               f"{r['mean_final_acc_sequential']:.4f} vs {r['mean_final_acc_stacked']:.4f}); {r['failed']} failed")
 
 
 def _spread(d: dict, fmt: str = ".1f") -> str:

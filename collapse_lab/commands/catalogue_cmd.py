@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 import click
@@ -12,8 +13,8 @@ import click
 from ..errors import CollapseLabError
 from ..store.naming import in_stored_precisions
 from .overrides import describe, given_overrides, set_option
-from .common import check_time_limit, data_root_option, given_data_root, given_precision, precision_option, \
-    time_limit_option
+from .common import check_time_limit, data_root_option, given_data_root, given_precision, precision_line, \
+    precision_option, time_limit_option
 
 
 # from keeping least to keeping most (``wider``)
@@ -29,27 +30,86 @@ def wider(a: str, b: str, order: tuple) -> str:
     return a if ka >= kb else b
 
 
-def plan(entries, preset: str, store: Path, warn, smoke: bool = False, keep: str = "read",
-         note=None, overrides: dict | None = None) -> tuple[list, list, dict]:
+@dataclass
+class Session:
+    """What ``figures`` and ``tables`` share once their runs are planned and trained: the
+    entries, each one's run names (or why it is not available), the training failures, the
+    analysis context over the store, and the times."""
+    entries: list
+    per_entry: dict
+    failed: list
+    ctx: object
+    out: Path
+    say: object
+    t0: float
+    t_train: float
+
+
+def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: dict) -> Session | None:
+    """The part of ``figures``/``tables`` before rendering: option checks, the entries of
+    ``kind``, ``--dry-run`` and ``--list`` (handled here: None), the smoke store, the plan,
+    the first line, training the missing runs (tables --smoke drops their checkpoints) and
+    the context. ``o``: the catalogue options (``catalogue_options``); ``flags``: the
+    command's own options that conflict with --list or --no-train."""
+    from ..analysis.catalogue import pick
+    from ..plan import context
+
+    check_training(o["workers"], o["stack"], o["backend"], o["address"], o["list_"], o["no_train"],
+                   **{**flags, "--dry-run": o["dry_run_"], "--time-limit": o["time_limit"]})
+    if o["dry_run_"] and o["time_limit"]:
+        raise CollapseLabError("--time-limit has no effect with --dry-run (nothing trains); drop it")
+    entries = pick(names, kind[:-1])
+    if o["dry_run_"]:
+        return dry_run(entries, o["smoke"], o["as_json"], None, o["keep"])
+    store, out = smoke_paths(o["smoke"], store, out, kind)
+    say = (lambda m: click.echo(m if m.startswith(kind) else f"{kind}: {m}", err=True))
+    runs = command_plan(preset, o["smoke"])
+    notes: list[str] = []  # said after the first line, which names the precision
+    configs, per_entry, by_name = plan(entries, runs, store, lambda m: None, o["keep"], note=notes.append)
+    if o["list_"]:
+        return list_entries(entries, per_entry, store, out, by_name, o["as_json"],
+                            **({"suffix": "md"} if kind == "tables" else {}))
+    say(f"{len(configs)} run(s) for {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, precision "
+        f"{precision_line(configs, auto=given_precision() is None)}")
+    for n in notes:
+        say(n)
+    t0 = time.time()
+    failed = [] if o["no_train"] else train_entries(
+        configs, store, o["backend"], o["workers"], o["stack"], o["address"], say, "figures " if kind == "figures"
+        else "", drop_checkpoints=o["smoke"] and kind == "tables", time_limit=o["time_limit"])
+    stop_if_late(failed, say)
+    ctx = context(store, preset, o["smoke"], runs.data_root, runs.precision, runs.overrides, plan=runs)
+    return Session(entries, per_entry, failed, ctx, out, say, t0, time.time() - t0)
+
+
+def command_plan(preset: str, smoke: bool = False):
+    """The command's plan of runs (``collapse_lab.plan.Plan``): its preset, --smoke,
+    --data-root, --precision and --set; one per command, shared by planning, training and
+    rendering."""
+    from ..plan import Plan
+
+    return Plan(preset, smoke, given_data_root(), given_precision(), given_overrides())
+
+
+def plan(entries, runs, store: Path, warn, keep: str = "read", note=None) -> tuple[list, list, dict]:
     """The entries' runs (each once; their smoke forms with ``smoke``), per entry its run
-    names (or why it is not available), and the runs by name. Each run keeps what the
+    names (or why it is not available), and the runs by name; ``runs``: the command's
+    ``collapse_lab.plan.Plan`` (its preset, smoke, ``--set``). Each run keeps what the
     entries that read it read (``Entry.keeps``, their union for a shared run); ``keep``
     "all": every round's global and client models. ``note``: told of each stored run used in
-    the other precision (``store.naming.in_stored_precision``). ``overrides``: the
-    entries' ``--set`` (default: the command's)."""
+    the other precision (``store.naming.in_stored_precision``)."""
     import dataclasses
 
-    over = given_overrides() if overrides is None else overrides
     seen, per_entry, keeps = {}, {}, {}
     for e in entries:
         try:
-            cs = e.configs(preset, warn, smoke=smoke, data_root=given_data_root(), precision=given_precision())
+            cs = runs.runs(e, warn, overrides={})
         except CollapseLabError as err:  # a model, method or data set the toolkit lacks (the baselines issue)
-            per_entry[e.name] = f"not available at --preset {preset}: {err}"
+            per_entry[e.name] = f"not available at --preset {runs.preset}: {err}"
             continue
-        if over and cs:  # --set: one line when it changes nothing or cannot apply
-            cs = overridden(e, preset, cs, over, warn, smoke)
-        if given_precision() is None:  # stored runs keep the precision they trained in
+        if runs.overrides and cs:  # --set: one line when it changes nothing or cannot apply
+            cs = overridden(e, runs, warn)
+        if runs.precision is None:  # stored runs keep the precision they trained in
             cs = in_stored_precisions(store, cs, note)
         per_entry[e.name] = [c.run_name() for c in cs]
         g, loc = ("all", "all") if keep == "all" else e.keeps()
@@ -62,19 +122,19 @@ def plan(entries, preset: str, store: Path, warn, smoke: bool = False, keep: str
     return list(seen.values()), per_entry, seen
 
 
-def overridden(e, preset: str, plain: list, over: dict, warn, smoke: bool) -> list:
-    """The entry's runs under ``--set``; each key must change some run of it (compared on the
-    real runs: a smoke form cuts some settings, e.g. local training, to a few steps)."""
+def overridden(e, runs, warn) -> list:
+    """The entry's runs under the plan's ``--set``; each key must change some run of it
+    (compared on the real runs: a smoke form cuts some settings, e.g. local training, to a
+    few steps)."""
     def names(o):  # the run's name and its rounds (rounds is not part of the name: a longer run extends it)
-        return [(c.run_name(), c.rounds) for c in e.configs(preset, warn, data_root=given_data_root(),
-                                                            precision=given_precision(), overrides=o)]
+        return [(c.run_name(), c.rounds) for c in runs.runs(e, warn, smoke=False, overrides=o)]
 
-    before = names(None)
-    for k, v in over.items():
+    before = names({})
+    for k, v in runs.overrides.items():
         if names({k: v}) == before:
-            raise CollapseLabError(f"--set {describe({k: v})}: changes none of {e.name}'s runs at --preset {preset} "
-                                   "(they have it already); drop it")
-    return e.configs(preset, warn, smoke=smoke, data_root=given_data_root(), precision=given_precision(), overrides=over)
+            raise CollapseLabError(f"--set {describe({k: v})}: changes none of {e.name}'s runs at --preset "
+                                   f"{runs.preset} (they have it already); drop it")
+    return runs.runs(e, warn)
 
 
 def smoke_paths(smoke: bool, store: str, out: str, out_default: str) -> tuple[Path, Path]:
@@ -104,6 +164,21 @@ def train_missing(configs, store: Path, backend: str, workers: int | None, stack
         return failed + [{"run": c.run_name(), "status": "time-limit", "error": "not started before the time limit"}
                          for c in timed]
     return failed + train_runs(timed, store, backend, 1, 1, address, say, drop_checkpoints, time_limit)
+
+
+def train_entries(configs, store: Path, backend: str, workers, stack: int, address, say, prefix: str = "",
+                  drop_checkpoints: bool = False, time_limit: str | None = None) -> list[dict]:
+    """``train_missing``, with Ctrl-C or SIGTERM said and turned into the exit status (130,
+    143); the sweep is imported here, only when something trains."""
+    from ..sweep.backends import Interrupted
+
+    try:
+        return train_missing(configs, store, backend, workers, stack, address, say, drop_checkpoints, time_limit)
+    except Interrupted as e:
+        from ..signals import exit_status
+
+        say(f"{prefix}interrupted ({e.signame}): finished runs are kept; the same command continues")
+        raise SystemExit(exit_status(e.signame)) from None
 
 
 def lacking_data(names: list[str], failed: list[dict]) -> str | None:
@@ -259,7 +334,7 @@ def dry_run(entries, smoke: bool, as_json: bool, say, keep: str = "read") -> Non
 
     plans = {}
     for preset in ("quick", "cpu", "paper"):
-        configs, per_entry, by_name = plan(entries, preset, Path("."), lambda m: None, smoke, keep)
+        configs, per_entry, by_name = plan(entries, command_plan(preset, smoke), Path("."), lambda m: None, keep)
         plans[preset] = estimate(configs)
         plans[preset]["entries"] = {
             name: estimate([by_name[r] for r in runs])["total"]["bytes"] if isinstance(runs, list) else None
@@ -271,7 +346,7 @@ def dry_run(entries, smoke: bool, as_json: bool, say, keep: str = "read") -> Non
         for line in lines(p, f"--preset {preset}" + (" --smoke" if smoke else "") + f" --keep {keep}"):
             click.echo(line)
         sized = sorted(((b, n) for n, b in p["entries"].items() if b is not None), reverse=True)
-        click.echo(f"  checkpoints per entry (largest first): " + ", ".join(f"{n} {human_bytes(b)}" for b, n in sized))
+        click.echo("  checkpoints per entry (largest first): " + ", ".join(f"{n} {human_bytes(b)}" for b, n in sized))
 
 
 def check_training(workers: int | None, stack: int, backend: str = "local", address=None, list_: bool = False,
@@ -312,8 +387,7 @@ def list_entries(entries, per_entry, store: Path, out: Path, by_name: dict, as_j
             continue
         present = 0
         for n in names:
-            p = run_path(store, by_name[n])
-            if (p / "run.json").is_file() and RunDir(p).meta.get("status") == "complete":
+            if RunDir(run_path(store, by_name[n])).is_complete():
                 present += 1
         png = out / f"{e.name}.{suffix}"
         last = time.strftime("%Y-%m-%d %H:%M", time.localtime(png.stat().st_mtime)) if png.is_file() else "-"

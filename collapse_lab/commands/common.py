@@ -18,8 +18,7 @@ _META = "collapse_lab."  # this package's keys in click's per-invocation ctx.met
 
 
 def _set(ctx, param, value):
-    # a bad folder is one CollapseLabError line (the group turns it into exit 2)
-    ctx.meta[_META + "data_root"] = None if value is None else check_data_root(value)
+    ctx.meta[_META + "data_root"] = value
     return value
 
 
@@ -28,9 +27,13 @@ def _given(name: str):
     return None if ctx is None else ctx.meta.get(_META + name)
 
 
-def given_data_root() -> str | None:
-    """The running command's ``--data-root`` (None: not given)."""
-    return _given("data_root")
+def given_data_root(check: bool = True) -> str | None:
+    """The running command's ``--data-root`` (None: not given); a folder that is not there is
+    one line (exit 2). ``check=False``: as given (``train``: the resolver says first when the
+    data set reads no files, then the loader names a missing folder)."""
+    value = _given("data_root")
+    # a bad folder is one CollapseLabError line (the group turns it into exit 2)
+    return value if value is None or not check else check_data_root(value)
 
 
 def given_precision() -> str | None:
@@ -69,12 +72,14 @@ def feature_source(**options):
                          layer=_given("layer"))
 
 
-# not part of a run's identity: the same run reads its files wherever they are
+# Declared once, for every command (train, sweep, the catalogue, the analyses, theory,
+# bench), with one meaning: where the data sets' files are; not part of a run's identity
+# (the same run reads its files wherever they are).
 data_root_option = click.option(
     "--data-root", type=click.Path(file_okay=False), expose_value=False, callback=_set,
     help="Folder holding the data sets' standard layouts (cifar-10-batches-py/, cifar-100-python/, "
-         "tiny-imagenet-200/, ...) for runs that name none; default $COLLAPSE_LAB_DATA, then data_root in "
-         "~/.config/collapse-lab/config.toml.")
+         "tiny-imagenet-200/, ...): where runs train from, and where a stored run that records none is read "
+         "from; default $COLLAPSE_LAB_DATA, then data_root in ~/.config/collapse-lab/config.toml.")
 
 
 def _foreign(ctx, param, value):

@@ -12,10 +12,7 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
-from .catalogue_cmd import catalogue_options, check_training, dry_run, lacking_data, list_entries, plan, \
-    smoke_paths, stop_if_late, train_missing
-from .common import given_data_root, given_precision, precision_line
-from .overrides import given_overrides
+from .catalogue_cmd import begin, catalogue_options, lacking_data
 from ..analysis.claims_file import evaluate_safely, merge_claims
 
 SMOKE_NOTE = "SMOKE: one round, one local step per client, a small test set: proves the path, not the papers' numbers"
@@ -88,85 +85,59 @@ def render(entry, ctx, out: Path) -> dict:
 def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, stack, address, as_json, dry_run_,
                 smoke, keep, time_limit, check):
     """Render NAMEs (default: every figure of the catalogue) at --preset."""
-    from ..analysis.catalogue import pick
-    from ..analysis.context import Context
-
-    check_training(workers, stack, backend, address, list_, no_train,
-                   **{"--check": check, "--dry-run": dry_run_, "--time-limit": time_limit})
-    if dry_run_ and time_limit:
-        raise CollapseLabError("--time-limit has no effect with --dry-run (nothing trains); drop it")
-    entries = pick(names, "figure")
-    if dry_run_:
-        return dry_run(entries, smoke, as_json, None, keep)
-    store, out = smoke_paths(smoke, store, out, "figures")
-    say = (lambda m: click.echo(m if m.startswith("figures") else f"figures: {m}", err=True))
-    warn = (lambda m: None)
-    notes: list[str] = []  # said after the first line, which names the precision
-    configs, per_entry, by_name = plan(entries, preset, store, warn, smoke, keep, note=notes.append)
-    if list_:
-        return list_entries(entries, per_entry, store, out, by_name, as_json)
-    say(f"figures: {len(configs)} run(s) for {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, precision "
-        f"{precision_line(configs, auto=given_precision() is None)}")
-    for n in notes:
-        say(n)
-    t0 = time.time()
-    from ..sweep.backends import Interrupted
-
-    try:
-        failed_runs = [] if no_train else train_missing(configs, store, backend, workers, stack, address, say,
-                                                        time_limit=time_limit)
-    except Interrupted as e:
-        from ..signals import exit_status
-
-        say(f"figures interrupted ({e.signame}): finished runs are kept; the same command continues")
-        raise SystemExit(exit_status(e.signame)) from None
-    stop_if_late(failed_runs, say)
-    t_train = time.time() - t0
-    ctx = Context(store, preset, smoke=smoke, data_root=given_data_root(), precision=given_precision(),
-                  overrides=given_overrides())
-    records = []
-    for e in entries:
-        if isinstance(per_entry[e.name], str):
-            records.append({"entry": e.name, "error": per_entry[e.name]})
-            say(f"figures: {e.name}: {per_entry[e.name]}")
-            continue
-        if e.not_rendered:
-            records.append({"entry": e.name, "not_rendered": e.not_rendered})
-            say(f"figures: {e.name}: not rendered ({e.not_rendered})")
-            continue
-        if lacking := lacking_data(per_entry[e.name], failed_runs):
-            records.append({"entry": e.name, "error": lacking})
-            say(f"figures: {e.name}: not rendered: {lacking}")
-            continue
-        try:
-            rec = render(e, ctx, out)
-        except CollapseLabError as err:
-            rec = {"entry": e.name, "error": str(err)}
-            say(f"figures: {e.name}: not rendered: {err}")
-        else:
-            held = [c["holds"] for c in rec["claims"]]
-            say(f"figures: {e.name} -> {out / e.name}.png ({rec['seconds']:.1f} s, runs in {rec['precision']}); claims: "
-                f"{sum(h is True for h in held)} hold, {sum(h is False for h in held)} do not"
-                + (f", {sum(h is None for h in held)} not checked" if None in held else "")
-                + verdict_counts(rec["claims"]))
-        records.append(rec)
+    o = dict(list_=list_, no_train=no_train, backend=backend, workers=workers, stack=stack, address=address,
+             as_json=as_json, dry_run_=dry_run_, smoke=smoke, keep=keep, time_limit=time_limit)
+    run = begin("figures", names, preset, store, out, o, {"--check": check})
+    if run is None:  # --dry-run, --list
+        return
+    records = [record_of(e, run, preset) for e in run.entries]
     if records:
-        merge_claims(out, preset + ("-smoke" if smoke else ""), records)
+        merge_claims(run.out, preset + ("-smoke" if smoke else ""), records)
     if check and not as_json:
-        for rec in records:
-            for c in rec.get("claims", []):
-                from ..analysis.seeds import verdict_text
-
-                over = f" | over seeds: {c['over_seeds']}" if c.get("over_seeds") else ""
-                click.echo(f"{rec['entry']:<18} | {c['text']} | {c['measured']}{over} | "
-                           f"{verdict_text(c).replace('**does not hold**', 'DOES NOT HOLD')}")
+        print_claims(records)
+    t0, t_train, failed_runs = run.t0, run.t_train, run.failed
     if as_json:
         click.echo(json.dumps({"preset": preset, "smoke": smoke, "train_seconds": round(t_train, 1),
                                "seconds": round(time.time() - t0, 1), "failed_runs": failed_runs,
                                "entries": records}, indent=1))
     errors = [r for r in records if "error" in r]
-    say(f"figures: {len(records) - len(errors)} of {len(records)} rendered in {time.time() - t0:.1f} s "
-        f"(training {t_train:.1f} s); claims in {out / ('CLAIMS-' + preset + ('-smoke' if smoke else '') + '.md')}")
+    run.say(f"figures: {len(records) - len(errors)} of {len(records)} rendered in {time.time() - t0:.1f} s "
+            f"(training {t_train:.1f} s); claims in {run.out / ('CLAIMS-' + preset + ('-smoke' if smoke else '') + '.md')}")
     if errors or failed_runs:
         raise SystemExit(1)
 
+
+def record_of(e, run, preset: str) -> dict:
+    """One entry rendered (or why not), said on stderr."""
+    say, per_entry = run.say, run.per_entry
+    if isinstance(per_entry[e.name], str):
+        say(f"figures: {e.name}: {per_entry[e.name]}")
+        return {"entry": e.name, "error": per_entry[e.name]}
+    if e.not_rendered:
+        say(f"figures: {e.name}: not rendered ({e.not_rendered})")
+        return {"entry": e.name, "not_rendered": e.not_rendered}
+    if lacking := lacking_data(per_entry[e.name], run.failed):
+        say(f"figures: {e.name}: not rendered: {lacking}")
+        return {"entry": e.name, "error": lacking}
+    try:
+        rec = render(e, run.ctx, run.out)
+    except CollapseLabError as err:
+        say(f"figures: {e.name}: not rendered: {err}")
+        return {"entry": e.name, "error": str(err)}
+    held = [c["holds"] for c in rec["claims"]]
+    say(f"figures: {e.name} -> {run.out / e.name}.png ({rec['seconds']:.1f} s, runs in {rec['precision']}); claims: "
+        f"{sum(h is True for h in held)} hold, {sum(h is False for h in held)} do not"
+        + (f", {sum(h is None for h in held)} not checked" if None in held else "")
+        + verdict_counts(rec["claims"]))
+    return rec
+
+
+def print_claims(records: list[dict]) -> None:
+    """--check: each claim with its numbers and verdict, one line each."""
+    from ..analysis.seeds import verdict_text
+
+    for rec in records:
+        for c in rec.get("claims", []):
+            over = f" | over seeds: {c['over_seeds']}" if c.get("over_seeds") else ""
+            click.echo(f"{rec['entry']:<18} | {c['text']} | {c['measured']}{over} | "
+                       f"{verdict_text(c).replace('**does not hold**', 'DOES NOT HOLD')}")

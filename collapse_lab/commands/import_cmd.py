@@ -191,14 +191,10 @@ def import_cmd(src, store, global_pattern, client_pattern, key, round_, dataset,
     them as one run of --store: the global model of each round (round 0: the initial model)
     and, with --client, the clients' models. Nothing is written unless every file reads and
     loads into --model."""
-    from ..config import parse_alpha
     from ..data import DATASETS
-    from ..files import temp_dir
-    from ..store import lock
-    from ..store.paths import check_store_for_writing, child
-    from ..store.writer import RunWriter, run_config
-    from ..training.methods import METHODS
-    from ..training.regularizers import REGULARIZERS, default_beta
+    from ..methods import METHODS
+    from ..regularizers import REGULARIZERS
+    from ..store.writer import run_config
 
     src = Path(src)
     DATASETS.get(dataset)  # an unknown data set is one line listing the known
@@ -208,6 +204,47 @@ def import_cmd(src, store, global_pattern, client_pattern, key, round_, dataset,
         raise CollapseLabError(f"--round must be >= 0 (got {round_}; 0 is the initial model)")
     if clients is not None and clients < 1:
         raise CollapseLabError(f"--clients must be >= 1 (got {clients})")
+    train = parse_settings(settings)
+    globals_, per_round, rounds = matched_files(src, global_pattern, client_pattern, round_)
+    found = sorted({k for c in per_round.values() for k in c})
+    n_clients = clients or (max(found) + 1 if found else 1)
+    if found and max(found) >= n_clients:
+        raise CollapseLabError(f"--clients {n_clients}: client {max(found)} was found; give --clients > {max(found)}")
+    config = {"dataset": dataset, "model": model, "clients": n_clients, "rounds": rounds[-1], "seed": seed, "tag": tag,
+              "partition": "natural" if alpha is None else "dirichlet", "method": method, "reg": reg, **train}
+    config.update(_beta_alpha(reg, beta, alpha))
+    data_root = given_data_root()  # what this command was given, recorded
+    cfg = run_config(config, normalize, data_root,
+                     flags={"normalize": "--normalize", "tag": "--tag", "beta": "--beta", "seed": "--seed",
+                            **{k: f"--set {k}" for k in TRAINING}})
+    # every file read and checked before anything is written
+    fit = model_check(cfg.model, dataset) or (lambda state, where: state)
+    init = fit(state_of(globals_[0], key), str(globals_[0])) if 0 in globals_ else None
+    states = {r: fit(state_of(globals_[r], key), str(globals_[r])) for r in rounds}
+    client_states = {r: {k: fit(state_of(p, key), str(p)) for k, p in sorted(per_round.get(r, {}).items())}
+                     for r in rounds}
+    source = {"imported_from": str(src.resolve()), "global": global_pattern, "client": client_pattern}
+    final = write_run(store, cfg, config, init, states, client_states, source, data_root)
+    out = {"run": str(final), "rounds": ([0] if init is not None else []) + rounds,
+           "clients": {r: sorted(c) for r, c in client_states.items() if c}, "model": cfg.model,
+           "model_revision": cfg.model_revision, "normalize": cfg.normalize, "method": cfg.method, "reg": cfg.reg}
+    if as_json:
+        click.echo(json.dumps(out, indent=1))
+    else:
+        click.echo(f"imported {len(rounds)} round(s) of {src} into {final}"
+                   + (" with the initial model (round 0)" if init is not None else ""))
+
+
+def _beta_alpha(reg: str, beta, alpha) -> dict:
+    from ..config import parse_alpha
+    from ..regularizers import default_beta
+
+    out = {"beta": default_beta(reg) if beta is None else beta} if reg != "none" else {}
+    return {**out, "alpha": parse_alpha(alpha)} if alpha is not None else out
+
+
+def parse_settings(settings) -> dict:
+    """``--set KEY=VALUE``: the training settings the other code used (``TRAINING``), each once."""
     train = {}
     for s in settings:
         k, eq, v = s.partition("=")
@@ -221,6 +258,12 @@ def import_cmd(src, store, global_pattern, client_pattern, key, round_, dataset,
         except ValueError:
             raise CollapseLabError(f"--set {s!r}: {v!r} is not a{'n integer' if TRAINING[k] is int else ' number'}") \
                 from None
+    return train
+
+
+def matched_files(src: Path, global_pattern: str, client_pattern, round_: int):
+    """The global models' files by round, the clients' by round and client, and the rounds
+    after the initial model; a pattern that matches nothing usable is one line."""
     globals_ = {(m.get("round", round_)): p for m, p in find(src, global_pattern, "--global")}
     if not globals_:
         raise CollapseLabError(f"--global {global_pattern}: no file under {src} matches it")
@@ -240,26 +283,17 @@ def import_cmd(src, store, global_pattern, client_pattern, key, round_, dataset,
     if orphans:
         raise CollapseLabError(f"--client {client_pattern}: clients of round {orphans[0]}, which has no global model "
                                f"(--global {global_pattern})")
-    found = sorted({k for c in per_round.values() for k in c})
-    n_clients = clients or (max(found) + 1 if found else 1)
-    if found and max(found) >= n_clients:
-        raise CollapseLabError(f"--clients {n_clients}: client {max(found)} was found; give --clients > {max(found)}")
-    config = {"dataset": dataset, "model": model, "clients": n_clients, "rounds": rounds[-1], "seed": seed, "tag": tag,
-              "partition": "natural" if alpha is None else "dirichlet", "method": method, "reg": reg, **train}
-    if reg != "none":
-        config["beta"] = default_beta(reg) if beta is None else beta
-    if alpha is not None:
-        config["alpha"] = parse_alpha(alpha)
-    data_root = given_data_root()  # what this command was given, recorded
-    cfg = run_config(config, normalize, data_root,
-                     flags={"normalize": "--normalize", "tag": "--tag", "beta": "--beta", "seed": "--seed",
-                            **{k: f"--set {k}" for k in TRAINING}})
-    # every file read and checked before anything is written
-    fit = model_check(cfg.model, dataset) or (lambda state, where: state)
-    init = fit(state_of(globals_[0], key), str(globals_[0])) if 0 in globals_ else None
-    states = {r: fit(state_of(globals_[r], key), str(globals_[r])) for r in rounds}
-    client_states = {r: {k: fit(state_of(p, key), str(p)) for k, p in sorted(per_round.get(r, {}).items())}
-                     for r in rounds}
+    return globals_, per_round, rounds
+
+
+def write_run(store, cfg, config: dict, init, states: dict, client_states: dict, source: dict, data_root) -> Path:
+    """Record the checked states as one run of the store: written in a temporary folder by
+    the store's writer, renamed into place under the run's lock (nothing half-written)."""
+    from ..files import temp_dir
+    from ..store import lock
+    from ..store.paths import check_store_for_writing, child
+    from ..store.writer import RunWriter
+
     out_store = check_store_for_writing(store, "--store")
     final = child(out_store, cfg.run_name())
     if final.exists() or final.is_symlink():
@@ -269,8 +303,8 @@ def import_cmd(src, store, global_pattern, client_pattern, key, round_, dataset,
     tmp = temp_dir(out_store, ".import.")
     try:
         w = RunWriter(tmp, config, initial=init, gaps=True, normalize=cfg.normalize, data_root=data_root,
-                      source={"imported_from": str(src.resolve()), "global": global_pattern, "client": client_pattern})
-        for r in rounds:  # the rounds the other code saved keep their numbers; the others have no files
+                      source=source)
+        for r in sorted(states):  # the rounds the other code saved keep their numbers; the others have no files
             w.write_round(r, states[r], client_states[r], {"imported": True})
         w.close()
         if final.exists():
@@ -279,11 +313,4 @@ def import_cmd(src, store, global_pattern, client_pattern, key, round_, dataset,
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         lock.release(final)
-    out = {"run": str(final), "rounds": ([0] if init is not None else []) + rounds,
-           "clients": {r: sorted(c) for r, c in client_states.items() if c}, "model": cfg.model,
-           "model_revision": cfg.model_revision, "normalize": cfg.normalize, "method": cfg.method, "reg": cfg.reg}
-    if as_json:
-        click.echo(json.dumps(out, indent=1))
-    else:
-        click.echo(f"imported {len(rounds)} round(s) of {src} into {final}"
-                   + (" with the initial model (round 0)" if init is not None else ""))
+    return final

@@ -30,7 +30,10 @@ def cells(entries, rungs, preset: str, store: Path, say, where: str = "--rungs")
     """Per rung and entry the runs (each keeping its last round's client models: the regime
     reads them) and the overrides that change them; where a rung's setting cannot apply to
     an entry (a key its grid varies), the cell says why."""
+    from ..plan import Plan
     from .catalogue_cmd import LOCAL_ORDER, plan, wider
+
+    runs = Plan(preset, data_root=given_data_root(), precision=given_precision())  # one per command: rungs share runs
 
     out = []
     for rung in rungs:
@@ -38,7 +41,7 @@ def cells(entries, rungs, preset: str, store: Path, say, where: str = "--rungs")
             if rung.entries is not None and e.name not in rung.entries:
                 continue
             try:
-                over = applying(e, preset, rung.overrides)
+                over = applying(e, runs, rung.overrides)
             except CollapseLabError as err:  # a value train refuses (lr=-1, a model that does not exist)
                 raise CollapseLabError(f"{where}: rung {rung.name}: {err}") from None
             if isinstance(over, str):
@@ -46,24 +49,26 @@ def cells(entries, rungs, preset: str, store: Path, say, where: str = "--rungs")
                     raise CollapseLabError(f"{where}: rung {rung.name}: {over}")
                 out.append({"rung": rung, "entry": e, "na": over})
                 continue
-            configs, per_entry, _ = plan([e], preset, store, lambda m: None, overrides=over)
+            configs, per_entry, _ = plan([e], runs.with_overrides(over), store, lambda m: None)
             if isinstance(per_entry[e.name], str):
                 raise CollapseLabError(f"{e.name}: {per_entry[e.name]}")
             configs = [dataclasses.replace(c, keep_local=wider(c.keep_local, "last", LOCAL_ORDER)) for c in configs]
-            out.append({"rung": rung, "entry": e, "overrides": over, "configs": configs})
+            out.append({"rung": rung, "entry": e, "overrides": over, "configs": configs,
+                        "plan": runs.with_overrides(over)})
     return out
 
 
-def applying(e, preset: str, overrides: dict) -> dict | str:
+def applying(e, runs, overrides: dict) -> dict | str:
     """The overrides that change the entry's runs (a setting it has already is dropped: the
-    rung's runs are then the preset's); a reason where one cannot apply."""
+    rung's runs are then the preset's); a reason where one cannot apply. ``runs``: the
+    command's ``collapse_lab.plan.Plan``."""
     def names(o):  # rounds is not part of a run's name (a longer run extends it)
-        return [(c.run_name(), c.rounds) for c in e.configs(preset, data_root=given_data_root(),
-                                                            precision=given_precision(), overrides=o)]
+        return [(c.run_name(), c.rounds) for c in runs.runs(e, overrides=o)]
 
-    from ..analysis.catalogue import with_overrides
+    from ..plan import with_overrides
 
-    before = names(None)
+    preset = runs.preset
+    before = names({})
     kept = {}
     for k, v in overrides.items():
         try:  # a key the entry varies across its runs (its grid) cannot be one value for all
@@ -134,7 +139,7 @@ def check_store_data(store: Path, configs, data: dict) -> None:
 
     for c in configs:
         p = run_path(store, c)
-        if (p / "run.json").is_file():
+        if RunDir(p).exists():
             had = RunDir(p).meta.get("data_root")
             if had and data["data_root"] and Path(had).resolve() != Path(data["data_root"]).resolve():
                 raise CollapseLabError(f"--store {store}: run {p.name} was trained on the data at {had}, not "
@@ -143,15 +148,14 @@ def check_store_data(store: Path, configs, data: dict) -> None:
 
 def measure(cell: dict, preset: str, store: Path, fig_dir: Path) -> dict:
     """Render the cell's entry, measure its runs' regime, and return its record."""
-    from ..analysis.context import Context
     from ..analysis.ladder import summary
+    from ..plan import context
     from ..analysis.regime import measure_run
     from ..store import RunDir, run_path
     from .figures import render
 
     e, configs = cell["entry"], cell["configs"]
-    ctx = Context(store, preset, data_root=given_data_root(),
-                  precision=given_precision(), overrides=cell["overrides"])
+    ctx = context(store, preset, False, given_data_root(), given_precision(), cell["overrides"], plan=cell["plan"])
     rec = render(e, ctx, fig_dir)
     train_src = cell["train_source"]  # one per command: each data set read once for all rungs
     ms = []
@@ -169,11 +173,7 @@ def complete(store: Path, cfg) -> bool:
     """Whether the store holds the run with at least the rounds ``cfg`` reads."""
     from ..store import RunDir, run_path
 
-    p = run_path(store, cfg)
-    if not (p / "run.json").is_file():
-        return False
-    meta = RunDir(p).meta
-    return meta.get("status") == "complete" and int(meta.get("rounds_complete", 0)) >= cfg.rounds
+    return RunDir(run_path(store, cfg)).is_complete(cfg.rounds)
 
 
 def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stack: int, say,

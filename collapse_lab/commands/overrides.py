@@ -27,7 +27,7 @@ def parse(items) -> dict:
     import dataclasses
 
     from ..config import SPEED_ONLY, RunConfig
-    from ..resolve import DICT_FIELDS, coerce, parse_key_values
+    from ..runspec.resolve import DICT_FIELDS, coerce, parse_key_values
 
     fields = {f.name for f in dataclasses.fields(RunConfig)}
     out: dict = {}

@@ -85,24 +85,22 @@ def claims_rows(path: Path) -> tuple[list[str], list[list[str]]] | None:
 
 def run_numbers(run, fs, tau: float) -> tuple[dict, object, list[str] | None]:
     """Last-round numbers of the global model (and CKA of the stored clients)."""
-    from ..tensor_files import load_tensors
     from ..spectra.cka import cka_matrix
     from ..spectra.functional import spectrum
     from ..spectra.neural_collapse import neural_collapse
     from .representations import stored_clients
-    from ..spectra.measures import measures
+    from ..spectra.measures import REPORTED, measures
 
     r = int(run.meta.get("rounds_complete", 0))
     z = fs.features(run, r, None)
     sv, floor = spectrum(z)
     ds, _ = fs.dataset(run.config)
-    state = load_tensors(fs.checkpoint_path(run, r, None))
+    state = fs.stored_state(run, r, None)
     w = state.get("classifier.weight")  # a model from elsewhere may name its classifier otherwise
     nc = (neural_collapse(z, getattr(ds, f"{fs.split}_y"), w, state.get("classifier.bias")) if w is not None
           and w.shape[-1] == z.shape[1] else {"nc1": None, "nc3": None, "nc4": None})
     e = measures(sv, floor, tau, z)  # the spectrum command's numbers, from the same function
-    out = {"round": r, **{k: e[k] for k in ("n_significant", "effective_rank", "dead_units", "dim", "rankme",
-                                            "stable_rank", "alpha_req")},
+    out = {"round": r, "dim": e["dim"], **{k: e[k] for k in REPORTED},
            "nc1": nc["nc1"], "nc3": nc["nc3"], "nc4": nc["nc4"]}
     clients = stored_clients(run, r)
     if not clients:
@@ -110,6 +108,36 @@ def run_numbers(run, fs, tau: float) -> tuple[dict, object, list[str] | None]:
     m = cka_matrix([z] + [fs.features(run, r, k) for k in clients])
     out["cka_with_global"] = {k: float(v) for k, v in zip(clients, m[0, 1:].tolist())}
     return out, m.numpy(), ["global"] + [f"client {k}" for k in clients]
+
+
+def run_section(run, fs, tau: float) -> tuple[dict, str]:
+    """One run's numbers and its part of the page: the panel (accuracy, the probe's spectra,
+    CKA) and the table of its last round's measures; a damaged run is said, not analysed."""
+    from ..analysis.plots import plt
+    from ..analysis.plots.style import grid
+    from ..analysis.plots.report import plot_run_panel
+    from ..spectra.measures import REPORTED
+    from .selection import warn
+
+    ev = [e for e in run.metrics() if e.get("event") == "round"]
+    probes = sorted((e for e in run.metrics() if e.get("event") == "probe"), key=lambda e: e["round"])
+    try:
+        nums, cka, labels = run_numbers(run, fs, tau)
+    except CollapseLabError as e:  # one damaged run: said on its line and in the page; the others go on
+        warn(f"report: {run.path.name} not analysed: {e}")
+        return {"error": str(e)}, f"<h3>{html.escape(run.path.name)}</h3><p>not analysed: {html.escape(str(e))}</p>"
+    fig, (axes,) = grid(1, 4, scale=1.4)
+    ev = [e for e in ev if isinstance(e.get("test_acc"), (int, float))]  # a recorded run may log no accuracy
+    plot_run_panel(axes, ([e["round"] for e in ev], [e["test_acc"] for e in ev]), probes, tau, cka, labels,
+                   run.path.name)
+    uri = png_uri(fig)
+    plt.close(fig)
+    keys = ["round", "dim", *REPORTED, "nc1", "nc3", "nc4"]
+    cka_txt = "" if "cka_with_global" not in nums else ", ".join(
+        f"{k}: {v:.3f}" for k, v in nums["cka_with_global"].items())
+    return nums, (f"<h3>{html.escape(run.path.name)}</h3><img alt='{html.escape(run.path.name)}' src='{uri}'>"
+                  + table(keys, [[nums[k] for k in keys]])
+                  + (f"<p>CKA(client, global), last round: {html.escape(cka_txt)}</p>" if cka_txt else ""))
 
 
 @click.command("report", short_help="One self-contained HTML page per run store.")
@@ -127,9 +155,6 @@ def run_numbers(run, fs, tau: float) -> tuple[dict, object, list[str] | None]:
 def report_cmd(store, fig_dir, out, tau, device, as_json):
     """Write one self-contained HTML page for a run store: runs table, each run's metrics over
     rounds and last-round representation measures, the figures and the claims table."""
-    from ..analysis.plots import plt
-    from ..analysis.plots.style import grid
-    from ..analysis.plots.report import plot_run_panel
     from ..store import find_runs
     from .selection import warn
     from .runs_table import COLUMNS, _cell, row
@@ -146,29 +171,9 @@ def report_cmd(store, fig_dir, out, tau, device, as_json):
     parts.append("<h2>Runs</h2>" + table(list(COLUMNS), [[_cell(r, c) for c in COLUMNS] for r in rows]))
     for i, run in enumerate(runs, 1):
         click.echo(f"report: run {i}/{len(runs)} {run.path.name}", err=True)
-        ev = [e for e in run.metrics() if e.get("event") == "round"]
-        probes = sorted((e for e in run.metrics() if e.get("event") == "probe"), key=lambda e: e["round"])
-        try:
-            nums, cka, labels = run_numbers(run, fs, tau)
-        except CollapseLabError as e:  # one damaged run: said on its line and in the page; the others go on
-            warn(f"report: {run.path.name} not analysed: {e}")
-            numbers.append({"run": run.path.name, "error": str(e)})
-            parts.append(f"<h3>{html.escape(run.path.name)}</h3><p>not analysed: {html.escape(str(e))}</p>")
-            continue
+        nums, part = run_section(run, fs, tau)
         numbers.append({"run": run.path.name, **nums})
-        fig, (axes,) = grid(1, 4, scale=1.4)
-        ev = [e for e in ev if isinstance(e.get("test_acc"), (int, float))]  # a recorded run may log no accuracy
-        plot_run_panel(axes, ([e["round"] for e in ev], [e["test_acc"] for e in ev]), probes, tau, cka, labels,
-                       run.path.name)
-        uri = png_uri(fig)
-        plt.close(fig)
-        keys = ["round", "n_significant", "effective_rank", "dead_units", "dim", "rankme", "stable_rank", "alpha_req",
-                "nc1", "nc3", "nc4"]
-        cka_txt = "" if "cka_with_global" not in nums else ", ".join(
-            f"{k}: {v:.3f}" for k, v in nums["cka_with_global"].items())
-        parts.append(f"<h3>{html.escape(run.path.name)}</h3><img alt='{html.escape(run.path.name)}' src='{uri}'>"
-                     + table(keys, [[nums[k] for k in keys]])
-                     + (f"<p>CKA(client, global), last round: {html.escape(cka_txt)}</p>" if cka_txt else ""))
+        parts.append(part)
     figs = sorted(Path(fig_dir).glob("*.png")) if Path(fig_dir).is_dir() else []
     if figs:
         parts.append("<h2>Figures</h2>" + "".join(

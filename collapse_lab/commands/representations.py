@@ -9,7 +9,6 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
-from ..tensor_files import load_tensors
 from ..spectra.cka import cka_matrix
 from ..spectra.neural_collapse import neural_collapse
 from .common import Progress, feature_source
@@ -18,7 +17,7 @@ from .spectrum import check_common, common_options, local_kept
 
 
 def stored_clients(run, r: int) -> list[int]:
-    return sorted(int(p.stem.split("_")[1]) for p in run.round_dir(r).glob("client_*.safetensors"))
+    return run.clients_at(r)
 
 
 def _rounds(run, spec: str | None, round_: int | None) -> list[int]:
@@ -96,8 +95,8 @@ def nc_check(fs, run, rounds) -> None:
     """What ``nc`` needs of a run, checked before any work is shown: each round's global
     checkpoint, and a classifier (``classifier.weight``) to measure NC2-NC4 against."""
     for r in rounds:
-        fs.checkpoint_path(run, r, None)
-    if rounds and "classifier.weight" not in load_tensors(fs.checkpoint_path(run, rounds[0], None)):
+        fs.check_stored(run, r, None)
+    if rounds and "classifier.weight" not in fs.stored_state(run, rounds[0], None):
         raise CollapseLabError(f"{run.path.name}: its checkpoints have no classifier.weight, which NC2-NC4 measure "
                                "against; nc reads collapse-lab's models (use spectrum or cka for this run)")
 
@@ -105,7 +104,7 @@ def nc_check(fs, run, rounds) -> None:
 def nc_record(fs, run, r, k) -> dict:
     ds, _ = fs.dataset(run.config)
     y = getattr(ds, f"{fs.split}_y")
-    state = load_tensors(fs.checkpoint_path(run, r, k))
+    state = fs.stored_state(run, r, k)
     out = neural_collapse(fs.features(run, r, k), y, state["classifier.weight"], state.get("classifier.bias"))
     return {"run": run.path.name, "round": r, "model": "global" if k is None else f"client_{k}", **out}
 

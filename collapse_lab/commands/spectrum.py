@@ -8,11 +8,9 @@ import click
 
 from ..errors import CollapseLabError
 from .common import data_root_option, feature_source, model_factory_options
-from ..tensor_files import load_tensors
-from ..spectra.measures import TOP, measures
+from ..spectra.measures import TOP, Inputs, measures, value
 from ..spectra.rank import live_units
-from ..spectra.functional import (DEFAULT_TAU, effective_rank, local_global_gap, log10_mean_std, n_significant,
-                                  spectrum)
+from ..spectra.functional import DEFAULT_TAU, local_global_gap, log10_mean_std, spectrum
 from ..analysis.labels import describe
 from ..analysis.select import seed_groups
 from .selection import parse_rounds, pick_round, select_runs
@@ -60,7 +58,7 @@ def check_common(tau: float, client: int, top: int | None) -> None:
 def local_kept(run, r: int, k: int, warned: set | None = None) -> bool:
     """Whether client k's checkpoint of round r is stored; says so (once per run in
     ``warned``) when not."""
-    if run.client_path(r, k).is_file():
+    if run.has_client(r, k):
         return True
     clients = int(run.meta.get("clients", 0))
     if k >= clients:
@@ -103,7 +101,7 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
     """Covariance spectra of global and local models (FedDecorr Fig. 2/3), or their evolution over rounds."""
     from ..analysis.plots import save_figure
     from ..analysis.plots.style import grid
-    from ..analysis.plots.spectrum import Curve, alpha_colors, plot_spectrum
+    from ..analysis.plots.spectrum import plot_spectrum
 
     check_common(tau, client, top)
     if live_only and rounds_spec is not None:
@@ -120,37 +118,7 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
     fs = feature_source(split=split, dtype=feature_dtype, device=device)
     if rounds_spec is not None:
         return _rounds(selected, fs, rounds_spec, client, tau, top, fig_dir, as_json)
-    colors = alpha_colors([r.meta.get("alpha", "inf") for r in selected])
-    rows, curves, agg = [], {"global": [], "local": []}, []
-    per_colour: dict[str, int] = {}  # groups sharing a colour (an alpha) get their own line style
-    for label, members in seed_groups(selected):
-        m0 = members[0].meta
-        i = per_colour[m0.get("alpha", "inf")] = per_colour.get(m0.get("alpha", "inf"), -1) + 1
-        style = ["-", "--", ":", "-."][i % 4]
-        for which, k in (("global", None), (f"client_{client}", client)):
-            got = []
-            for run in members:
-                r = pick_round(run, round_)
-                if k is not None and not local_kept(run, r, k):
-                    continue
-                z = fs.features(run, r, k)
-                if live_only:
-                    z = live_units(z)
-                sv, floor = spectrum(z)
-                w = load_tensors(fs.checkpoint_path(run, r, k)).get("classifier.weight")
-                rows.append(entry(run, r, which, sv, floor, tau, z, w))
-                got.append((sv, floor))
-            if not got:
-                continue
-            color = colors.get(m0.get("alpha", "inf"))
-            if len(got) == 1:
-                curve = Curve(label, got[0][0], got[0][1], color, style)
-            else:
-                mean, std = log10_mean_std([g[0] for g in got], [g[1] for g in got], TOP)
-                curve = Curve(label, None, 0.0, color, style, mean, std)
-                agg.append({"label": label, "model": which, "n": len(got), "runs": [r.path.name for r in members],
-                            "log10_mean": mean.tolist(), "log10_std": std.tolist()})
-            curves["global" if k is None else "local"].append(curve)
+    rows, curves, agg = _spectra(selected, fs, round_, client, tau, live_only)
     m = selected[0].meta
     fig, axes = grid(1, 2 if curves["local"] else 1, sharey=True)
     plot_spectrum(axes[0][0], curves["global"], TOP, tau, "(a) global model")
@@ -169,6 +137,43 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
         click.echo("figures: " + ", ".join(str(p) for p in paths))
 
 
+def _spectra(selected, fs, round_, client: int, tau: float, live_only: bool):
+    """Per run its global and client model's record (``entry``), per seed group its curves
+    (mean +- std of log10 over seeds where a group has several), and those aggregates."""
+    from ..analysis.plots.spectrum import Curve, alpha_colors
+
+    colors = alpha_colors([r.meta.get("alpha", "inf") for r in selected])
+    rows, curves, agg = [], {"global": [], "local": []}, []
+    per_colour: dict[str, int] = {}  # groups sharing a colour (an alpha) get their own line style
+    for label, members in seed_groups(selected):
+        m0 = members[0].meta
+        i = per_colour[m0.get("alpha", "inf")] = per_colour.get(m0.get("alpha", "inf"), -1) + 1
+        style = ["-", "--", ":", "-."][i % 4]
+        for which, k in (("global", None), (f"client_{client}", client)):
+            got = []
+            for run in members:
+                r = pick_round(run, round_)
+                if k is not None and not local_kept(run, r, k):
+                    continue
+                z = fs.features(run, r, k)
+                z = live_units(z) if live_only else z
+                sv, floor = spectrum(z)
+                rows.append(entry(run, r, which, sv, floor, tau, z, fs.stored_state(run, r, k).get("classifier.weight")))
+                got.append((sv, floor))
+            if not got:
+                continue
+            color = colors.get(m0.get("alpha", "inf"))
+            if len(got) == 1:
+                curve = Curve(label, got[0][0], got[0][1], color, style)
+            else:
+                mean, std = log10_mean_std([g[0] for g in got], [g[1] for g in got], TOP)
+                curve = Curve(label, None, 0.0, color, style, mean, std)
+                agg.append({"label": label, "model": which, "n": len(got), "runs": [r.path.name for r in members],
+                            "log10_mean": mean.tolist(), "log10_std": std.tolist()})
+            curves["global" if k is None else "local"].append(curve)
+    return rows, curves, agg
+
+
 def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
     from ..analysis.plots import save_figure
     from ..analysis.plots.style import grid
@@ -185,17 +190,18 @@ def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
             svs.append(sg)
             floors.append(fg)
             series["global"][0].append(r)
-            series["global"][1].append(n_significant(sg, tau))
+            series["global"][1].append(value("n_significant", Inputs(sg, 0.0, tau)))
             rec = {"run": run.path.name, "alpha": run.meta.get("alpha"), "round": r,
-                   "n_significant_global": n_significant(sg, tau), "effective_rank_global": effective_rank(sg, fg)}
+                   **{f"{m}_global": value(m, Inputs(sg, fg, tau)) for m in ("n_significant", "effective_rank")}}
             if r >= 1 and local_kept(run, r, client, warned):
                 sl, fl = spectrum(fs.features(run, r, client))
                 series[f"client {client}"][0].append(r)
-                series[f"client {client}"][1].append(n_significant(sl, tau))
+                series[f"client {client}"][1].append(value("n_significant", Inputs(sl, 0.0, tau)))
                 R, K = local_global_gap(sl, sg, fl, fg, top)
                 gap[0].append(r)
                 gap[1].append(R)
-                rec.update(n_significant_local=n_significant(sl, tau), effective_rank_local=effective_rank(sl, fl), R=R, K=K)
+                rec.update({f"{m}_local": value(m, Inputs(sl, fl, tau)) for m in ("n_significant", "effective_rank")},
+                           R=R, K=K)
             out.append(rec)
         name = describe(run.meta)
         plot_spectra_over_rounds(row[0], rounds, svs, floors, TOP, f"{name}: global spectrum by round")
@@ -230,15 +236,15 @@ def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clien
     fig, axes = panels(len(selected))
     for ax, run in zip(axes, selected):
         r = pick_round(run, round_)
-        if not run.client_path(r, client).is_file():
+        if not run.has_client(r, client):
             raise CollapseLabError(f"compare needs a local model: {run.path.name} keeps no client {client} checkpoint "
                                    f"for round {r}; use spectrum (global only) or another --round/--client")
         sg, fg = spectrum(fs.features(run, r, None))
         sl, fl = spectrum(fs.features(run, r, client))
         R, K = local_global_gap(sl, sg, fl, fg, top)
         results.append({"run": run.path.name, "alpha": run.meta.get("alpha"), "reg": run.meta.get("reg"), "round": r,
-                        "client": client, "R": R, "K": K, "n_significant_local": n_significant(sl, tau),
-                        "n_significant_global": n_significant(sg, tau)})
+                        "client": client, "R": R, "K": K, "n_significant_local": value("n_significant", Inputs(sl, fl, tau)),
+                        "n_significant_global": value("n_significant", Inputs(sg, fg, tau))})
         plot_compare(ax, Curve(f"local (client {client})", sl, fl, "tab:orange"), Curve("global", sg, fg, "tab:blue"),
                      R, K, TOP, describe(run.meta))
     m = selected[0].meta

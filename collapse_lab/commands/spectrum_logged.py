@@ -10,7 +10,7 @@ import click
 import torch
 
 from ..errors import CollapseLabError
-from ..spectra.functional import effective_rank, n_significant
+from ..spectra.measures import PROBED, Inputs, value
 from ..analysis.labels import describe
 from .selection import parse_rounds
 
@@ -36,14 +36,17 @@ def logged_rounds(selected, spec: str, tau: float, fig_dir, as_json: bool) -> No
         floors = [float(probes[r]["probe_floor"]) for r in rounds]
         for r, sv, fl in zip(rounds, svs, floors):
             p = probes[r]
+            top = Inputs(sv, fl, tau, len(sv))  # the logged top values: the measures over them say "_top"
             out.append({"run": run.path.name, "alpha": run.meta.get("alpha"), "round": r, "probe_n": p["probe_n"],
-                        "n_significant": n_significant(sv, tau), "effective_rank_top": effective_rank(sv, fl),
-                        "dead_units": p["probe_dead_units"], "effective_rank": p.get("probe_effective_rank"),
-                        "stable_rank": p.get("probe_stable_rank"), "singular_values": p["probe_sv"],
-                        "classifier_singular_values": p.get("probe_classifier_sv")})
+                        "n_significant_top": value("n_significant_top", top),
+                        "effective_rank_top": value("effective_rank", top),
+                        # the whole spectrum's, as the probe computed them (absent in older runs' records)
+                        **{m: p.get(f"probe_{m}") for m in PROBED},
+                        "singular_values": p["probe_sv"], "classifier_singular_values": p.get("probe_classifier_sv")})
         name = describe(run.meta)
         plot_spectra_over_rounds(row[0], rounds, svs, floors, len(svs[0]), f"{name}: logged global spectrum")
-        plot_series(row[1], {"global (probe)": (rounds, [n_significant(s, tau) for s in svs])},
+        plot_series(row[1], {"global (probe)": (rounds, [value("n_significant_top", Inputs(s, 0.0, tau, len(s)))
+                                                        for s in svs])},
                     f"count above tau = {tau:g}", f"{name}: significant singular values")
     m = selected[0].meta
     stem = f"spectrum_logged_{m['dataset']}_{m['model']}_{spec.replace(':', '-').replace(',', '-')}"
@@ -53,5 +56,5 @@ def logged_rounds(selected, spec: str, tau: float, fig_dir, as_json: bool) -> No
         return
     click.echo(f"{'run':<48} {'round':>5} {'n>tau':>6} {'dead':>5}")
     for e in out:
-        click.echo(f"{e['run']:<48} {e['round']:>5} {e['n_significant']:>6} {e['dead_units']:>5}")
+        click.echo(f"{e['run']:<48} {e['round']:>5} {e['n_significant_top']:>6} {e['dead_units']:>5}")
     click.echo("figures: " + ", ".join(str(p) for p in paths))

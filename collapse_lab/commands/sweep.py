@@ -79,11 +79,63 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     Exit status 1 when a run failed or diverged, 2 for a bad spec, 130 on Ctrl-C (finished
     runs are kept; running the same command again continues the sweep), 75 when
     --time-limit stopped it (the same command continues)."""
-    from ..training.prepare import estimate_bytes, total_steps
-    from ..sweep import backends, service
-    from ..sweep.spec import expand, load_spec, precision_open
+    from ..sweep import service
+    from ..runspec.expand import expand, load_spec, precision_open
 
     store = Path(store)
+    check_options(backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, wait, status_,
+                  time_limit)
+    loaded = load_spec(spec)
+    configs = expand(loaded, f"sweep spec {spec}", warn=lambda m: click.echo(f"sweep: note: {m}", err=True),
+                     max_runs=max_runs, distinct=True, data_root=given_data_root())
+    slurm = given_slurm(loaded.get("slurm"), time_limit, f"sweep spec {spec}") if backend == "slurm" else None
+    auto = precision_open(loaded)
+    if auto:  # a stored run keeps the precision it was trained in
+        configs = in_stored_precisions(Path(store), configs, lambda m: click.echo(f"sweep: {m}", err=True))
+    if status_:
+        from .sweep_status import print_status
+
+        return print_status(configs, store, as_json)
+    # names, data, conflicts: checked before anything runs; on SLURM a run a job is training
+    # (queued or running) is skipped, named with its job and watched, not refused for its lock
+    busy = []
+    if backend == "slurm":
+        from ..sweep.slurm import split_busy
+
+        configs, busy = split_busy(Path(store), configs)
+    planned = service.plan(configs, store)
+    work, alone = service.work_units(planned, stack)
+    if alone:
+        click.echo(f"sweep: note: {len(alone)} run(s) train on their own, not stacked: "
+                   f"{alone[0][1]} ({alone[0][0].run_name()}" + (", ..." if len(alone) > 1 else "") + ")", err=True)
+    n = workers or _cores()
+    if dry_run:
+        return dry_run_report(planned, configs + busy, store, backend, n, cpus_per_run, as_json)
+    check_before_training(planned, store, work, n, backend, slurm, time_limit)
+    # the first line after the checks (a refusal stays one line): the precision of the runs
+    click.echo(f"sweep: {len(configs) + len(busy)} run(s), precision {precision_line(configs + busy, auto=auto)}",
+               err=True)
+    for c in planned.gone:
+        click.echo(f"sweep: {c.run_name()} diverged earlier; not retrained (train --overwrite retrains it)", err=True)
+    work = work + [[c] for c in busy]  # submit names each one's job and submits nothing for it; --wait watches it
+    todo = [p.config for p in planned.pending] + busy
+    if backend == "slurm" and not wait:
+        return submit_report(work, todo, len(configs) + len(busy), spec, store, slurm, as_json)
+    results, seconds = run_sweep(work, todo, store, backend, n, time_limit, address, cpus_per_run, gpus_per_run, slurm)
+    if as_json:
+        click.echo(json.dumps({"results": results, "seconds": seconds}, indent=1))
+    summarize(results, len(configs) + len(busy), len(todo), seconds)
+
+
+def _cores() -> int:
+    from ..sweep.backends import cores
+
+    return cores()
+
+
+def check_options(backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, wait, status_,
+                  time_limit) -> None:
+    """Options that contradict each other or the backend: one line each, before any work."""
     if workers is not None and workers < 1:
         raise CollapseLabError(f"--workers must be >= 1 (got {workers})")
     if backend == "local" and (address or cpus_per_run != 1 or gpus_per_run):
@@ -106,132 +158,141 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
         raise CollapseLabError("--wait has no effect with --backend local or ray (they always wait); drop it")
     if status_ and (dry_run or wait or time_limit):
         raise CollapseLabError("--status only reports; drop --dry-run, --wait and --time-limit")
-    loaded = load_spec(spec)
-    configs = expand(loaded, f"sweep spec {spec}", warn=lambda m: click.echo(f"sweep: note: {m}", err=True),
-                     max_runs=max_runs, distinct=True, data_root=given_data_root())
-    slurm = given_slurm(loaded.get("slurm"), time_limit, f"sweep spec {spec}") if backend == "slurm" else None
-    auto = precision_open(loaded)
-    if auto:  # a stored run keeps the precision it was trained in
-        configs = in_stored_precisions(Path(store), configs, lambda m: click.echo(f"sweep: {m}", err=True))
-    if status_:
-        from .sweep_status import print_status
 
-        return print_status(configs, store, as_json)
-    # names, data, conflicts: checked before anything runs; on SLURM a run a job is training
-    # (queued or running) is skipped, named with its job and watched, not refused for its lock
-    busy = []
-    if backend == "slurm":
-        from ..sweep.slurm import split_busy
 
-        configs_free, busy = split_busy(Path(store), configs)
-    planned = service.plan(configs_free if backend == "slurm" else configs, store)
-    prepared, gone, pending = planned.prepared, planned.gone, planned.pending
-    todo = [p.config for p in pending]
-    work, alone = service.work_units(planned, stack)
-    if alone:
-        click.echo(f"sweep: note: {len(alone)} run(s) train on their own, not stacked: "
-                   f"{alone[0][1]} ({alone[0][0].run_name()}" + (", ..." if len(alone) > 1 else "") + ")", err=True)
+def eta_seconds(planned, configs, store: Path, backend: str, n: int, cpus_per_run: int) -> float | None:
+    """The time the pending runs take, from this store's finished runs of the sweep's model
+    (None: none to time)."""
+    from ..training.prepare import total_steps
+
     rate = seconds_per_step(store, configs[0].dataset, configs[0].model) if configs else None
-    steps = sum(total_steps(p) for p in pending)
-    disk = sum(estimate_bytes(p) for p in pending)
-    n = workers or backends.cores()
-    eta = rate * steps / (n if backend == "local" else max(1, backends.cores() // cpus_per_run)) if rate else None
-    if dry_run:
-        status = {p.config.run_name(): status_of(p) for p in prepared} | {c.run_name(): "diverged" for c in gone}
-        rows = [{"run": c.run_name(), "status": status[c.run_name()], "rounds": c.rounds} for c in configs]
-        from ..bench.estimate import estimate, lines
+    steps = sum(total_steps(p) for p in planned.pending)
+    return rate * steps / (n if backend == "local" else max(1, _cores() // cpus_per_run)) if rate else None
 
-        plan = estimate(todo)  # the runs still to train, per device class (the project's measurements)
-        if as_json:
-            click.echo(json.dumps({"runs": rows, "to_train": len(todo), "estimate_bytes": disk,
-                                   "estimate_seconds": eta, "plan": plan}, indent=1))
-            return
-        for r in rows:
-            click.echo(f"{r['run']:<64} {r['status']}")
-        click.echo(f"{len(configs)} run(s): {len(configs) - len(todo)} complete or diverged, {len(todo)} to train; "
-                   f"about {disk / 1e6:.1f} MB of checkpoints, about {_fmt(eta)} "
-                   + ("(from this store's finished runs)" if rate else "(no finished run of this model to time)"))
-        for line in lines(plan, "to train"):
-            click.echo(line)
+
+def dry_run_report(planned, configs, store: Path, backend: str, n: int, cpus_per_run: int, as_json: bool) -> None:
+    """``--dry-run``: every run with its status, the disk and the time estimate."""
+    from ..bench.estimate import estimate, lines
+    from ..training.prepare import estimate_bytes
+
+    todo = [p.config for p in planned.pending]
+    disk = sum(estimate_bytes(p) for p in planned.pending)
+    eta = eta_seconds(planned, configs, store, backend, n, cpus_per_run)
+    status = {p.config.run_name(): status_of(p) for p in planned.prepared}
+    status |= {c.run_name(): "diverged" for c in planned.gone}
+    rows = [{"run": c.run_name(), "status": status.get(c.run_name(), "training (a SLURM job)"), "rounds": c.rounds}
+            for c in configs]
+    plan = estimate(todo)  # the runs still to train, per device class (the project's measurements)
+    if as_json:
+        click.echo(json.dumps({"runs": rows, "to_train": len(todo), "estimate_bytes": disk,
+                               "estimate_seconds": eta, "plan": plan}, indent=1))
         return
+    for r in rows:
+        click.echo(f"{r['run']:<64} {r['status']}")
+    click.echo(f"{len(configs)} run(s): {len(configs) - len(todo)} complete or diverged, {len(todo)} to train; "
+               f"about {disk / 1e6:.1f} MB of checkpoints, about {_fmt(eta)} "
+               + ("(from this store's finished runs)" if eta is not None else "(no finished run of this model to time)"))
+    for line in lines(plan, "to train"):
+        click.echo(line)
+
+
+def check_before_training(planned, store: Path, work, n: int, backend: str, slurm, time_limit) -> None:
+    from ..sweep import service
+
+    todo = [p.config for p in planned.pending]
     if backend == "slurm":
         from ..sweep.slurm import check_cluster
 
         check_round(slurm, todo)
         check_cluster(slurm)
-        service.check(planned, store, work, n)
     else:
         check_time_limit(time_limit, todo)
-        service.check(planned, store, work, n)
-    # the first line after the checks (a refusal stays one line): the precision of the runs
-    click.echo(f"sweep: {len(configs)} run(s), precision {precision_line(configs, auto=auto)}", err=True)
-    for c in gone:
-        click.echo(f"sweep: {c.run_name()} diverged earlier; not retrained (train --overwrite retrains it)", err=True)
-    work = work + [[c] for c in busy]  # submit names each one's job and submits nothing for it; --wait watches it
-    todo = todo + busy
-    t0, state = time.time(), {"done": 0, "running": 0, "failed": 0, "walls": []}
-    total = len(todo)
+    service.check(planned, store, work, n)
 
-    def report(ev: dict) -> None:
-        if ev["event"] == "start":
-            state["running"] += 1
-            return
-        state["running"] -= not ev.get("not_started")
-        state["done"] += 1
-        ok = ev["status"] in ("complete", "skipped", "time-limit", "interrupted")
-        state["failed"] += not ok
-        if ev["status"] == "complete":
-            state["walls"].append(ev["wall_seconds"])
-        left = total - state["done"] - state["running"]
-        mean = sum(state["walls"]) / len(state["walls"]) if state["walls"] else None
-        eta_now = mean * (left + state["running"]) / (n if backend == "local" else 1) if mean else None
-        what = f"test acc {ev['final_test_acc']:.4f}" if "final_test_acc" in ev else ev["status"]
-        click.echo(f"sweep: {ev['run']} {what} ({ev['wall_seconds']:.1f} s); {state['done']} done, {state['running']} "
-                   f"running, {state['failed']} failed, {left} remaining; ETA {_fmt(eta_now)}", err=True)
 
-    resume_cmd = " ".join(shlex.quote(a) for a in ["collapse-lab", *sys.argv[1:]])
+def submit_report(work, todo, total: int, spec: str, store: Path, slurm, as_json: bool) -> None:
+    """--backend slurm without --wait: submit the jobs and say how to watch them."""
+    from ..sweep.slurm import submit
+
     say = (lambda m: click.echo(f"sweep: {m}", err=True))
-    if backend == "slurm" and not wait:
-        from ..sweep.slurm import submit
+    jobs = submit(work, store, slurm, say) if work else []
+    watch = " ".join(shlex.quote(a) for a in ["collapse-lab", "sweep", spec, "--store", str(store), "--status"])
+    if as_json:
+        click.echo(json.dumps({"submitted": [{"job_id": j, "runs": [c.run_name() for c in u]} for u, j in jobs],
+                               "watch": watch}, indent=1))
+    click.echo(f"sweep: {len(todo)} run(s) to train, {total - len(todo)} already complete; SLURM job(s): "
+               f"{', '.join(sorted({j for _, j in jobs})) or 'none'}; watch with: {watch} (or squeue --me); "
+               "the runs land in the store as the jobs finish", err=True)
 
-        jobs = submit(work, store, slurm, say) if work else []
-        watch = " ".join(shlex.quote(a) for a in ["collapse-lab", "sweep", spec, "--store", str(store), "--status"])
-        if as_json:
-            click.echo(json.dumps({"submitted": [{"job_id": j, "runs": [c.run_name() for c in u]} for u, j in jobs],
-                                   "watch": watch}, indent=1))
-        click.echo(f"sweep: {len(todo)} run(s) to train, {len(configs) - len(todo)} already complete; SLURM job(s): "
-                   f"{', '.join(sorted({j for _, j in jobs})) or 'none'}; watch with: {watch} (or squeue --me); "
-                   "the runs land in the store as the jobs finish", err=True)
-        return
+
+class Progress:
+    """One line per finished run: its outcome, the counts and the ETA from the runs' wall times."""
+
+    def __init__(self, total: int, lanes: int):
+        self.total, self.lanes = total, lanes
+        self.done = self.running = self.failed = 0
+        self.walls: list[float] = []
+
+    def __call__(self, ev: dict) -> None:
+        if ev["event"] == "start":
+            self.running += 1
+            return
+        self.running -= not ev.get("not_started")
+        self.done += 1
+        self.failed += ev["status"] not in ("complete", "skipped", "time-limit", "interrupted")
+        if ev["status"] == "complete":
+            self.walls.append(ev["wall_seconds"])
+        left = self.total - self.done - self.running
+        mean = sum(self.walls) / len(self.walls) if self.walls else None
+        eta_now = mean * (left + self.running) / self.lanes if mean else None
+        what = f"test acc {ev['final_test_acc']:.4f}" if "final_test_acc" in ev else ev["status"]
+        click.echo(f"sweep: {ev['run']} {what} ({ev['wall_seconds']:.1f} s); {self.done} done, {self.running} "
+                   f"running, {self.failed} failed, {left} remaining; ETA {_fmt(eta_now)}", err=True)
+
+
+def resume_command() -> str:
+    return " ".join(shlex.quote(a) for a in ["collapse-lab", *sys.argv[1:]])
+
+
+def run_sweep(work, todo, store: Path, backend: str, n: int, time_limit, address, cpus_per_run, gpus_per_run,
+              slurm) -> tuple[list[dict], float]:
+    """Train the units; Ctrl-C or SIGTERM exits with its status, saying how to continue."""
+    from ..sweep import backends, service
+
+    t0 = time.time()
+    say = (lambda m: click.echo(f"sweep: {m}", err=True))
     try:
-        results = service.execute(work, store, backend, n, report, time_limit, address, cpus_per_run, gpus_per_run,
-                                  slurm=slurm, say=say)
+        results = service.execute(work, store, backend, n, Progress(len(todo), n if backend == "local" else 1),
+                                  time_limit, address, cpus_per_run, gpus_per_run, slurm=slurm, say=say)
     except backends.Interrupted as e:
         from ..signals import exit_status
 
         click.echo(f"sweep interrupted ({e.signame}): finished runs are kept, the ones under way stopped after their "
-                   f"current client; continue with: {resume_cmd}", err=True)
+                   f"current client; continue with: {resume_command()}", err=True)
         sys.exit(exit_status(e.signame))
+    return results, round(time.time() - t0, 2)
+
+
+def summarize(results: list[dict], total: int, todo: int, seconds: float) -> None:
+    """The outcome line, the failures, and the exit status (1 failed or interrupted, 75 time limit)."""
     late = [r for r in results if r["status"] == "time-limit"]
     stopped = [r for r in results if r["status"] == "interrupted"]  # a signal to a worker: every round kept
     failed = [r for r in results if r["status"] not in ("complete", "skipped", "time-limit", "interrupted")]
-    if as_json:
-        click.echo(json.dumps({"results": results, "seconds": round(time.time() - t0, 2)}, indent=1))
-    click.echo(f"sweep: {len(results) - len(failed) - len(late) - len(stopped)} of {len(configs)} run(s) trained now, "
-               f"{len(configs) - len(todo)} already complete, {len(failed)} failed"
+    click.echo(f"sweep: {len(results) - len(failed) - len(late) - len(stopped)} of {total} run(s) trained now, "
+               f"{total - todo} already complete, {len(failed)} failed"
                + (f", {len(stopped)} interrupted" if stopped else "")
-               + (f", {len(late)} stopped by --time-limit" if late else "") + f", in {time.time() - t0:.1f} s", err=True)
+               + (f", {len(late)} stopped by --time-limit" if late else "") + f", in {seconds:.1f} s", err=True)
     for r in stopped:
         click.echo(f"  interrupted: {r['run']}: {r.get('error', r['status'])}", err=True)
     for r in failed:
         click.echo(f"  failed: {r['run']}: {r.get('error', r['status'])}", err=True)
     if stopped and not failed and not late:
-        click.echo(f"  every complete round is kept; continue the sweep with: {resume_cmd}", err=True)
+        click.echo(f"  every complete round is kept; continue the sweep with: {resume_command()}", err=True)
         sys.exit(1)
     if late:
         click.echo(f"sweep: time limit: {len(late)} run(s) stopped after their last round that fit or not started; "
-                   f"every complete round is kept; continue with: {resume_cmd}", err=True)
+                   f"every complete round is kept; continue with: {resume_command()}", err=True)
         sys.exit(EXIT_TIME_LIMIT)
     if failed:
-        click.echo(f"  continue the sweep with: {resume_cmd}", err=True)
+        click.echo(f"  continue the sweep with: {resume_command()}", err=True)
         sys.exit(1)

@@ -13,7 +13,7 @@ def store_state(store: Path, cfg) -> str:
     from ..store import RunDir, run_path
 
     path = run_path(store, cfg)
-    if not (path / "run.json").is_file():
+    if not RunDir(path).exists():
         return "missing"
     try:
         meta = RunDir(path).meta

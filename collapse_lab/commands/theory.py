@@ -11,7 +11,7 @@ import torch
 
 from ..config import DEFAULT_ALPHAS, alpha_str, parse_alpha
 from ..errors import CollapseLabError
-from .common import Progress, feature_source
+from .common import Progress, data_root_option, feature_source, given_data_root
 
 
 @click.group("theory", short_help="Numerical checks of Proposition 1 and Theorem 1.")
@@ -50,7 +50,7 @@ def prop1_cmd(ctx, seed, store, as_json):
         rd = int(run.meta["rounds_complete"])
         fs = feature_source()
         for which, k in (("global", None), ("client_0", 0)):
-            if k is not None and not run.client_path(rd, k).is_file():
+            if k is not None and not run.has_client(rd, k):
                 continue
             kmat = correlation_matrix(fs.features(run, rd, k))
             lhs, rhs = prop1_sides(kmat)
@@ -100,7 +100,7 @@ def client_data(dataset, data_root, alpha, client, clients, seed, width):
 def thm_options(f):
     opts = [
         click.option("--dataset", default=None, help="digits (default), gaussian, or mnist (default when --data-root holds it)."),
-        click.option("--data-root", default=None, type=click.Path(file_okay=False)),
+        data_root_option,
         click.option("--alpha", multiple=True, help="Dirichlet alphas (default 0.01 0.05 0.25 inf)."),
         click.option("--client", type=int, default=0, show_default=True),
         click.option("--clients", type=int, default=10, show_default=True),
@@ -139,6 +139,14 @@ def _check(depth, width, eta, horizon, alphas, client=0, clients=1, seed=0, scal
     return [parse_alpha(a) for a in alphas] if alphas else list(DEFAULT_ALPHAS)
 
 
+def theory_data_root() -> str | None:
+    """The command's --data-root, else $COLLAPSE_LAB_DATA, else the user config's (as every
+    command reads it: ``data_root.default_data_root``)."""
+    from ..data_root import default_data_root
+
+    return default_data_root(given_data_root())[0]
+
+
 def _dataset(dataset, data_root):
     if dataset:
         return dataset
@@ -152,15 +160,16 @@ def _dataset(dataset, data_root):
 
 @theory.command("thm1", short_help="Theorem 1 on a deep linear network, with the Fig. 6 heatmaps.")
 @thm_options
-def thm1_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
+def thm1_cmd(dataset, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
              as_json):
     """Theorem 1 on an (L+1)-layer linear network: Eq. 40 and Eq. 32/46 against measured d sigma_k/dt."""
     from ..analysis.plots import save_figure
     from ..analysis.plots.theory import alignment_figure, thm1_figure
-    from ..analysis.theory.linear_flow import growing, simulate
+    from ..analysis.theory.linear_flow import simulate
 
     t0 = time.time()
     alphas = _check(depth, width, eta, horizon, alpha, client, clients, seed, scale, grow_factor)
+    data_root = theory_data_root()
     dataset = _dataset(dataset, data_root)
     steps = max(int(round(horizon / eta)), 4)
     # (a) the Eq. 40 identity as the step shrinks, on the first alpha's client
@@ -179,23 +188,7 @@ def thm1_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, et
         res = simulate(x, y, classes, depth, width, scale, eta, steps, records=20, align_at=(0.0, 0.5, 1.0), seed=seed)
         results[alpha_str(a)] = res
         progress.step(f"alpha {alpha_str(a)}")
-        ng = growing(res.sigma_all, kmax, grow_factor)
-        per_alpha.append({
-            "eq46_max_rel_error_growing_k_last": max(res.eq46_per_k[-1][:ng]) if ng else None,
-            "eq40_lastline_max_rel_error_growing_k_last": max(res.eq40_last_per_k[-1][:ng]) if ng else None,
-            "alpha": alpha_str(a), "samples": int(x.shape[1]), "classes_present": int((torch.bincount(y, minlength=classes) > 0).sum()),
-            "n_growing": ng, "of": kmax,
-            "G_effective_rank_t0": res.G_rank[0], "G_effective_rank_mean": float(np.mean(res.G_rank)),
-            "G_effective_rank_end": res.G_rank[-1], "exact_residual_effective_rank_t0": res.G_exact_rank[0],
-            "exact_residual_effective_rank_end": res.G_exact_rank[-1],
-            "eq40_max_rel_error": max(res.eq40_rel), "eq46_rel_error_first": res.eq46_rel[0],
-            "eq46_rel_error_last": res.eq46_rel[-1], "eq46_rel_error_per_k_last": res.eq46_per_k[-1],
-            "eq40_rel_error_per_k_last": res.eq40_per_k[-1],
-            "G_eq45_rel_error_max": max(res.G_approx_rel), "M_drift": res.M_drift, "assumption1_drift": res.balance_drift,
-            "alignment_diag_mean": {str(t): float(np.mean(np.diag(m)[: min(m.shape)])) for t, m in res.alignment.items()},
-            "sigma_first": res.sigma[0], "sigma_last": res.sigma[-1], "times": res.times,
-            "eq40_rel": res.eq40_rel, "eq46_rel": res.eq46_rel, "G_rank": res.G_rank,
-        })
+        per_alpha.append(_alpha_numbers(res, a, x, y, classes, kmax, grow_factor))
     fig = thm1_figure([(st["eta"], st["times"], st["eq40_rel"]) for st in studies],
                       [(p["alpha"], p["times"], p["G_rank"]) for p in per_alpha], results, kmax, eta,
                       f"Theorem 1 on a {depth + 1}-layer linear network ({dataset}, client {client}, step {eta:g})")
@@ -207,6 +200,36 @@ def thm1_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, et
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return
+    _print_thm1(studies, per_alpha, dataset, alphas[0], paths, t0)
+
+
+def _alpha_numbers(res, a, x, y, classes: int, kmax: int, grow_factor: float) -> dict:
+    """One alpha's Theorem 1 numbers: Eq. 46 and the last line of Eq. 40 on the growing
+    singular values, G's effective rank, the drifts and the alignment."""
+    from ..analysis.theory.linear_flow import growing
+
+    ng = growing(res.sigma_all, kmax, grow_factor)
+    return {
+        "eq46_max_rel_error_growing_k_last": max(res.eq46_per_k[-1][:ng]) if ng else None,
+        "eq40_lastline_max_rel_error_growing_k_last": max(res.eq40_last_per_k[-1][:ng]) if ng else None,
+        "alpha": alpha_str(a), "samples": int(x.shape[1]),
+        "classes_present": int((torch.bincount(y, minlength=classes) > 0).sum()),
+        "n_growing": ng, "of": kmax,
+        "G_effective_rank_t0": res.G_rank[0], "G_effective_rank_mean": float(np.mean(res.G_rank)),
+        "G_effective_rank_end": res.G_rank[-1], "exact_residual_effective_rank_t0": res.G_exact_rank[0],
+        "exact_residual_effective_rank_end": res.G_exact_rank[-1],
+        "eq40_max_rel_error": max(res.eq40_rel), "eq46_rel_error_first": res.eq46_rel[0],
+        "eq46_rel_error_last": res.eq46_rel[-1], "eq46_rel_error_per_k_last": res.eq46_per_k[-1],
+        "eq40_rel_error_per_k_last": res.eq40_per_k[-1],
+        "G_eq45_rel_error_max": max(res.G_approx_rel), "M_drift": res.M_drift, "assumption1_drift": res.balance_drift,
+        "alignment_diag_mean": {str(t): float(np.mean(np.diag(m)[: min(m.shape)])) for t, m in res.alignment.items()},
+        "sigma_first": res.sigma[0], "sigma_last": res.sigma[-1], "times": res.times,
+        "eq40_rel": res.eq40_rel, "eq46_rel": res.eq46_rel, "G_rank": res.G_rank,
+    }
+
+
+def _print_thm1(studies, per_alpha, dataset, first_alpha, paths, t0: float) -> None:
+    alphas = [first_alpha]
     click.echo(f"Eq. 40 (Assumption 1 only), largest relative error over t, as the step shrinks ({dataset}, alpha={alpha_str(alphas[0])}):")
     for s in studies:
         click.echo(f"  step {s['eta']:.3g}: {s['max_eq40_rel']:.3e}")
@@ -225,7 +248,7 @@ def thm1_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, et
 
 @theory.command("align", short_help="The Fig. 6 alignment heatmaps alone.")
 @thm_options
-def align_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
+def align_cmd(dataset, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
               as_json):
     """The Fig. 6 heatmaps alone: alignment of Pi's left and W_{L+1}'s right singular vectors."""
     from ..analysis.plots import save_figure
@@ -233,6 +256,7 @@ def align_cmd(dataset, data_root, alpha, client, clients, depth, width, scale, e
     from ..analysis.theory.linear_flow import simulate
 
     alphas = _check(depth, width, eta, horizon, alpha, client, clients, seed, scale, grow_factor)
+    data_root = theory_data_root()
     dataset = _dataset(dataset, data_root)
     steps = max(int(round(horizon / eta)), 4)
     results = {}

@@ -111,8 +111,7 @@ def trace(run, r: int, client: int, epochs: int | None, data_root: str | None) -
     from ..analysis.features import FeatureSource
     from ..models import build_model, builder
     from ..store import retention
-    from ..tensor_files import load_state
-    from ..training.regularizers import build_regularizer
+    from ..regularizers import build_regularizer
 
     cfg = run.config
     if not 1 <= r <= int(run.meta.get("rounds_complete", 0)):
@@ -126,7 +125,7 @@ def trace(run, r: int, client: int, epochs: int | None, data_root: str | None) -
     with retention.read_lock(run.path):
         retention.check_readable_round(run, r - 1, None)
         start = build_model(builder(cfg.model, cfg.model_revision), ds.num_classes, ds.input_shape)
-        start.load_state_dict(load_state(run.global_path(r - 1), start, extra_ok=True))
+        start.load_state_dict(run.load_state(r - 1, None, start, extra_ok=True))
     state = {k: v.clone() for k, v in start.state_dict().items()}
     reg = None if cfg.reg == "none" else build_regularizer(cfg.reg, ds.num_classes, **cfg.reg_options)
     out = {"run": run.path.name, "round": r, "client": client, "images": len(idx), "reg": cfg.reg,

@@ -86,17 +86,27 @@ def load_dataset(name: str, data_root: str | Path | None = None, download: bool 
 _LOADED: dict[tuple, Dataset] = {}
 
 
+def read_dataset(name: str, data_root=None, download: bool = False, image_size=None, **options) -> Dataset:
+    """A data set as its loader reads it (``load_dataset``), once per process for the same
+    arguments: the one path by which training, the resolver and the analyses read data."""
+    key = (name, str(data_root), download, image_size, json.dumps(options, sort_keys=True, default=str), "raw")
+    if key not in _LOADED:
+        _LOADED[key] = load_dataset(name, data_root=data_root, download=download, image_size=image_size, **options)
+    return _LOADED[key]
+
+
 def dataset_of(cfg) -> Dataset:
-    """A run's data set (``cfg`` a ``RunConfig``), read once per process: the resolver
-    reads its class count and domains, ``prepare`` trains on the same object."""
+    """A run's data set (``cfg`` a ``RunConfig``), read once per process (``read_dataset``)
+    and normalised as the run records: the resolver reads its class count and domains,
+    ``prepare`` trains on the same object."""
     from .normalize import apply
 
     norm = getattr(cfg, "normalize", "dataset")
     key = (cfg.dataset, str(cfg.data_root), cfg.download, cfg.image_size,
            json.dumps(cfg.dataset_options, sort_keys=True, default=str), norm)
     if key not in _LOADED:
-        _LOADED[key] = apply(load_dataset(cfg.dataset, data_root=cfg.data_root, download=cfg.download,
-                                          image_size=cfg.image_size, **cfg.dataset_options), norm)
+        _LOADED[key] = apply(read_dataset(cfg.dataset, cfg.data_root, cfg.download, cfg.image_size,
+                                          **cfg.dataset_options), norm)
     if getattr(cfg, "smoke", False):  # a smoke run: the whole split (it must hold), a small test set
         skey = (*key, "smoke")
         if skey not in _LOADED:
@@ -115,4 +125,4 @@ SMOKE_SAMPLES = 4
 SMOKE_TEST = 32
 
 
-__all__ = ["DATASETS", "Dataset", "dataset_of", "load_dataset"]
+__all__ = ["DATASETS", "Dataset", "dataset_of", "load_dataset", "read_dataset"]

@@ -1,31 +1,161 @@
-"""Every number the analyses report for one model's representations, computed in one
-place (the ``spectrum`` command, the report and the Python API call this): the count above
-tau and the effective rank (FedDecorr Sec. 3.1), the top-10 variance share, and, given the
-representations, dead units, RankMe (Garrido et al. 2023, Eq. 1), the stable rank and
-alpha-ReQ (Agrawal et al. 2022); given the classifier, its singular values (FedUV)."""
+"""Every number the analyses report for one model's representations, defined once.
+
+A measure is one registered function with its name, label, unit, the paper and equation
+it implements, and what it reads: ``spectrum`` (all singular values of the covariance,
+descending, float64, with their numerical floor), ``top`` (the k largest, as the papers'
+figures plot them), ``z`` (the representations themselves) or ``classifier`` (its weight).
+``spectrum``, the renderers, the training probe, the report, TensorBoard and the claims
+name measures by these names; two different things have two names (``n_significant``
+counts every singular value above tau, ``n_significant_top`` those among the top k). A
+new measure is one ``@measure`` here (and its name in a spec's claims).
+"""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 
+from ..registry import Registry
 from .functional import DEFAULT_TAU, effective_rank, n_significant, variance_share
 
-TOP = 100  # singular values kept in a record (the papers plot the top 100)
+TOP = 100  # singular values kept in a record, and the k of the top-k measures (the papers plot the top 100)
+READS = ("spectrum", "top", "z", "classifier")
+# the measures the training probe logs each round as ``probe_<name>`` (``training.probe``;
+# TensorBoard shows them as ``spectrum/<name>``)
+PROBED = ("dead_units", "effective_rank", "stable_rank", "participation_ratio")
+# the measures of a model that ``report`` tabulates (every measure of the spectrum or z but
+# the two shares, which restate counts)
+REPORTED = ("n_significant", "effective_rank", "participation_ratio", "dead_units", "rankme", "stable_rank",
+            "alpha_req")
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What a measure may read: the spectrum ``sv`` and its ``floor``, tau, k, and, where
+    available, the representations ``z`` (N x d) and the classifier's weight (C x d)."""
+    sv: torch.Tensor
+    floor: float
+    tau: float = DEFAULT_TAU
+    top: int = TOP
+    z: torch.Tensor | None = None
+    classifier: torch.Tensor | None = None
+
+
+def _check(name: str, fn, info: dict) -> None:
+    missing = {"label", "unit", "reads", "definition"} - set(info)
+    if missing:
+        raise TypeError(f"measure {name}: declare {', '.join(sorted(missing))}")
+    if info["reads"] not in READS:
+        raise TypeError(f"measure {name}: reads must be one of {READS}")
+
+
+MEASURES: Registry = Registry("measure", check=_check)
+
+
+def measure(name: str, label: str, unit: str, reads: str, definition: str):
+    """Register ``fn(inputs) -> number`` as the measure ``name``."""
+    return MEASURES.register(name, label=label, unit=unit, reads=reads, definition=definition)
+
+
+@measure("n_significant", "n above τ", "singular values", "spectrum",
+         "singular values of the covariance above tau (FedDecorr Sec. 3.1; tau = 0.01, log10 tau = -2)")
+def _n_significant(s: Inputs) -> int:
+    return n_significant(s.sv, s.tau)
+
+
+@measure("n_significant_top", "n above τ (top k)", "singular values", "top",
+         "singular values above tau among the k largest, as the figures plot them (FedDecorr Fig. 2-3, k = 100)")
+def _n_significant_top(s: Inputs) -> int:
+    return n_significant(s.sv[:s.top], s.tau)
+
+
+@measure("effective_rank", "effective rank", "dimensions", "spectrum",
+         "exp of the entropy of the normalised singular values above the floor (Roy & Vetterli 2007)")
+def _effective_rank(s: Inputs) -> float:
+    return effective_rank(s.sv, s.floor)
+
+
+@measure("participation_ratio", "participation ratio", "dimensions", "spectrum",
+         "(sum lambda_k)^2 / sum lambda_k^2 of the covariance's eigenvalues (Gao et al. 2017; Recanatesi et al. 2019)")
+def _participation_ratio(s: Inputs) -> float:
+    sv = s.sv.to(torch.float64)
+    den = float((sv * sv).sum())
+    return float(sv.sum()) ** 2 / den if den > 0 else 0.0
+
+
+@measure("top10_variance_share", "top-10 variance share", "share", "spectrum",
+         "share of the covariance's trace in its 10 largest singular values")
+def _top10(s: Inputs) -> float:
+    return variance_share(s.sv, 10)
+
+
+@measure("dead_units", "dead units", "units", "z",
+         "units whose variance over the evaluation set is at or below the numerical floor (spectra.rank)")
+def _dead_units(s: Inputs) -> int:
+    from .rank import dead_units
+
+    return len(dead_units(s.z))
+
+
+@measure("dead_share", "dead units (share)", "share", "z", "dead units over the representation's dimension")
+def _dead_share(s: Inputs) -> float:
+    return _dead_units(s) / max(len(s.sv), 1)
+
+
+@measure("rankme", "RankMe", "dimensions", "z",
+         "exp of the entropy of the uncentred embedding matrix's singular values + 1e-7 (Garrido et al. 2023, Eq. 1)")
+def _rankme(s: Inputs) -> float:
+    from .rank import rankme
+
+    return rankme(s.z)
+
+
+@measure("stable_rank", "stable rank", "dimensions", "spectrum",
+         "sum of the covariance's eigenvalues over the largest (Rudelson & Vershynin 2007)")
+def _stable_rank(s: Inputs) -> float:
+    from .rank import stable_rank
+
+    return stable_rank(s.sv)
+
+
+@measure("alpha_req", "α-ReQ", "decay exponent", "spectrum",
+         "slope alpha of log lambda_k ~ -alpha log k over ranks 11-100 (Agrawal et al. 2022)")
+def _alpha_req(s: Inputs) -> float:
+    from .rank import alpha_req
+
+    return alpha_req(s.sv, s.floor)
+
+
+def value(name: str, inputs: Inputs):
+    """One measure of ``inputs`` (an unknown name lists the known ones)."""
+    fn = MEASURES.get(name)
+    need = MEASURES.info(name)["reads"]
+    if need in ("z", "classifier") and getattr(inputs, need) is None:
+        raise ValueError(f"measure {name} reads {need}, which was not given")
+    return fn(inputs)
+
+
+def label(name: str) -> str:
+    """The measure's axis and legend label (with its unit where it is not a count of itself)."""
+    return MEASURES.info(name)["label"]
 
 
 def measures(sv: torch.Tensor, floor: float, tau: float = DEFAULT_TAU, z: torch.Tensor | None = None,
              classifier: torch.Tensor | None = None) -> dict:
-    """The numbers of one spectrum ``sv`` (descending, float64; ``floor`` its numerical
-    floor); with the representations ``z`` (N x d) also dead units and the rank measures;
-    with the classifier's weight (C x d) its singular values."""
-    from .rank import alpha_req, dead_units, rankme, stable_rank
-
-    out = {"singular_values": sv[:TOP].tolist(), "n_significant": n_significant(sv, tau), "tau": tau,
-           "effective_rank": effective_rank(sv, floor), "top10_variance_share": variance_share(sv, 10),
-           "floor": floor, "dim": len(sv)}
+    """The record of one spectrum ``sv`` (descending, float64; ``floor`` its numerical
+    floor): the top singular values and every registered measure that reads the spectrum;
+    with the representations ``z`` (N x d) also those that read z (and the dead units'
+    indices); with the classifier's weight (C x d) its singular values (FedUV)."""
+    s = Inputs(sv, floor, tau, TOP, z, classifier)
+    out = {"singular_values": sv[:TOP].tolist(), "tau": tau, "floor": floor, "dim": len(sv)}
+    for name in MEASURES.names():
+        reads = MEASURES.info(name)["reads"]
+        if reads == "spectrum" or (reads == "z" and z is not None):
+            out[name] = value(name, s)
     if z is not None:
-        dead = dead_units(z)
-        out.update(dead_units=len(dead), dead_unit_indices=dead.tolist(), dead_share=len(dead) / max(len(sv), 1),
-                   rankme=rankme(z), stable_rank=stable_rank(sv), alpha_req=alpha_req(sv, floor))
+        from .rank import dead_units
+
+        out["dead_unit_indices"] = dead_units(z).tolist()
     if classifier is not None:
         out["classifier_singular_values"] = torch.linalg.svdvals(classifier.to(torch.float64)).tolist()
     return out

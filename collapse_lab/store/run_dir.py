@@ -151,6 +151,65 @@ class RunDir:
         """The run's events; unreadable lines are skipped with one warning (``files.read_jsonl``)."""
         return read_jsonl(self.path / "metrics.jsonl", warn)
 
+    # -- what a run holds: readers ask these, never for a path ------------------------
+    def exists(self) -> bool:
+        """Whether the folder is a run (it has its run.json)."""
+        return (self.path / "run.json").is_file()
+
+    def record_sha256(self) -> str:
+        """The content hash of run.json (OSError where it cannot be read): what a writer
+        compares to see that nobody changed the run meanwhile."""
+        import hashlib
+
+        return hashlib.sha256((self.path / "run.json").read_bytes()).hexdigest()
+
+    def is_complete(self, rounds: int = 0) -> bool:
+        """A finished run holding at least ``rounds`` complete rounds."""
+        if not self.exists():
+            return False
+        meta = self.meta
+        return meta.get("status") == "complete" and int(meta.get("rounds_complete", 0)) >= rounds
+
+    def has_global(self, r: int) -> bool:
+        return self.global_path(r).is_file()
+
+    def has_client(self, r: int, k: int) -> bool:
+        return self.client_path(r, k).is_file()
+
+    def clients_at(self, r: int) -> list[int]:
+        """The clients whose local model of round ``r`` is stored."""
+        return sorted(int(q.stem.split("_")[1]) for q in self.round_dir(r).glob("client_*.safetensors"))
+
+    def checkpoint_name(self, r: int, client: int | None = None) -> str:
+        """The checkpoint's place in the run, for messages ("round_3/global.safetensors")."""
+        p = self.global_path(r) if client is None else self.client_path(r, client)
+        return p.relative_to(self.path).as_posix()
+
+    def checkpoint_sha256(self, r: int, client: int | None = None) -> str:
+        """The content hash of a checkpoint (the features cache's key)."""
+        import hashlib
+
+        h = hashlib.sha256()
+        with open(self.global_path(r) if client is None else self.client_path(r, client), "rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest()
+
+    def load_state(self, r: int, client: int | None, model: torch.nn.Module,
+                   extra_ok: bool = False) -> dict[str, torch.Tensor]:
+        """A checkpoint's tensors checked against ``model``'s names and shapes
+        (``tensor_files.load_state``; ``extra_ok``: only the model's own tensors)."""
+        from ..tensor_files import load_state
+
+        return load_state(self.global_path(r) if client is None else self.client_path(r, client), model, extra_ok)
+
+    def features_cache(self):
+        """The store's cache of representations (shared by the runs of one store):
+        ``store.features_cache.FeaturesCache``."""
+        from .features_cache import FeaturesCache
+
+        return FeaturesCache(self.path.parent)
+
     # -- writing -----------------------------------------------------------------
     @staticmethod
     def create(out: Path, name: str, config_json: dict, partition: Partition | None,

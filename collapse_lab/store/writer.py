@@ -162,17 +162,8 @@ class RunWriter:
         cfg = run_config(config, normalize, data_root)
         init = None if initial is None else _tensors(initial, "initial")
         source = json_value(source or {}, "RunWriter source")
-        partition = None
-        if client_indices is not None:
-            from ..partition import Partition
-
-            if labels is None or num_classes is None:
-                raise CollapseLabError("RunWriter: client_indices need the training labels and num_classes")
-            try:
-                partition = Partition.from_indices([np.asarray(ix, dtype=np.int64) for ix in client_indices],
-                                                   np.asarray(labels), int(num_classes))
-            except (ValueError, IndexError, TypeError) as e:
-                raise CollapseLabError(f"RunWriter: client_indices do not index the labels ({e})") from None
+        partition = _partition(client_indices, labels, num_classes)
+        if partition is not None:
             client_sizes = [len(ix) for ix in client_indices]
         if client_sizes is not None:
             if not all(whole(n) and n >= 0 for n in client_sizes):
@@ -196,20 +187,8 @@ class RunWriter:
         lock.acquire(path)
         self.run = RunDir(path)
         try:
-            if (path / "run.json").is_file():  # continue a run recorded before
-                if {**self.run.config.identity(), "rounds": 0} != {**cfg.identity(), "rounds": 0}:  # an extension's length differs
-                    raise CollapseLabError(f"{path} holds a run of another configuration; give another name= or store")
-                meta = self.run.meta
-                done = int(meta.get("rounds_complete", 0))
-                if meta.get("status") == "complete":
-                    if not extend:
-                        raise CollapseLabError(f"RunWriter: {path} is complete with {done} round(s); give extend=True "
-                                               "(and rounds= the new length) to add rounds to it")
-                    if cfg.rounds <= done:
-                        raise CollapseLabError(f"RunWriter: extend=True with rounds {cfg.rounds}: {path} already has "
-                                               f"{done}; give the new, larger length as rounds")
-                    self.run.update(status="running", rounds=cfg.rounds)
-                self.run.discard_after(done)  # a crashed round's files
+            if self.run.exists():  # continue a run recorded before
+                self._continue(cfg, extend)
                 return
             extra = {"client_sizes": [int(n) for n in client_sizes] if client_sizes is not None else None,
                      "recorded_by": "collapse_lab.store.writer", "source": source}
@@ -218,6 +197,23 @@ class RunWriter:
         except BaseException:
             lock.release(path)
             raise
+
+    def _continue(self, cfg, extend: bool) -> None:
+        """Open a run recorded before (the same configuration; a complete one only to extend it)."""
+        path = self.run.path
+        if {**self.run.config.identity(), "rounds": 0} != {**cfg.identity(), "rounds": 0}:  # an extension's length differs
+            raise CollapseLabError(f"{path} holds a run of another configuration; give another name= or store")
+        meta = self.run.meta
+        done = int(meta.get("rounds_complete", 0))
+        if meta.get("status") == "complete":
+            if not extend:
+                raise CollapseLabError(f"RunWriter: {path} is complete with {done} round(s); give extend=True "
+                                       "(and rounds= the new length) to add rounds to it")
+            if cfg.rounds <= done:
+                raise CollapseLabError(f"RunWriter: extend=True with rounds {cfg.rounds}: {path} already has "
+                                       f"{done}; give the new, larger length as rounds")
+            self.run.update(status="running", rounds=cfg.rounds)
+        self.run.discard_after(done)  # a crashed round's files
 
     @property
     def next_round(self) -> int:
@@ -314,3 +310,18 @@ class RunWriter:
         else:
             self.closed = True
             lock.release(self.run.path)  # an error mid-way: the rounds written stay, resumable
+
+
+def _partition(client_indices, labels, num_classes):
+    """The clients' partition from their indices into the training labels (None: not given)."""
+    if client_indices is None:
+        return None
+    from ..partition import Partition
+
+    if labels is None or num_classes is None:
+        raise CollapseLabError("RunWriter: client_indices need the training labels and num_classes")
+    try:
+        return Partition.from_indices([np.asarray(ix, dtype=np.int64) for ix in client_indices],
+                                      np.asarray(labels), int(num_classes))
+    except (ValueError, IndexError, TypeError) as e:
+        raise CollapseLabError(f"RunWriter: client_indices do not index the labels ({e})") from None

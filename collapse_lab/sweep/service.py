@@ -29,7 +29,7 @@ def diverged(store: Path, cfg) -> bool:
 
     path = run_path(store, cfg)
     try:
-        return (path / "run.json").is_file() and RunDir(path).meta.get("status") == "diverged"
+        return RunDir(path).exists() and RunDir(path).meta.get("status") == "diverged"
     except CollapseLabError:
         return False  # prepare names the unreadable run.json
 

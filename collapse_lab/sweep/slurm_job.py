@@ -109,7 +109,7 @@ def rounds_done(store: str, cfg_json: dict) -> int:
 
     try:
         path = run_path(Path(store), RunConfig.from_json(cfg_json))
-        return int(RunDir(path).meta.get("rounds_complete", 0)) if (path / "run.json").is_file() else 0
+        return int(RunDir(path).meta.get("rounds_complete", 0)) if RunDir(path).exists() else 0
     except (CollapseLabError, OSError, ValueError, TypeError):
         return 0
 

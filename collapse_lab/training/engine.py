@@ -21,15 +21,14 @@ from ..devices import resolve_device
 from ..errors import CollapseLabError
 from ..faults import Faults
 from .writer import AsyncWriter
-from ..tensor_files import load_state
-from .regularizers import build_regularizer
+from ..regularizers import build_regularizer
 from ..seeds import PURPOSE_AUGMENT, PURPOSE_BATCHES, seed_for
 from ..data import SMOKE_SAMPLES
 from ..store import RunDir, parse_keep_global, parse_keep_local, retention
 from . import fast as fastpath
-from .evaluate import evaluate
+from ..methods.evaluate import evaluate
 from .local import cpu_state
-from .methods import ClientResult, EvalData, Method, make_method
+from ..methods import ClientResult, EvalData, Method, make_method
 from .probe import NonFiniteProbe, Probe, probe_indices
 from ..store import lock
 from ..timelimit import TIME_LIMIT
@@ -182,12 +181,12 @@ def _resume(run: RunDir, p: Prepared, model, method: Method, device, log, extra:
     """The global state and method state of the last complete round; later files discarded."""
     start, cfg = p.start, p.config
     # everything the resume reads is loaded before anything later is discarded
-    global_state = load_state(run.global_path(start), model)
+    global_state = run.load_state(start, None, model)
     server, clients = run.load_method_state(start)
     try:
         method.load_state(server, clients)
     except (KeyError, RuntimeError, ValueError) as e:
-        raise CollapseLabError(f"{run.method_path(start)}: the {cfg.method} state of round {start} is incomplete "
+        raise CollapseLabError(f"{run.path.name}: the {cfg.method} state of round {start} is incomplete "
                                f"({type(e).__name__}: {e}); use --overwrite to start the run over") from None
     # an extended run: its run.json takes the new length, and --keep-local now treats
     # round ``start`` as an ordinary round of the longer run (as a run trained at that length
@@ -258,55 +257,24 @@ def _rounds(ctx: RunContext, global_state: dict) -> Generator[list[Job], Iterato
                 # trained elsewhere (``training.stacked``): the round's local seconds come with the results
                 local_s = getattr(trained, "seconds", local_s)
                 break
-            k = t.client
-            run.log(*({"event": "local_epoch", "round": r, "client": k, **h} for h in t.history))
-            bad = next((f"loss in epoch {h['epoch']}" for h in t.history if not math.isfinite(h["loss"])), None)
-            bad = bad or (f"weight ({name})" if (name := non_finite(t.state)) else None)
-            if bad:
-                _diverged(ctx, r, k, bad)
-            if cfg.local_eval:  # optional (off by default): the client's model on the test set
-                ctx.model.load_state_dict(t.state)
-                run.log({"event": "local_eval", "round": r, "client": k,
-                         **evaluate(ctx.model, ctx.eval_data.x, ctx.eval_data.y, ctx.eval_data.to_float,
-                                    ctx.eval_data.batch_size)})
-            run.save_client(r, k, t.state)
-            result = ClientResult(k, t.state, len(ctx.client_idx[k]), t.steps)
-            method.client_end(k, r, t.hooks, result)
-            results.append(result)
-            ctx.faults.point(f"client:{r}:{k}")
-            last = k
+            results.append(_take_client(ctx, r, t))
+            last = t.client
         if len(results) < len(participants):  # SIGINT/SIGTERM: clients not started are not stored
             raise Interrupted(ctx.p.path, r, last, ctx.stop.requested or "SIGINT")
         t_server = time.time()
-        global_state = method.aggregate(r, global_state, results)
-        if (name := non_finite(global_state)) is not None:
-            _diverged(ctx, r, None, f"weight ({name})")
-        if (name := non_finite(method.server_state())) is not None:  # a server step (FedAvgM, FedOpt, FedDyn)
-            _diverged(ctx, r, None, f"server state ({name})")
-        run.save_global(r, global_state)
-        run.save_method_state(r, method.server_state(), method.client_state())
+        global_state = _server_step(ctx, r, global_state, results)
         t_eval = time.time()
-        ev = method.evaluate(ctx.model, global_state, ctx.eval_data)
-        if not all(math.isfinite(v) for key, v in ev.items() if key.startswith("test_") and isinstance(v, float)):
-            # finite but huge weights (a server step of 1e38) first show here
-            _diverged(ctx, r, None, f"test loss ({ev.get('test_loss')})")
+        ev = _evaluate(ctx, r, global_state)
         tw = time.time()
         run.flush()  # the checkpoints were written while the next clients trained
-        capture = ctx.lanes[0].capture
         run.log({"event": "round", "round": r, "clients": participants, "seconds": round(time.time() - t0, 3),
                  "local_seconds": round(local_s, 3),
                  **({"prepare_seconds": round(sum(lane.prepare_seconds for lane in ctx.lanes) - prep0, 3)}
-                    if capture else {}),
+                    if ctx.lanes[0].capture else {}),
                  "aggregate_seconds": round(t_eval - t_server, 3),
                  "eval_seconds": round(tw - t_eval, 3), "write_wait_seconds": round(time.time() - tw, 4),
                  "write_seconds": round(run.writer.busy_seconds - busy0, 4), **ev})
-        if ctx.probe is not None:
-            ctx.model.load_state_dict(global_state)  # a personalised evaluation leaves a client's model loaded
-            try:
-                probed = ctx.probe(ctx.model)
-            except (NonFiniteProbe, torch.linalg.LinAlgError) as e:
-                _diverged(ctx, r, None, f"representation on the probe set ({e})")
-            run.log({"event": "probe", "round": r, **probed})
+        _probe(ctx, r, global_state)
         # The round counts as complete only once all its files exist; pruning comes after,
         # so the state a resume needs is never deleted before a newer round is recorded.
         run.update(rounds_complete=r, train_seconds=ctx.train_seconds())  # a later start adds its own
@@ -319,6 +287,61 @@ def _rounds(ctx: RunContext, global_state: dict) -> Generator[list[Job], Iterato
         if ctx.stop.is_set() and r < cfg.rounds:  # a stop during the round's last client
             raise Interrupted(ctx.p.path, r + 1, None, ctx.stop.requested)
     return ev
+
+
+def _take_client(ctx: RunContext, r: int, t: Trained) -> ClientResult:
+    """A trained client of round r: its epochs logged, divergence checked, the optional test
+    evaluation, its checkpoint stored and its result handed to the method."""
+    cfg, run, k = ctx.cfg, ctx.run, t.client
+    run.log(*({"event": "local_epoch", "round": r, "client": k, **h} for h in t.history))
+    bad = next((f"loss in epoch {h['epoch']}" for h in t.history if not math.isfinite(h["loss"])), None)
+    bad = bad or (f"weight ({name})" if (name := non_finite(t.state)) else None)
+    if bad:
+        _diverged(ctx, r, k, bad)
+    if cfg.local_eval:  # optional (off by default): the client's model on the test set
+        ctx.model.load_state_dict(t.state)
+        run.log({"event": "local_eval", "round": r, "client": k,
+                 **evaluate(ctx.model, ctx.eval_data.x, ctx.eval_data.y, ctx.eval_data.to_float,
+                            ctx.eval_data.batch_size)})
+    run.save_client(r, k, t.state)
+    result = ClientResult(k, t.state, len(ctx.client_idx[k]), t.steps)
+    ctx.method.client_end(k, r, t.hooks, result)
+    ctx.faults.point(f"client:{r}:{k}")
+    return result
+
+
+def _server_step(ctx: RunContext, r: int, global_state: dict, results: list[ClientResult]) -> dict:
+    """Aggregate round r's clients, check the new weights and the method's server state,
+    store both; returns the new global state."""
+    method = ctx.method
+    global_state = method.aggregate(r, global_state, results)
+    if (name := non_finite(global_state)) is not None:
+        _diverged(ctx, r, None, f"weight ({name})")
+    if (name := non_finite(method.server_state())) is not None:  # a server step (FedAvgM, FedOpt, FedDyn)
+        _diverged(ctx, r, None, f"server state ({name})")
+    ctx.run.save_global(r, global_state)
+    ctx.run.save_method_state(r, method.server_state(), method.client_state())
+    return global_state
+
+
+def _evaluate(ctx: RunContext, r: int, global_state: dict) -> dict:
+    ev = ctx.method.evaluate(ctx.model, global_state, ctx.eval_data)
+    if not all(math.isfinite(v) for key, v in ev.items() if key.startswith("test_") and isinstance(v, float)):
+        # finite but huge weights (a server step of 1e38) first show here
+        _diverged(ctx, r, None, f"test loss ({ev.get('test_loss')})")
+    return ev
+
+
+def _probe(ctx: RunContext, r: int, global_state: dict) -> None:
+    """The global model's spectrum on the probe set, logged (``training.probe``)."""
+    if ctx.probe is None:
+        return
+    ctx.model.load_state_dict(global_state)  # a personalised evaluation leaves a client's model loaded
+    try:
+        probed = ctx.probe(ctx.model)
+    except (NonFiniteProbe, torch.linalg.LinAlgError) as e:
+        _diverged(ctx, r, None, f"representation on the probe set ({e})")
+    ctx.run.log({"event": "probe", "round": r, **probed})
 
 
 def _diverged(ctx: RunContext, r: int, k: int | None, what: str) -> None:

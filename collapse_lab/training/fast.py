@@ -12,14 +12,11 @@ from dataclasses import dataclass
 
 import torch
 
-from ..errors import CollapseLabError
-from .augment import Pipeline
+from ..runspec.speed import check_speed
+from ..augment import Pipeline
 from .fastpath import FastPath
 
 
-PRECISIONS = ("auto", "fp32", "bf16")
-COMPILE_MODES = ("off", "default", "reduce-overhead", "max-autotune")
-GRAPH_MODES = ("auto", "on", "off")
 # Clients trained side by side on CUDA when --parallel-clients is not given (training.trainer).
 # The measured best on an H100, MobileNetV2, the paper's CIFAR-10 round: 5 lanes 20.7 s per
 # round, 4 lanes (before stride scheduling) 21.7 s; other counts unmeasured (docs/fast-path.md).
@@ -38,27 +35,6 @@ def cpu_bf16_native() -> bool:
     return any(f in flags.split() for f in ("avx512_bf16", "amx_bf16"))
 
 
-def resolve_precision(spec: str, device: torch.device) -> str:
-    """auto -> bf16 autocast on CUDA, fp32 on every CPU; fp32 and bf16 as given.
-
-    Decided from the device's kind alone, never from its load, its flags or a timing: the
-    same command names the same run on every CPU (a resume finds its run), and CPU runs
-    train as the papers' codes do, in fp32. A CPU with native bf16 (AVX512-BF16, AMX) may
-    train faster with ``--precision bf16``, an explicit choice that names other runs
-    (docs/training.md). bf16 is autocast: weights, optimizer state, the loss and the
-    regularizers stay fp32; representations and spectra are float64."""
-    if spec not in PRECISIONS:
-        raise CollapseLabError(f"--precision {spec!r}: use auto, fp32 or bf16")
-    if spec == "auto":
-        return "bf16" if device.type == "cuda" else "fp32"
-    return spec
-
-
-def check_compile(mode: str) -> None:
-    if mode not in COMPILE_MODES:
-        raise CollapseLabError(f"--compile {mode!r}: use one of {', '.join(COMPILE_MODES)}")
-
-
 @dataclass(frozen=True)
 class TrainerPlan:
     lanes: int  # clients trained at once (1: one after another)
@@ -75,30 +51,10 @@ def plan_trainer(cfg, device: torch.device, per_round: int) -> TrainerPlan:
     insists; off never. ``--parallel-clients N``: N clients at once; 0 = automatic:
     ``DEFAULT_LANES`` on CUDA with graphs, one per intra-op thread on a multi-threaded CPU
     for capturable methods (measured to pay there, docs/fast-path.md), else 1."""
-    from .regularizers import reg_spec
-    from .methods import method_capturable
-
-    if cfg.cuda_graphs not in GRAPH_MODES:
-        raise CollapseLabError(f"--cuda-graphs {cfg.cuda_graphs!r}: use auto, on or off")
-    if cfg.parallel_clients < 0:
-        raise CollapseLabError(f"--parallel-clients must be >= 0 (0: automatic; got {cfg.parallel_clients})")
-    why = []
-    if not method_capturable(cfg):
-        why.append(f"method {cfg.method} enters local training through hooks")
-    if not reg_spec(cfg.reg).graph_safe:
-        why.append(f"regularizer {cfg.reg} needs the host inside each step")
-    if cfg.compile != "off":
-        why.append(f"--compile {cfg.compile} makes graphs of its own")
+    why = check_speed(cfg, device)
     cuda = device.type == "cuda"
-    if cfg.cuda_graphs == "on" and not cuda:
-        raise CollapseLabError("--cuda-graphs on needs a CUDA device; use --cuda-graphs auto or off")
-    if cfg.cuda_graphs == "on" and why:
-        raise CollapseLabError(f"--cuda-graphs on: {'; '.join(why)}; use --cuda-graphs auto or off")
     capture = cuda and cfg.cuda_graphs != "off" and not why
     note = (f"CUDA graphs off for this run: {'; '.join(why)}" if cuda and cfg.cuda_graphs == "auto" and why else None)
-    if cfg.compile != "off" and cfg.parallel_clients > 1:
-        raise CollapseLabError(f"--parallel-clients {cfg.parallel_clients} cannot share one compiled model "
-                               f"(--compile {cfg.compile}); drop one of them")
     if cfg.parallel_clients:
         n = cfg.parallel_clients
     elif capture:

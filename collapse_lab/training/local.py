@@ -14,6 +14,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..devices import to_device
+from ..methods.hooks import NO_HOOKS, LocalHooks
 from .fastpath import PLAIN, FastPath  # noqa: F401 -- PLAIN re-exported
 
 
@@ -45,26 +46,6 @@ def batches(n: int, batch_size: int, generator: torch.Generator) -> list[torch.T
     return out
 
 
-class LocalHooks:
-    """The points where a method enters a client's local training; every hook is optional."""
-
-    def logits(self, model: nn.Module, z: torch.Tensor, y: torch.Tensor, logits: torch.Tensor) -> torch.Tensor:
-        """The logits the cross-entropy sees (default: the model's own)."""
-        return logits
-
-    def loss(self, model: nn.Module, x: torch.Tensor, y: torch.Tensor, logits: torch.Tensor,
-             z: torch.Tensor) -> torch.Tensor | None:
-        """An extra loss term added to CE + beta * R (already weighted by the method)."""
-        return None
-
-    def before_step(self, model: nn.Module) -> None:
-        """Called after backward, before the optimizer step (gradient corrections)."""
-
-    def on_batch(self, epoch: int, z: torch.Tensor, y: torch.Tensor) -> None:
-        """Sees every batch's representations (detached), e.g. to average them per class."""
-
-
-NO_HOOKS = LocalHooks()
 
 
 
@@ -114,7 +95,7 @@ def step_loss(model: nn.Module, forward: Callable, xb: torch.Tensor, yb: torch.T
     ce, r, e), r and e None when absent. The forward runs under ``fast.autocast``;
     ``cache`` is autocast's weight-cast cache (off while a CUDA graph is captured)."""
     # Autocast runs on whatever device the data is on; the engine asks for bf16 on CUDA only
-    # (fast.resolve_precision), and the tests run this same code on CPU.
+    # (runspec.speed.resolve_precision), and the tests run this same code on CPU.
     with torch.autocast(xb.device.type, dtype=fast.autocast or torch.bfloat16, enabled=fast.autocast is not None,
                         cache_enabled=cache):
         logits, z = forward(xb)

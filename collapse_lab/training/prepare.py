@@ -8,7 +8,6 @@ names, folders, sizes, no partition drawn); each run is prepared where it trains
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,10 +24,10 @@ from ..seeds import PURPOSE_INIT, seed_for
 from ..store import RunDir, keeps_global, lock, retention, package_versions, parse_keep_global, parse_keep_local, run_path
 from ..store.run_dir import NewerFormatError
 from . import fast as fastpath
-from .integrity import can_restart_after, first_damage
+from ..store.integrity import can_restart_after, first_damage
 from .local import num_batches
 from .sampling import sample_clients
-from .methods import METHODS, build_run_model
+from ..methods import METHODS, build_run_model
 
 
 def init_model(cfg: RunConfig, ds: Dataset) -> torch.nn.Module:
@@ -61,7 +60,7 @@ def folder_state(path: Path) -> str | None:
     """What decided a run's action: the sha256 of its run.json (None: no folder). Another
     process that wrote the run between ``prepare`` and taking its lock changes it."""
     try:
-        return hashlib.sha256((Path(path) / "run.json").read_bytes()).hexdigest()
+        return RunDir(Path(path)).record_sha256()
     except OSError:
         return None if not Path(path).exists() else "unreadable"
 
@@ -124,7 +123,7 @@ def _existing(path: Path, cfg: RunConfig, part: Partition, overwrite: bool, resu
                                "or choose another --store")
     if not path.exists():
         return "train", 0, notes
-    if not (path / "run.json").is_file():
+    if not RunDir(path).exists():
         raise CollapseLabError(f"{path} exists but is not a collapse-lab run; move it away or choose another --store")
     if (who := lock.held_elsewhere(path)) is not None:
         raise CollapseLabError(f"{path} is being written by {who}; wait for it to finish or stop it, then run this again")
@@ -158,6 +157,17 @@ def _existing(path: Path, cfg: RunConfig, part: Partition, overwrite: bool, resu
     if status == "complete" and had >= cfg.rounds:
         kept = retention.skip_note(path.name, meta, cfg.keep_global, cfg.keep_local)
         return "skip", 0, notes + ((kept,) if kept else ())
+    _check_resumable(path, cfg, part, meta, resume)
+    if had != cfg.rounds:
+        notes = notes + (f"{path.name}: extended from {had} to {cfg.rounds} rounds",)
+    kept = retention.change_note(path.name, meta, cfg.keep_global, cfg.keep_local, done)
+    return "resume", done, notes + _version_note(path, meta) + ((kept,) if kept else ())
+
+
+def _check_resumable(path: Path, cfg: RunConfig, part: Partition | None, meta: dict, resume: bool) -> None:
+    """A stored run of this configuration that is not complete at ``cfg.rounds``: continued
+    only with --resume, never past its length, and only with the partition it was drawn with."""
+    status, done, had = meta.get("status"), int(meta.get("rounds_complete", 0)), int(meta.get("rounds", 0))
     if done > cfg.rounds:
         raise CollapseLabError(f"{path} already holds {done} rounds, more than --rounds {cfg.rounds}; analyse "
                                f"round {cfg.rounds} of it (--round {cfg.rounds}) or --overwrite it")
@@ -172,10 +182,6 @@ def _existing(path: Path, cfg: RunConfig, part: Partition, overwrite: bool, resu
             f"{path}: the partition drawn now (sha256 {part.content_hash()[:12]}) differs from the stored one "
             f"({str(meta.get('partition_hash'))[:12]}); the data set files changed, so the run cannot be "
             "resumed; use --overwrite to start over")
-    if had != cfg.rounds:
-        notes = notes + (f"{path.name}: extended from {had} to {cfg.rounds} rounds",)
-    kept = retention.change_note(path.name, meta, cfg.keep_global, cfg.keep_local, done)
-    return "resume", done, notes + _version_note(path, meta) + ((kept,) if kept else ())
 
 
 def _version_note(path: Path, meta: dict) -> tuple[str, ...]:
@@ -194,7 +200,7 @@ def _damage(run: RunDir, cfg: RunConfig, done: int) -> tuple[int, str] | None:
     stored = dataclasses.replace(cfg, rounds=int(run.meta.get("rounds", cfg.rounds)),
                                  keep_local=str(run.meta.get("keep_local", cfg.keep_local)),
                                  keep_global=str(run.meta.get("keep_global", "all")))
-    return first_damage(run, stored, done)
+    return first_damage(run, lambda r: sample_clients(stored, r), done)
 
 
 def _repair(path: Path, cfg: RunConfig, run: RunDir, part: Partition, meta: dict, damage: tuple[int, str],

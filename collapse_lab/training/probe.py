@@ -9,8 +9,8 @@ its eigenvalues in float64 on the CPU (``linalg.covariance`` and ``eigen_spectru
 functions the analyses use; their features come from a float64 forward, so the logged values agree
 with ``collapse-lab spectrum`` on the same samples to float32 round-off). Recorded: the top
 ``TOP`` singular values, the numerical floor, the representation width, the number of dead
-units (variance at or below the floor), the effective rank and the stable rank over the
-whole spectrum (both come free with the eigenvalues), the singular values of the
+units (variance at or below the floor) and the other measures of ``spectra.measures.PROBED``
+over the whole spectrum (they come free with the eigenvalues), the singular values of the
 classifier's weight, and the seconds it took (``probe_seconds``: docs/analyses.md, its cost against
 the round's).
 """
@@ -23,8 +23,7 @@ import numpy as np
 import torch
 
 from ..linalg import covariance, eigen_spectrum
-from ..spectra.functional import effective_rank
-from ..spectra.rank import dead_units, stable_rank
+from ..spectra.measures import PROBED, Inputs, value
 from ..seeds import PURPOSE_PROBE, seed_for
 
 TOP = 100
@@ -62,9 +61,8 @@ class Probe:
         sv, floor = eigen_spectrum(cov, z.shape[0])
         w = model.classifier.weight.detach().to("cpu", torch.float64)
         # the analyses' own functions (spectra: the math layer below both subsystems)
+        s = Inputs(sv, floor, z=z)
         return {"probe_n": int(z.shape[0]), "probe_dim": int(z.shape[1]), "probe_sv": sv[:TOP].tolist(),
-                "probe_floor": floor, "probe_dead_units": len(dead_units(z)),
-                "probe_effective_rank": effective_rank(sv, floor),
-                "probe_stable_rank": stable_rank(sv),
+                "probe_floor": floor, **{f"probe_{m}": value(m, s) for m in PROBED},
                 "probe_classifier_sv": torch.linalg.svdvals(w).tolist(),
                 "probe_seconds": round(time.perf_counter() - t0, 4)}

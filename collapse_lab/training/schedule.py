@@ -49,7 +49,6 @@ def train_round(lanes: list[Lane], jobs: list[Job], *, epochs: int, batch_size: 
         return
     if threads is None:
         threads = not capture
-    start_lock = threading.Lock()  # methods load shared per-round models in client_start
     if threads:
         queue = sorted(jobs, key=lambda j: -len(j.y))
         queues = [queue] * len(lanes)
@@ -65,27 +64,45 @@ def train_round(lanes: list[Lane], jobs: list[Job], *, epochs: int, batch_size: 
         current = torch.cuda.current_stream(lanes[0].device)
         for lane in lanes:
             lane.stream.wait_stream(current)
-    taking = threading.Lock()
+    rnd = _Round(lanes, queues, stop, epochs, batch_size)
+    if threads:
+        _threads(lanes, rnd.advance)
+    else:
+        _interleave(lanes, queues, rnd.advance, epochs, batch_size)
+    for job in jobs:
+        if job.client in rnd.finished:
+            (sums, counts), state, hooks = rnd.finished[job.client]
+            yield trained(job.client, sums, counts, cpu_state(state) if capture else state, hooks, beta)
 
-    def take(i: int) -> Job | None:
-        with taking:
-            return queues[i].pop(0) if queues[i] and not stop() else None
 
-    current: list[tuple | None] = [None] * len(lanes)
-    finished: dict[int, tuple] = {}
+class _Round:
+    """The lanes' progress through a round: each lane's current client and its step
+    generator, the clients finished, and the locks that let lanes run as threads."""
 
-    def advance(i: int) -> bool:
+    def __init__(self, lanes: list[Lane], queues: list[list[Job]], stop: Callable[[], bool], epochs: int,
+                 batch_size: int):
+        self.lanes, self.queues, self.stop, self.epochs, self.batch_size = lanes, queues, stop, epochs, batch_size
+        self.current: list[tuple | None] = [None] * len(lanes)
+        self.finished: dict[int, tuple] = {}
+        self.taking = threading.Lock()
+        self.start_lock = threading.Lock()  # methods load shared per-round models in client_start
+
+    def take(self, i: int) -> Job | None:
+        with self.taking:
+            return self.queues[i].pop(0) if self.queues[i] and not self.stop() else None
+
+    def advance(self, i: int) -> bool:
         """Issue lane i's next step (starting its next client when needed); False when it has none."""
-        lane = lanes[i]
+        lane = self.lanes[i]
         while True:
-            if current[i] is None:
-                job = take(i)
+            if self.current[i] is None:
+                job = self.take(i)
                 if job is None:
                     return False
-                with start_lock:
+                with self.start_lock:
                     hooks = lane.start(job)
-                current[i] = (job, hooks, client_steps(lane, job, hooks, epochs, batch_size))
-            job, hooks, steps = current[i]
+                self.current[i] = (job, hooks, client_steps(lane, job, hooks, self.epochs, self.batch_size))
+            job, hooks, steps = self.current[i]
             try:
                 next(steps)
                 return True
@@ -93,18 +110,9 @@ def train_round(lanes: list[Lane], jobs: list[Job], *, epochs: int, batch_size: 
                 # CUDA: a device copy, moved to the host after the round (moving it now would
                 # wait for the GPU); CPU: the stored form at once
                 sd = lane.model.state_dict()
-                state = {k: v.detach().clone() for k, v in sd.items()} if capture else cpu_state(sd)
-                finished[job.client] = (done.value, state, hooks)
-                current[i] = None
-
-    if threads:
-        _threads(lanes, advance)
-    else:
-        _interleave(lanes, queues, advance, epochs, batch_size)
-    for job in jobs:
-        if job.client in finished:
-            (sums, counts), state, hooks = finished[job.client]
-            yield trained(job.client, sums, counts, cpu_state(state) if capture else state, hooks, beta)
+                state = {k: v.detach().clone() for k, v in sd.items()} if lane.capture else cpu_state(sd)
+                self.finished[job.client] = (done.value, state, hooks)
+                self.current[i] = None
 
 
 def _sequential(lane: Lane, jobs: list[Job], epochs: int, batch_size: int, beta: float, stop) -> Iterator[Trained]:

@@ -37,10 +37,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ..config import RunConfig
-from .regularizers import build_masked_regularizer, has_masked_form
+from ..regularizers import build_masked_regularizer, has_masked_form
 from . import fast as fastpath
-from .local import NO_HOOKS, at_least_fp32, batches, epoch_record
-from .methods import build_run_model, method_capturable
+from ..methods.hooks import NO_HOOKS
+from .local import at_least_fp32, batches, epoch_record
+from ..methods import build_run_model, method_capturable
 from .trainer import Job, StepSpec, Trained
 
 # What stacked runs must share: everything their local step computes with, besides data
@@ -160,22 +161,7 @@ def train_stacked(template: nn.Module, spec: StepSpec, masked_reg: Callable | No
             params[k][pos].copy_(v.detach())
     bufs = {k: torch.zeros_like(v) for k, v in params.items()} if spec.momentum != 0 else None
     sums = torch.zeros(len(jobs), epochs, 3, dtype=torch.float64, device=device)
-    beta, reg = spec.beta, masked_reg
-
-    autocast = spec.fast.autocast  # bf16: the forward under autocast, as a lone run's (local.step_loss)
-
-    def loss(p, x, y, w):
-        with torch.autocast(device.type, dtype=autocast or torch.bfloat16, enabled=autocast is not None):
-            logits, z = torch.func.functional_call(meta, p, (x,))
-        logits, z = at_least_fp32(logits), at_least_fp32(z)
-        nw = w.sum()
-        ce = (F.cross_entropy(logits, y, reduction="none") * w).sum() / nw
-        if reg is None:
-            return ce, (ce.detach(), torch.zeros_like(ce))
-        r = reg(z, logits, w)
-        return ce + beta * r, (ce.detach(), r.detach())
-
-    step_grad = torch.func.vmap(torch.func.grad(loss, has_aux=True))
+    step_grad = torch.func.vmap(torch.func.grad(_stack_loss(meta, spec, masked_reg, device), has_aux=True))
     active = [sum(1 for s_i in steps if s_i > s) for s in range(steps[order[0]])]
     hooks = [jobs[i].on_step for i in order]
     for s, m in enumerate(active):
@@ -183,14 +169,8 @@ def train_stacked(template: nn.Module, spec: StepSpec, masked_reg: Callable | No
         w = mask[:m, s]
         xb = spec.to_float(x_all[rows.reshape(-1)]).reshape(m, batch_size, *x_all.shape[1:])
         grads, (ce, r) = step_grad({k: v[:m] for k, v in params.items()}, xb, y_all[rows], w)
-        with torch.no_grad():  # torch.optim.SGD's update, op for op (dampening 0, no Nesterov)
-            for k in names:
-                p, g = params[k][:m], grads[k]
-                if spec.weight_decay != 0:
-                    g = g.add(p, alpha=spec.weight_decay)
-                if bufs is not None:
-                    g = bufs[k][:m].mul_(spec.momentum).add_(g)
-                p.add_(g, alpha=-spec.lr)
+        with torch.no_grad():
+            _sgd_step(params, grads, bufs, names, m, spec)
             b = w.sum(1).double()
             e = epoch_of[:m, s]
             pos = torch.arange(m, device=device)
@@ -204,10 +184,41 @@ def train_stacked(template: nn.Module, spec: StepSpec, masked_reg: Callable | No
     for pos, i in enumerate(order):
         state = {k: params[k][pos].detach().to("cpu", copy=True).contiguous() for k in names}
         counts = [(sum(len(b) for b in e), len(e)) for e in plans[i]]
-        records = [epoch_record(e + 1, ce, rg, ex, n_seen, st, beta)
+        records = [epoch_record(e + 1, ce, rg, ex, n_seen, st, spec.beta)
                    for e, ((ce, rg, ex), (n_seen, st)) in enumerate(zip(sums[pos].tolist(), counts))]
         out[i] = Trained(jobs[i].client, records, state, steps[i], NO_HOOKS)
     return out
+
+
+def _stack_loss(meta: nn.Module, spec: StepSpec, reg: Callable | None, device) -> Callable:
+    """One member's loss of a padded batch (weights ``w``: 1 for a real sample, 0 for
+    padding), CE + beta R, its forward under the run's autocast (bf16: as a lone run's,
+    ``local.step_loss``); returns (loss, (ce, r)) for ``torch.func.grad``."""
+    autocast, beta = spec.fast.autocast, spec.beta
+
+    def loss(p, x, y, w):
+        with torch.autocast(device.type, dtype=autocast or torch.bfloat16, enabled=autocast is not None):
+            logits, z = torch.func.functional_call(meta, p, (x,))
+        logits, z = at_least_fp32(logits), at_least_fp32(z)
+        nw = w.sum()
+        ce = (F.cross_entropy(logits, y, reduction="none") * w).sum() / nw
+        if reg is None:
+            return ce, (ce.detach(), torch.zeros_like(ce))
+        r = reg(z, logits, w)
+        return ce + beta * r, (ce.detach(), r.detach())
+
+    return loss
+
+
+def _sgd_step(params: dict, grads: dict, bufs: dict | None, names: list[str], m: int, spec: StepSpec) -> None:
+    """torch.optim.SGD's update of the first m members, op for op (dampening 0, no Nesterov)."""
+    for k in names:
+        p, g = params[k][:m], grads[k]
+        if spec.weight_decay != 0:
+            g = g.add(p, alpha=spec.weight_decay)
+        if bufs is not None:
+            g = bufs[k][:m].mul_(spec.momentum).add_(g)
+        p.add_(g, alpha=-spec.lr)
 
 
 def train_together(preps: list, *, log: Callable[[str], None] | None = None, stop=None, faults=None,

@@ -33,7 +33,8 @@ import torch
 import torch.nn as nn
 
 from .fastpath import FastPath
-from .local import NO_HOOKS, PLAIN, LocalHooks, batches, cpu_state, epoch_raw, epoch_record, model_input, \
+from ..methods.hooks import NO_HOOKS, LocalHooks
+from .local import PLAIN, batches, cpu_state, epoch_raw, epoch_record, model_input, \
     step_loss
 
 # Eager steps before a capture: cudnn's algorithm search, lazily created handles and

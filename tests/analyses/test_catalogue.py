@@ -15,10 +15,11 @@ import torch
 from click.testing import CliRunner
 from safetensors.numpy import load_file
 
+from collapse_lab.plan import entry_runs
 from collapse_lab.analysis import RENDERERS
 from collapse_lab.analysis.catalogue import Entry, catalogue
 from collapse_lab.analysis.claims import CHECKS, evaluate
-from collapse_lab.analysis.context import Context
+from collapse_lab.plan import context
 from collapse_lab.cli import cli
 from collapse_lab.errors import CollapseLabError
 
@@ -37,13 +38,13 @@ def test_every_spec_is_valid_and_names_registered_parts():
         if e.not_rendered:
             continue
         assert e.claims or e.kind == "table", f"{e.name} states no claim"
-        quick = e.configs("quick")
+        quick = entry_runs(e, "quick")
         assert bool(quick) == bool(e.runs.get("quick")), e.name
         for c in quick:  # quick runs are CPU-sized: data sets present on every machine
             assert c.dataset in ("digits", "gaussian", "digits-domains"), (e.name, c.dataset)
         if e.runs.get("paper"):  # expands, or names what the toolkit lacks (issue: baselines)
             try:
-                assert e.configs("paper"), e.name
+                assert entry_runs(e, "paper"), e.name
             except CollapseLabError as err:
                 assert "unknown" in str(err), (e.name, err)
 
@@ -76,7 +77,7 @@ def _svals(z: np.ndarray) -> np.ndarray:
 def test_spectrum_values_equal_numpy_svd_of_the_stored_checkpoints(store):
     e = _entry("spectra", {"panels": [{"title": "g", "model": "global"}, {"title": "c1", "model": "client", "client": 1}],
                            "top": 100, "tau": 0.01})
-    values = RENDERERS.get("spectra").compute(e, Context(store, "quick"))
+    values = RENDERERS.get("spectra").compute(e, context(store, "quick"))
     for panel, ckpt in zip(values["panels"], ("round_3/global.safetensors", "round_3/client_1.safetensors")):
         assert len(panel["series"]) == 2  # two alphas, each the mean of two seeds
         for s in panel["series"]:
@@ -87,12 +88,12 @@ def test_spectrum_values_equal_numpy_svd_of_the_stored_checkpoints(store):
             k = len(s["y"])
             np.testing.assert_allclose(s["y"], np.mean([l[:k] for l in logs], 0), atol=1e-6)
             np.testing.assert_allclose(s["y_std"], np.std([l[:k] for l in logs], 0), atol=1e-6)
-            assert s["metrics"]["n_sig"] == np.mean([(10 ** l[:k] > 0.01).sum() for l in logs])
+            assert s["metrics"]["n_significant_top"] == np.mean([(10 ** l[:k] > 0.01).sum() for l in logs])
 
 
 def test_r_equals_the_mean_log_gap_computed_by_hand(store):
     e = _entry("local_global", {"panels": [{"where": {"alpha": 0.1}}], "top": 5, "client": 0})
-    values = RENDERERS.get("local_global").compute(e, Context(store, "quick"))
+    values = RENDERERS.get("local_global").compute(e, context(store, "quick"))
     panel = values["panels"][0]
     r = []
     for name in panel["runs"]:
@@ -115,7 +116,7 @@ def numpy_accuracy(run_dir: Path, ckpt: str = "round_3/global.safetensors") -> f
 
 def test_accuracy_curve_equals_the_stored_models_on_the_test_set(store):
     e = _entry("accuracy", {"panels": [{"where": {"alpha": "inf"}}]})
-    values = RENDERERS.get("accuracy").compute(e, Context(store, "quick"))
+    values = RENDERERS.get("accuracy").compute(e, context(store, "quick"))
     (s,) = values["panels"][0]["series"]
     assert s["x"] == [0, 1, 2, 3]
     accs = [numpy_accuracy(store / name) for name in s["runs"]]
@@ -214,7 +215,7 @@ def test_the_cpu_preset_is_real_cifar10_with_small_models_for_its_entries():
     assert sorted(n for n, e in by_name.items() if "cpu" in e.runs) == sorted(CPU_ENTRIES)
     for name, model in CPU_ENTRIES.items():
         e = by_name[name]
-        configs = e.configs("cpu")
+        configs = entry_runs(e, "cpu")
         epochs = 1 if name == "feddecorr-table1" else 2  # 32 runs in the table: one local epoch each
         assert configs and {(c.dataset, c.model, c.preset, c.local_epochs, c.lr) for c in configs} == {
             ("cifar10", model, "cpu", epochs, 0.05)}
@@ -228,8 +229,8 @@ def test_the_cpu_preset_is_real_cifar10_with_small_models_for_its_entries():
         assert not any(d.startswith("cpu:") for d in e.differs_at("quick"))
         assert e.differs_at("paper") == []
     # the paper preset's grid, three seeds (a claim is checked per seed and over seeds)
-    assert len(by_name["feddecorr-fig7"].configs("cpu")) == 36 and len(by_name["feddecorr-table1"].configs("cpu")) == 96
-    assert all(sorted({c.seed for c in by_name[n].configs(p)}) == [0, 1, 2]
+    assert len(entry_runs(by_name["feddecorr-fig7"], "cpu")) == 36 and len(entry_runs(by_name["feddecorr-table1"], "cpu")) == 96
+    assert all(sorted({c.seed for c in entry_runs(by_name[n], p)}) == [0, 1, 2]
                for n, e in by_name.items() for p in ("quick", "cpu") if p in e.runs)
     cells = by_name["feddecorr-table1"].params["cells"]
     assert all(("not_available" in c["cpu"]) != c["column"].startswith("cifar10/") for c in cells)
@@ -258,7 +259,7 @@ def test_an_entry_reads_its_own_last_round_of_a_longer_run(store):
     e = Entry("test-entry", "test", "test", "figure", "test", "spectra",
               {"quick": {"base": spec, "grid": {"alpha": [0.1, "inf"]}, "seeds": [0, 1]}},
               {"panels": [{"title": "g", "model": "global"}], "top": 100, "tau": 0.01})
-    ctx = Context(store, "quick")
+    ctx = context(store, "quick")
     (g, *_) = ctx.groups(e)
     assert [last_round(r) for r in g.runs] == [2, 2] and last_round(g.runs[0], 1) == 1
     values = RENDERERS.get("spectra").compute(e, ctx)
@@ -267,4 +268,4 @@ def test_an_entry_reads_its_own_last_round_of_a_longer_run(store):
     np.testing.assert_allclose(s["y"], np.mean([l[:len(s["y"])] for l in logs], 0), atol=1e-6)
     e5 = dataclasses.replace(e, runs={"quick": {**e.runs["quick"], "base": {**TINY, "rounds": 5}}})
     with pytest.raises(CollapseLabError, match="holds 3 of the 5 rounds the entry reads"):
-        Context(store, "quick").groups(e5)
+        context(store, "quick").groups(e5)

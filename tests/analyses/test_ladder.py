@@ -8,6 +8,7 @@ import math
 import pytest
 import torch
 
+from collapse_lab.plan import entry_runs
 from collapse_lab.analysis.ladder import accuracy_claims, choose, summary
 from collapse_lab.analysis.regime import dead_units, own_accuracy, plateau, pooled_accuracy
 from tests.fixtures import invoke
@@ -271,7 +272,7 @@ def test_other_sample_must_be_other_images(tmp_path):
     from collapse_lab.analysis.features import FeatureSource
 
     (e,) = pick(["feddecorr-fig2"], "figure")
-    _, fp = FeatureSource(split="test").dataset(e.configs("quick")[0])
+    _, fp = FeatureSource(split="test").dataset(entry_runs(e, "quick")[0])
     (tmp_path / "b" / "records").mkdir(parents=True)
     (tmp_path / "b" / "records" / "a--feddecorr-fig2.json").write_text(json.dumps({"data": {"test_sha256": fp}}))
     res = invoke(*args, "--other-sample", tmp_path / "b")

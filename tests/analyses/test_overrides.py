@@ -6,14 +6,15 @@ import json
 
 import pytest
 
+from collapse_lab.plan import entry_runs
 from collapse_lab.analysis.catalogue import pick
 from tests.fixtures import invoke
 
 
 def test_an_override_reaches_every_run_and_names_other_runs():
     (e,) = pick(["feddecorr-fig1"], "figure")
-    plain = e.configs("quick")
-    over = e.configs("quick", overrides={"lr": 0.02})
+    plain = entry_runs(e, "quick")
+    over = entry_runs(e, "quick", overrides={"lr": 0.02})
     assert len(over) == len(plain) == 9 and {c.lr for c in plain} == {0.05} and {c.lr for c in over} == {0.02}
     assert not {c.run_name() for c in plain} & {c.run_name() for c in over}
     # everything else as before: the same alphas, regularizers and seeds in the same order
@@ -22,7 +23,7 @@ def test_an_override_reaches_every_run_and_names_other_runs():
 
 
 def test_a_mapping_is_merged_key_by_key():
-    from collapse_lab.analysis.catalogue import with_overrides
+    from collapse_lab.plan import with_overrides
 
     spec = {"base": {"dataset_options": {"a": 1, "b": 2}, "lr": 0.1}, "grid": {"alpha": [0.1, 1.0]}, "seeds": [0]}
     out = with_overrides("e", "cpu", spec, {"dataset_options": {"b": 3}, "rounds": 4})
@@ -54,10 +55,11 @@ def test_rounds_is_an_override_though_not_part_of_a_runs_name():
     changes what an entry reads, so it is not refused as changing nothing (the refusal
     compares names and rounds)."""
     from collapse_lab.commands.catalogue_cmd import overridden
+    from collapse_lab.plan import Plan
 
     (e,) = pick(["feddecorr-fig1"], "figure")
-    plain = e.configs("quick")
-    got = overridden(e, "quick", plain, {"rounds": 3}, None, False)
+    plain = entry_runs(e, "quick")
+    got = overridden(e, Plan("quick", overrides={"rounds": 3}), None)
     assert [c.run_name() for c in got] == [c.run_name() for c in plain] and {c.rounds for c in got} == {3}
     with pytest.raises(Exception, match="changes none of feddecorr-fig1's runs"):
-        overridden(e, "quick", plain, {"rounds": plain[0].rounds}, None, False)
+        overridden(e, Plan("quick", overrides={"rounds": plain[0].rounds}), None)

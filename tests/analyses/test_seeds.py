@@ -10,7 +10,7 @@ import pytest
 
 from collapse_lab.analysis import RENDERERS
 from collapse_lab.analysis.claims import evaluate
-from collapse_lab.analysis.context import Context
+from collapse_lab.plan import context
 from collapse_lab.analysis.seeds import merge_measured, needed, over_seeds, t_interval, verdict_text
 from tests.analyses.test_catalogue import _entry, _features, _svals
 
@@ -52,20 +52,20 @@ def test_per_seed_claims_are_the_check_on_each_seeds_runs(store):
     """The shared store holds seeds 0 and 1 of two alphas; the verdict per seed is the check
     on that seed's runs alone, computed here from numpy SVDs of the stored checkpoints."""
     e = _entry("spectra", {"panels": [{"title": "g", "model": "global"}], "top": 100, "tau": 0.01})
-    claim = {"text": "more skew, fewer dimensions", "check": "compare", "metric": "n_sig", "a": {"alpha": "inf"},
+    claim = {"text": "more skew, fewer dimensions", "check": "compare", "metric": "n_significant_top", "a": {"alpha": "inf"},
              "b": {"alpha": 0.1}, "op": ">="}
-    ctx = Context(store, "quick")
+    ctx = context(store, "quick")
     assert ctx.seeds(e) == [0, 1]
     per = {}
     for s in (0, 1):
-        values = RENDERERS.get("spectra").compute(e, Context(store, "quick", seed=s))
+        values = RENDERERS.get("spectra").compute(e, context(store, "quick", seed=s))
         (panel,) = values["panels"]
         assert all(len(x["runs"]) == 1 and x["runs"][0].split("_s")[-1].startswith(str(s)) for x in panel["series"])
         n_sig = {}
         for x in panel["series"]:
             sv = _svals(_features(store / x["runs"][0], "round_3/global.safetensors"))
             n_sig[x["key"]["alpha"]] = int((sv[:100] > 0.01).sum())
-            assert x["metrics"]["n_sig"] == n_sig[x["key"]["alpha"]]
+            assert x["metrics"]["n_significant_top"] == n_sig[x["key"]["alpha"]]
         per[s] = evaluate(claim, values)
         assert per[s]["holds"] is (n_sig["inf"] >= n_sig["0.1"])
     means = evaluate(claim, RENDERERS.get("spectra").compute(e, ctx))
@@ -93,15 +93,15 @@ def test_render_checks_each_claim_per_seed_and_writes_the_verdict(store, tmp_pat
     from collapse_lab.analysis.claims_file import merge_claims
     from collapse_lab.commands.figures import render
 
-    claim = {"text": "more skew, fewer dimensions", "check": "compare", "metric": "n_sig", "a": {"alpha": "inf"},
+    claim = {"text": "more skew, fewer dimensions", "check": "compare", "metric": "n_significant_top", "a": {"alpha": "inf"},
              "b": {"alpha": 0.1}, "op": ">="}
     e = dataclasses.replace(_entry("spectra", {"panels": [{"title": "g", "model": "global"}], "top": 100,
                                                "tau": 0.01}), claims=[claim])
-    rec = render(e, Context(store, "quick"), tmp_path)
+    rec = render(e, context(store, "quick"), tmp_path)
     (c,) = rec["claims"]
     assert c["seeds"] == 2 and [p["seed"] for p in c["per_seed"]] == [0, 1]
     for p in c["per_seed"]:
-        alone = evaluate(claim, RENDERERS.get("spectra").compute(e.at("quick"), Context(store, "quick", seed=p["seed"])))
+        alone = evaluate(claim, RENDERERS.get("spectra").compute(e.at("quick"), context(store, "quick", seed=p["seed"])))
         assert (p["holds"], p["measured"]) == (alone["holds"], alone["measured"])
     assert c["holds"] is (bool(c["holds_for_means"]) and all(p["holds"] for p in c["per_seed"]))
     merge_claims(tmp_path, "quick", [rec])

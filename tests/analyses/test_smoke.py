@@ -10,6 +10,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
+from collapse_lab.plan import entry_runs
 from collapse_lab.analysis.catalogue import pick
 from collapse_lab.bench.estimate import MEASURED, estimate, kept_checkpoints, model_facts, rate
 from collapse_lab.cli import cli
@@ -95,10 +96,11 @@ def test_dry_run_plans_both_presets_and_trains_nothing(tmp_path):
     from collapse_lab.commands.catalogue_cmd import plan
     from collapse_lab.config import clients_per_round
     from collapse_lab.data import SMOKE_SAMPLES, SMOKE_TEST
+    from collapse_lab.plan import Plan
 
     res = CliRunner().invoke(cli, ["figures", "feddecorr-fig1", "--dry-run", "--json", "--smoke"])
     smoke = json.loads(res.stdout)["presets"]["paper"]["models"][0]
-    configs, _, _ = plan(pick(["feddecorr-fig1"], "figure"), "paper", tmp_path, lambda m: None, True)
+    configs, _, _ = plan(pick(["feddecorr-fig1"], "figure"), Plan("paper", smoke=True), tmp_path, lambda m: None)
     assert len(configs) == 3 and all(c.smoke and c.rounds == 1 for c in configs)
     want = sum(clients_per_round(c) * SMOKE_SAMPLES + SMOKE_TEST / 3 for c in configs)
     assert math.isclose(smoke["images"], want) and smoke["images"] < paper["models"][0]["images"] / 1000
@@ -141,7 +143,7 @@ def test_smoke_and_real_stores_never_mix(tmp_path, paper_root):
 
 def test_a_smoke_run_whose_checkpoints_were_dropped_is_not_retrained(tmp_path):
     """tables --smoke keeps a run's metrics and drops its checkpoints: a second call skips it."""
-    from collapse_lab.resolve import resolve_runs
+    from collapse_lab.runspec.resolve import resolve_runs
     from collapse_lab.store import RunDir
     from collapse_lab.store.paths import check_smoke
     from collapse_lab.training.engine import train
@@ -171,7 +173,7 @@ def test_the_catalogue_precision_names_other_runs_and_is_said_beside_the_numbers
                                   "--out", str(tmp_path / f"f-{p}"), "--json"])
         assert res.exit_code == 0, res.output
         recs[p] = json.loads(res.stdout)["entries"][0]
-        names[p] = {c.run_name() for c in pick(["feddecorr-fig1"], "figure")[0].configs("quick", smoke=True,
+        names[p] = {c.run_name() for c in entry_runs(pick(["feddecorr-fig1"], "figure")[0], "quick", smoke=True,
                                                                                            precision=p)}
     assert recs["fp32"]["precision"] == "fp32" and recs["bf16"]["precision"] == "bf16"
     assert len(names["fp32"]) == len(names["bf16"]) == 3 and not names["fp32"] & names["bf16"]

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from collapse_lab.plan import entry_runs
 from collapse_lab.analysis.catalogue import catalogue
 from collapse_lab.errors import CollapseLabError
 
@@ -26,7 +27,7 @@ def test_every_entry_names_the_runs_it_named_before(monkeypatch, tmp_path):
         for p in ("quick", "cpu", "paper"):
             if p in e.runs:
                 try:
-                    got[f"{e.name} {p}"] = sorted(c.run_name() for c in e.configs(p))
+                    got[f"{e.name} {p}"] = sorted(c.run_name() for c in entry_runs(e, p))
                 except CollapseLabError as err:
                     got[f"{e.name} {p}"] = f"error: {err}"
     want = {k: sorted(v) if isinstance(v, list) else v for k, v in want.items()}

@@ -10,7 +10,7 @@ import pytest
 
 from collapse_lab.analysis import RENDERERS
 from collapse_lab.analysis.catalogue import SPECS, Entry, catalogue
-from collapse_lab.analysis.context import Context
+from collapse_lab.plan import context
 from collapse_lab.analysis.renderers import table as T
 from collapse_lab.analysis.renderers.table_format import render_all
 from tests.analyses.conftest import TINY
@@ -56,7 +56,7 @@ def test_a_cell_is_the_mean_over_seeds_of_the_stored_models_accuracy(store, monk
              {"row": "MOON", "method": "MOON", "variant": "", "column": "a=inf",
               "quick": {"not_available": "needs moon here"}, "paper": 45.0}]
     e = _entry(monkeypatch, cells)
-    values = RENDERERS.get("table").compute(e, Context(store, "quick"))
+    values = RENDERERS.get("table").compute(e, context(store, "quick"))
     for c in values["cells"][:2]:
         accs = [numpy_accuracy(store / name) for name in c["runs"]]
         assert len(accs) == 2 and c["ours_mean"] == pytest.approx(np.mean(accs)) and c["values"] == pytest.approx(accs)
@@ -90,8 +90,8 @@ def test_one_resolver_decides_the_record_the_store_and_the_analyses_use(tmp_path
     FedProx's mu, FedUV's lambda, one client per domain) are decided once, by the resolver:
     the catalogue's expansion, ``train``'s resolution and the folder ``prepare`` picks agree,
     and ``prepare`` leaves the record as it is."""
-    from collapse_lab.resolve import resolve_runs
-    from collapse_lab.sweep.spec import expand
+    from collapse_lab.runspec.resolve import resolve_runs
+    from collapse_lab.runspec.expand import expand
     from collapse_lab.training.prepare import prepare
 
     for opts, filled in (({"reg": "structured-decov"}, ("reg_options", "groups")),

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 import json
+import math
 
 import numpy as np
 import torch
@@ -44,6 +45,8 @@ def test_spectrum_json_matches_direct_computation(store, tmp_path):
         sv, floor = direct_spectrum(runs[e["run"]], e["round"], None if e["model"] == "global" else 0)
         assert np.allclose(e["singular_values"], sv[:100].numpy(), rtol=1e-8, atol=floor)
         assert e["n_significant"] == int((sv > 1e-2).sum()) and e["round"] == 3
+        lam = sv.numpy()  # the participation ratio (issue 49's demonstration measure), by its formula
+        assert math.isclose(e["participation_ratio"], lam.sum() ** 2 / (lam ** 2).sum(), rel_tol=1e-9)
         # dead units, RankMe and the classifier's singular values, by numpy from the same z and weights
         z, w = direct_z(runs[e["run"]], e["round"], None if e["model"] == "global" else 0)
         zn = z.numpy()
@@ -151,7 +154,7 @@ def test_logged_probe_spectra_equal_the_stored_models_and_change_no_checkpoint(s
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)["rounds"]
     assert [e["round"] for e in rows] == [1, 2, 3]
-    assert rows[-1]["n_significant"] == int((np.array(probes[3]["probe_sv"]) > 1e-2).sum())
+    assert rows[-1]["n_significant_top"] == int((np.array(probes[3]["probe_sv"]) > 1e-2).sum())
     from tests.commands.conftest import GAUSS
 
     out = tmp_path / "noprobe"

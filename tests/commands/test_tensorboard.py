@@ -41,6 +41,10 @@ def test_logged_values_equal_the_metrics_file(tmp_path):
     probes = [e for e in events if e["event"] == "probe"]
     dead = {s.step: s.value for s in acc.Scalars("spectrum/dead_units")}
     assert dead == {e["round"]: e["probe_dead_units"] for e in probes}
+    pr = {s.step: s.value for s in acc.Scalars("spectrum/participation_ratio")}  # a measure of the registry
+    assert all(math.isclose(pr[e["round"]], e["probe_participation_ratio"], rel_tol=1e-6) for e in probes)
+    assert all(math.isclose(e["probe_participation_ratio"], sum(e["probe_sv"]) ** 2 / sum(v * v for v in e["probe_sv"]),
+                            rel_tol=1e-9) for e in probes if e["probe_dim"] <= len(e["probe_sv"]))
     n_tau = {s.step: s.value for s in acc.Scalars("spectrum/n_above_tau_0.01")}
     assert n_tau == {e["round"]: sum(v > 1e-2 for v in e["probe_sv"]) for e in probes}
     hist = acc.Histograms("spectrum/log10_singular_values")

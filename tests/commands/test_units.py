@@ -23,7 +23,7 @@ def test_one_full_batch_step_equals_a_hand_computation():
     """One epoch of one batch: the reported CE, beta R, layer gradient norms and unit
     gradients are those of the start model, computed here by autograd directly."""
     from collapse_lab.models import build_model
-    from collapse_lab.training.regularizers.feddecorr import feddecorr_loss_official
+    from collapse_lab.regularizers.feddecorr import feddecorr_loss_official
 
     torch.manual_seed(0)
     model = build_model("cnn", 3, (1, 8, 8))

@@ -130,7 +130,7 @@ def test_cifar_resnets_are_the_released_networks(name, blocks, params):
     as ``<name>-proj`` and is what a run stored with revision 1 builds."""
     from collapse_lab.config import RunConfig
     from collapse_lab.models import builder
-    from collapse_lab.resolve import check_config
+    from collapse_lab.runspec.resolve import check_config
 
     m = build_model(name, 10, (3, 32, 32))
     assert _params(m) == params

@@ -73,7 +73,7 @@ def test_the_own_stream_gives_other_clients_for_the_same_seed():
 
 def test_rng_is_an_option_of_the_dirichlet_partition_only():
     from collapse_lab.errors import CollapseLabError
-    from collapse_lab.resolve import resolve_runs
+    from collapse_lab.runspec.resolve import resolve_runs
 
     (cfg,) = resolve_runs({"alpha": ["0.05"], "partition_option": ["rng=released"]})
     assert cfg.partition_options == {"rng": "released"} and cfg.run_name() != resolve_runs({"alpha": ["0.05"]})[0].run_name()

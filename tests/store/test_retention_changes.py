@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from collapse_lab.config import RunConfig
 from collapse_lab.store import RunDir
-from collapse_lab.training.integrity import first_damage
+from collapse_lab.store.integrity import first_damage
 from collapse_lab.training.sampling import sample_clients
 from tests.fixtures import invoke, tiny_train_args
 
@@ -50,12 +50,12 @@ def test_last_then_all_then_last_reopens_and_extends(tmp_path):
         assert _globals(run) == [2, 3, 4]
     more = _train(tmp_path, 6, "--resume", "--keep-global", "last")
     assert more.exit_code == 0 and "--keep-global last (was all)" in more.stderr, more.output
-    assert _globals(run) == [2, 3, 4, 6] and first_damage(run, run.config, 6) is None
+    assert _globals(run) == [2, 3, 4, 6] and first_damage(run, lambda r: sample_clients(run.config, r), 6) is None
     # a pruned round is named as pruned; a deleted file that was not pruned is damage
     res = invoke("spectrum", "--store", tmp_path, "--round", "5", "--out", tmp_path / "fig")
     assert res.exit_code == 2 and "was not kept (pruned by --keep-global" in res.stderr and "[2, 3, 4, 6]" in res.stderr
     run.global_path(3).unlink()
-    assert first_damage(run, run.config, 6)[0] == 3
+    assert first_damage(run, lambda r: sample_clients(run.config, r), 6)[0] == 3
 
 
 def test_none_then_all_is_not_damage(tmp_path):
@@ -63,7 +63,7 @@ def test_none_then_all_is_not_damage(tmp_path):
     ext = _train(tmp_path, 4, "--resume", "--keep-local", "all")
     assert ext.exit_code == 0 and "--keep-local all (was none)" in ext.stderr, ext.output
     run = _run(tmp_path)
-    assert run.pruned()["local"] == {1, 2} and first_damage(run, run.config, 4) is None
+    assert run.pruned()["local"] == {1, 2} and first_damage(run, lambda r: sample_clients(run.config, r), 4) is None
     again = _train(tmp_path, 4)
     assert again.exit_code == 0 and "already complete" in again.stderr, again.output
 
@@ -76,10 +76,10 @@ def test_a_run_stored_before_the_record_reads_by_its_policy(tmp_path):
     meta = json.loads((run.path / "run.json").read_text())
     del meta["pruned"]
     (run.path / "run.json").write_text(json.dumps(meta))
-    assert run.pruned()["global"] == {0, 1} and first_damage(run, run.config, 2) is None
+    assert run.pruned()["global"] == {0, 1} and first_damage(run, lambda r: sample_clients(run.config, r), 2) is None
     ext = _train(tmp_path, 3, "--resume", "--keep-global", "all")
     assert ext.exit_code == 0, ext.output
-    assert _globals(run) == [2, 3] and first_damage(run, run.config, 3) is None
+    assert _globals(run) == [2, 3] and first_damage(run, lambda r: sample_clients(run.config, r), 3) is None
 
 
 POLICIES_G = ["all", "last", "every:2"]
@@ -104,7 +104,7 @@ def test_retention_changes_in_any_order_never_strand_a_run(tmp_path_factory, ste
         run = _run(store)
         meta = run.meta
         assert meta["status"] == "complete" and meta["rounds_complete"] == rounds
-        assert first_damage(run, run.config, rounds) is None, steps
+        assert first_damage(run, lambda r: sample_clients(run.config, r), rounds) is None, steps
         gone = run.pruned()
         assert run.global_path(rounds).is_file() and rounds not in gone["global"]
         cfg = RunConfig.from_json(meta)

@@ -108,7 +108,7 @@ def test_keep_local_last_counts_the_two_rounds_of_client_files_that_coexist(tmp_
     """With --keep-local last, round r-1's clients are removed only once round r is
     complete, so the peak holds two rounds of client files (the disk-full case of issue 29)."""
     from collapse_lab.config import RunConfig
-    from collapse_lab.resolve import finalize
+    from collapse_lab.runspec.resolve import finalize
     from collapse_lab.training.prepare import estimate_bytes, prepare
 
     base = dict(dataset="gaussian", dataset_options={"dim": 8, "train_per_class": 30, "test_per_class": 10},
@@ -122,7 +122,7 @@ def test_keep_local_last_counts_the_two_rounds_of_client_files_that_coexist(tmp_
 def test_estimate_matches_what_a_run_writes(tmp_path):
     from collapse_lab.config import RunConfig
     from collapse_lab.training.engine import train
-    from collapse_lab.resolve import finalize
+    from collapse_lab.runspec.resolve import finalize
     from collapse_lab.training.prepare import estimate_bytes, prepare
 
     cfg = RunConfig(dataset="gaussian", dataset_options={"dim": 8, "train_per_class": 30, "test_per_class": 10},

@@ -184,7 +184,7 @@ def test_a_job_whose_time_ends_before_a_round_fails_its_run_and_is_not_requeued(
     import signal
 
     from collapse_lab.sweep.slurm_job import UnitJob
-    from collapse_lab.sweep.spec import expand
+    from collapse_lab.runspec.expand import expand
 
     cfg = expand(__import__("yaml").safe_load(SPEC), "spec")[0]
     monkeypatch.setenv("SLURM_JOB_ID", "77")

@@ -5,7 +5,7 @@ import torch
 import torch.nn as nn
 
 from collapse_lab.config import RunConfig
-from collapse_lab.training.methods import METHODS, ClientResult, build_run_model, make_method
+from collapse_lab.methods import METHODS, ClientResult, build_run_model, make_method
 from collapse_lab.training.trainer import train_client
 
 

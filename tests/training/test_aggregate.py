@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from collapse_lab.training.aggregate import weighted_average
+from collapse_lab.methods.aggregate import weighted_average
 from collapse_lab.models import build_model
 
 

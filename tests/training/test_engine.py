@@ -8,7 +8,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from collapse_lab.training.aggregate import weighted_average
+from collapse_lab.methods.aggregate import weighted_average
 from collapse_lab.store import find_runs
 from tests.fixtures import invoke as run_cli
 from tests.fixtures import tiny_train_args

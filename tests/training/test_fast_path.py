@@ -10,7 +10,7 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-from collapse_lab.training.augment import Pipeline
+from collapse_lab.augment import Pipeline
 from collapse_lab.cli import cli
 from collapse_lab.training.fastpath import FastPath
 from collapse_lab.training.local import PLAIN, batches, epoch_raw

@@ -8,7 +8,7 @@ import torch.nn.functional as F
 from collapse_lab.training.local import batch_sizes, batches, num_batches
 from collapse_lab.training.trainer import train_client
 from collapse_lab.models import build_model
-from collapse_lab.training.regularizers.feddecorr import feddecorr_loss
+from collapse_lab.regularizers.feddecorr import feddecorr_loss
 
 
 def test_one_epoch_matches_manual_sgd_with_regularizer():

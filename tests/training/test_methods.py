@@ -9,9 +9,9 @@ import torch.nn.functional as F
 
 from collapse_lab.config import RunConfig
 from collapse_lab.errors import CollapseLabError
-from collapse_lab.training.aggregate import momentum_norm
-from collapse_lab.training.methods import METHODS, ClientResult, build_run_model
-from collapse_lab.training.methods.fedprox import proximal_term
+from collapse_lab.methods.aggregate import momentum_norm
+from collapse_lab.methods import METHODS, ClientResult, build_run_model
+from collapse_lab.methods.fedprox import proximal_term
 from collapse_lab.training.trainer import train_client
 from tests.training.methods_common import close, data, make, run_round
 

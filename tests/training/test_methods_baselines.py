@@ -10,13 +10,13 @@ import torch.nn.functional as F
 
 from collapse_lab.config import RunConfig
 from collapse_lab.errors import CollapseLabError
-from collapse_lab.training.aggregate import server_opt_step, weighted_average
-from collapse_lab.training.methods import METHODS, ClientResult
+from collapse_lab.methods.aggregate import server_opt_step, weighted_average
+from collapse_lab.methods import METHODS, ClientResult
 from collapse_lab.linalg import simplex_etf
-from collapse_lab.training.methods.addons import WithGMV
-from collapse_lab.training.methods.fedaws import spreadout_loss
-from collapse_lab.training.methods.fedmmd import mmd_rbf
-from collapse_lab.training.methods.fedproto import prototype_loss
+from collapse_lab.methods.addons import WithGMV
+from collapse_lab.methods.fedaws import spreadout_loss
+from collapse_lab.methods.fedmmd import mmd_rbf
+from collapse_lab.methods.fedproto import prototype_loss
 from collapse_lab.training.trainer import train_client
 from collapse_lab.seeds import PURPOSE_ETF, seed_for
 from tests.training.methods_common import close, data, make, run_round
@@ -178,7 +178,7 @@ def test_fedrs_alpha_one_is_fedavgs_local_loss_and_alpha_scales_missing_classes(
 
 
 def test_fedrs_proportional_scale_is_the_released_codes():
-    from collapse_lab.training.methods.fedrs import restricted_scale
+    from collapse_lab.methods.fedrs import restricted_scale
     c = _counts([8, 0, 2])[0]
     assert restricted_scale(c, 0.5, True).tolist() == [1.0, 0.5, 0.625]  # 0.5 + 0.5 * n / 8
     assert restricted_scale(c, 0.5, False).tolist() == [1.0, 0.5, 1.0]
@@ -315,7 +315,7 @@ def test_addon_options_are_checked_and_left_out_when_not_given():
 
 
 def test_evaluation_per_domain_by_hand():
-    from collapse_lab.training.evaluate import evaluate
+    from collapse_lab.methods.evaluate import evaluate
 
     cfg, model, _ = make("fedavg")
     x, y = data(12, 9)

@@ -11,11 +11,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from collapse_lab.errors import CollapseLabError
-from collapse_lab.training.aggregate import weighted_average
-from collapse_lab.training.methods import EvalData, build_run_model
-from collapse_lab.training.methods.fedbn import batchnorm_keys
-from collapse_lab.training.methods.addons import simplex_etf
-from collapse_lab.training.methods.moon import moon_loss
+from collapse_lab.methods.aggregate import weighted_average
+from collapse_lab.methods import EvalData, build_run_model
+from collapse_lab.methods.fedbn import batchnorm_keys
+from collapse_lab.methods.addons import simplex_etf
+from collapse_lab.methods.moon import moon_loss
 from tests.training.methods_common import close, data, make, run_round
 
 

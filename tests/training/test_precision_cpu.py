@@ -7,6 +7,7 @@ import json
 import pytest
 import torch
 
+from collapse_lab.runspec import speed
 from collapse_lab.training import fast
 from tests.fixtures import invoke, tiny_train_args
 
@@ -18,15 +19,15 @@ def test_auto_is_the_device_kind_alone(monkeypatch):
     cpu, gpu = torch.device("cpu"), torch.device("cuda")
     for native in (False, True):
         monkeypatch.setattr(fast, "cpu_bf16_native", lambda native=native: native)
-        assert fast.resolve_precision("auto", cpu) == "fp32" and fast.resolve_precision("auto", gpu) == "bf16"
-        assert fast.resolve_precision("bf16", cpu) == "bf16" and fast.resolve_precision("fp32", gpu) == "fp32"
+        assert speed.resolve_precision("auto", cpu) == "fp32" and speed.resolve_precision("auto", gpu) == "bf16"
+        assert speed.resolve_precision("bf16", cpu) == "bf16" and speed.resolve_precision("fp32", gpu) == "fp32"
     import time as time_module
 
     def no_clock():
         raise AssertionError("resolve_precision read the clock")
 
     monkeypatch.setattr(time_module, "perf_counter", no_clock)
-    assert fast.resolve_precision("auto", cpu) == "fp32"
+    assert speed.resolve_precision("auto", cpu) == "fp32"
 
 
 def test_bf16_on_the_cpu_trains_under_autocast_with_fp32_weights(tmp_path):

@@ -13,7 +13,7 @@ from safetensors.torch import load_file
 
 from collapse_lab.data import load_dataset, normalize
 from collapse_lab.models import MODELS, build_model
-from collapse_lab.training.augment.crop_flip import crop, flip
+from collapse_lab.augment.crop_flip import crop, flip
 from collapse_lab.training.fastpath import FastPath
 from collapse_lab.training.trainer import Lane, StepSpec
 
@@ -66,7 +66,7 @@ def test_a_round_of_local_training_and_averaging_equals_the_released_codes_in_fl
     client 1 too). In float32 the two differ by as much as the released code differs from
     itself when its initial weights are perturbed by 1e-7 (chaos, not a different procedure:
     docs/conventions.md)."""
-    from collapse_lab.training.aggregate import weighted_average
+    from collapse_lab.methods.aggregate import weighted_average
 
     ds = normalize.apply(load_dataset("cifar10", data_root=SHARED / "data" / "cifar10-subset"), RELEASED_NORM)
     clients = json.loads((REL / "partition.json").read_text())["clients"]

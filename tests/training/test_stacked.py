@@ -12,17 +12,17 @@ import pytest
 import torch
 
 from collapse_lab.config import RunConfig
-from collapse_lab.resolve import finalize
+from collapse_lab.runspec.resolve import finalize
 from collapse_lab.training import prepare as P
 from collapse_lab.training.engine import train
 from collapse_lab.training.stops import Diverged
-from collapse_lab.training.local import NO_HOOKS
+from collapse_lab.methods.hooks import NO_HOOKS
 from collapse_lab.training.stacked import config_reason, stack_key, train_stacked, train_together
 from collapse_lab.training.trainer import Job, Lane, StepSpec
 from collapse_lab.linalg import correlation_matrix, masked_correlation_matrix
 from collapse_lab.models import build_model
-from collapse_lab.training.regularizers import build_masked_regularizer, build_regularizer
-from collapse_lab.training.regularizers.feddecorr import feddecorr_loss_official, feddecorr_loss_official_masked
+from collapse_lab.regularizers import build_masked_regularizer, build_regularizer
+from collapse_lab.regularizers.feddecorr import feddecorr_loss_official, feddecorr_loss_official_masked
 from collapse_lab.store import RunDir
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from collapse_lab.errors import CollapseLabError
-from collapse_lab.resolve import resolve_runs
+from collapse_lab.runspec.resolve import resolve_runs
 from collapse_lab.timelimit import EXIT_TIME_LIMIT, TIME_LIMIT, parse_duration
 from collapse_lab.training.engine import train
 from collapse_lab.training.stops import Interrupted, StopFlag

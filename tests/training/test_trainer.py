@@ -18,11 +18,12 @@ from collapse_lab.errors import CollapseLabError
 from collapse_lab.training import engine as E
 from collapse_lab.training import fast as fastpath
 from collapse_lab.partition import make_partition
-from collapse_lab.resolve import finalize
+from collapse_lab.runspec.resolve import finalize
 from collapse_lab.training import prepare as P
 from collapse_lab.training import schedule, trainer
 from collapse_lab.training.fastpath import FastPath
-from collapse_lab.training.local import NO_HOOKS, batch_sizes, batches, num_batches
+from collapse_lab.methods.hooks import NO_HOOKS
+from collapse_lab.training.local import batch_sizes, batches, num_batches
 from collapse_lab.models import build_model
 from collapse_lab.store import RunDir
 from tests.fixtures import random_images as synthetic_cifar

@@ -5,7 +5,7 @@ import dataclasses
 import pytest
 import torch
 
-from collapse_lab.resolve import finalize
+from collapse_lab.runspec.resolve import finalize
 from collapse_lab.training import prepare as P
 from collapse_lab.models import build_model
 from tests.fixtures import random_images as synthetic_cifar

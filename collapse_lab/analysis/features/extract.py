@@ -8,28 +8,18 @@ the same checkpoint reads z from there instead of running the model.
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 import torch
 
 from ...config import RunConfig
-from ...data import Dataset, load_dataset, normalize
+from ...data import Dataset, normalize, read_dataset
 from ...data_root import default_data_root
 from ...devices import resolve_device
 from ...errors import CollapseLabError
-from ...tensor_files import load_state, load_tensors, save_tensors
 from ...models import build_model, builder
 from ...store import RunDir, retention
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
-
-
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def dataset_fingerprint(ds: Dataset, split: str) -> str:
@@ -107,7 +97,7 @@ class FeatureSource:
             if (r is None and cfg.data_root is not None) or any(r == t for t, _ in tried):
                 continue  # a run that records a root is read from there or from the command's root
             try:
-                return load_dataset(cfg.dataset, data_root=r, image_size=cfg.image_size, **cfg.dataset_options)
+                return read_dataset(cfg.dataset, r, False, cfg.image_size, **cfg.dataset_options)
             except CollapseLabError as e:
                 tried.append((r, f"{r} ({src}): {e}" if r is not None else f"{e} (its run.json records no data root, "
                               "and the command has none)"))
@@ -142,14 +132,19 @@ class FeatureSource:
                   "collapse-lab's; if the model was trained on other inputs, record them (RunWriter "
                   "normalize=..., import --normalize MEAN/STD)", file=sys.stderr)
 
-    def checkpoint_path(self, run: RunDir, r: int, client: int | None) -> Path:
-        p = run.global_path(r) if client is None else run.client_path(r, client)
-        if not p.is_file():
-            what = "global model" if client is None else f"client {client}"
-            have = sorted(int(q.stem.split("_")[1]) for q in run.round_dir(r).glob("client_*.safetensors"))
-            hint = f"; clients stored for round {r}: {have}" if client is not None and have else ""
-            raise CollapseLabError(f"{run.path.name}: no {what} checkpoint for round {r} ({p} missing){hint}")
-        return p
+    def check_stored(self, run: RunDir, r: int, client: int | None) -> None:
+        if client is None and run.has_global(r) or client is not None and run.has_client(r, client):
+            return
+        what = "global model" if client is None else f"client {client}"
+        have = run.clients_at(r)
+        hint = f"; clients stored for round {r}: {have}" if client is not None and have else ""
+        raise CollapseLabError(f"{run.path.name}: no {what} checkpoint for round {r} ({run.checkpoint_name(r, client)} "
+                               f"missing){hint}")
+
+    def stored_state(self, run: RunDir, r: int, client: int | None) -> dict[str, torch.Tensor]:
+        """The checkpoint's raw tensors (a classifier's weights), a missing one named."""
+        self.check_stored(run, r, client)
+        return run.load_global(r) if client is None else run.load_client(r, client)
 
     def features(self, run: RunDir, r: int, client: int | None = None) -> torch.Tensor:
         cfg = run.config
@@ -168,15 +163,13 @@ class FeatureSource:
         # under --keep-global/--keep-local waits, and a round it pruned is named as such
         with retention.read_lock(run.path):
             retention.check_readable_round(run, r, client)
-            ckpt = self.checkpoint_path(run, r, client)
-            key = hashlib.sha256(f"{file_sha256(ckpt)}|{how}|{fp}|{self.split}|{self.dtype}".encode()).hexdigest()[:32]
-            cache = run.path.parent / ".features" / f"{key}.safetensors"
-            if self.use_cache and cache.is_file():
-                try:
-                    return load_tensors(cache)["z"]
-                except (CollapseLabError, KeyError):
-                    pass  # a damaged cache entry is recomputed and rewritten
-            model.load_state_dict(load_state(ckpt, model, extra_ok=True))
+            self.check_stored(run, r, client)
+            sha = run.checkpoint_sha256(r, client)
+            key = hashlib.sha256(f"{sha}|{how}|{fp}|{self.split}|{self.dtype}".encode()).hexdigest()[:32]
+            cache = run.features_cache()
+            if self.use_cache and (z := cache.get(key)) is not None:
+                return z
+            model.load_state_dict(run.load_state(r, client, model, extra_ok=True))
         if self.factory is not None or self.layer is not None:  # a model from elsewhere, or another layer
             from .hooks import features
 
@@ -190,11 +183,11 @@ class FeatureSource:
                                    "earlier --round or another run")
         if self.use_cache:
             try:
-                save_tensors(cache, {"z": z}, metadata={"checkpoint": str(ckpt), "split": self.split})
+                cache.put(key, z, {"checkpoint": f"{run.path}/{run.checkpoint_name(r, client)}", "split": self.split})
             except OSError as e:  # a read-only store (a mount, permissions): analyse without the cache
                 self.use_cache = False
                 import sys
 
-                print(f"warning: {cache.parent} is not writable ({e.strerror or type(e).__name__}); representations "
+                print(f"warning: {cache.folder} is not writable ({e.strerror or type(e).__name__}); representations "
                       "are computed without the feature cache", file=sys.stderr)
         return z

@@ -8,7 +8,14 @@ from . import plt
 PANEL_W, PANEL_H = 3.3, 2.6  # inches: one column of a two-column paper per panel
 LABELS = {"k": "$k$", "log_sv": r"$\log_{10}$ singular value", "round": "round", "acc": "test accuracy (%)",
           "beta": r"$\beta$", "epoch": "local epoch", "reg": "FedDecorr loss", "t": "$t$",
-          "n_sig": r"singular values above $\tau$", "R": "$R$ (local vs global)"}
+          "R": "$R$ (local vs global)"}
+
+
+def axis_label(name: str) -> str:
+    """An axis's label: ``LABELS``, else a registered measure's (``spectra.measures``), else the text."""
+    from ...spectra.measures import MEASURES, label
+
+    return LABELS[name] if name in LABELS else label(name) if name in MEASURES else name
 
 
 def use() -> None:
@@ -85,8 +92,8 @@ def spread_note(values: dict, what: str = "bands") -> str:
 def decorate(ax, xlabel: str = "", ylabel: str = "", title: str = "", legend: bool = True, loc: str = "best"):
     """Axis labels (keys of ``LABELS`` or text), a small title, a frameless legend when
     something is labelled; returns the figure (plot functions return it)."""
-    ax.set_xlabel(LABELS.get(xlabel, xlabel))
-    ax.set_ylabel(LABELS.get(ylabel, ylabel))
+    ax.set_xlabel(axis_label(xlabel))
+    ax.set_ylabel(axis_label(ylabel))
     if title:
         ax.set_title(title, fontsize=8)
     if legend and any(not h.get_label().startswith("_") for h in ax.get_lines() + ax.collections):
@@ -120,3 +127,15 @@ def band(ax, x, y, sd, label: str, color, linestyle: str = "-"):
         y, sd = np.asarray(y), np.asarray(sd)
         ax.fill_between(x, y - sd, y + sd, color=line.get_color(), alpha=0.2, linewidth=0)
     return line
+
+
+def entry_panels(values: dict, entry):
+    """A catalogue figure's axes, one per panel of its values (the entry's ``cols`` per
+    row): (fig, [(axis, panel), ...])."""
+    fig, axes = figure(len(values["panels"]), entry.params.get("cols"))
+    return fig, list(zip(axes, values["panels"]))
+
+
+def finish_entry(fig, entry, values: dict, spread: str = "bands"):
+    """``finish`` with the entry's differences from the paper and what its spread shows."""
+    return finish(fig, "; ".join(t for t in (*entry.differs, spread_note(values, spread)) if t))

@@ -10,7 +10,7 @@ import numpy as np
 
 from .. import RENDERERS
 from ..context import Context
-from ..plots.style import LABELS, figure, finish, spread_note, palette
+from ..plots.style import LABELS, entry_panels, finish_entry, palette
 from .accuracy import accuracy_curve, tail_mean
 
 
@@ -19,6 +19,7 @@ def final_accuracy(run) -> float:
 
 
 class Ablation:
+    metrics = ("best_x",)  # what each series' ``metrics`` holds (the claims' names)
     @staticmethod
     def compute(entry, ctx: Context) -> dict:
         p = entry.params
@@ -44,14 +45,14 @@ class Ablation:
 
     @staticmethod
     def draw(values: dict, entry):
-        fig, axes = figure(len(values["panels"]), entry.params.get("cols"))
-        for ax, panel in zip(axes, values["panels"]):
+        fig, panels = entry_panels(values, entry)
+        for ax, panel in panels:
             s = panel["series"][0]
             ax.errorbar(s["x"], s["y"], yerr=s["y_std"], marker="o", color=palette(1)[0], capsize=2, linewidth=1.4)
             ax.set_xlabel(LABELS.get(entry.params["x"], entry.params["x"]))
             ax.set_ylabel(LABELS["acc"])
             ax.set_title(panel["title"], fontsize=8)
-        return finish(fig, "; ".join(t for t in (*entry.differs, spread_note(values, "error bars")) if t))
+        return finish_entry(fig, entry, values, "error bars")
 
 
 RENDERERS.register("ablation", kind="figure")(Ablation)

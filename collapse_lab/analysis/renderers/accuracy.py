@@ -12,7 +12,7 @@ import numpy as np
 from .. import RENDERERS
 from ..select import panel_labels
 from ..context import Context
-from ..plots.style import LABELS, band, decorate, figure, finish, spread_note, palette
+from ..plots.style import LABELS, band, decorate, entry_panels, finish_entry, palette
 
 
 def accuracy_curve(run) -> tuple[list[int], list[float]]:
@@ -36,6 +36,7 @@ def smooth(y: np.ndarray, sigma: float) -> np.ndarray:
 
 
 class Accuracy:
+    metrics = ("final", "last", "jitter")  # what each series' ``metrics`` holds (the claims' names)
     @staticmethod
     def compute(entry, ctx: Context) -> dict:
         p = entry.params
@@ -60,12 +61,12 @@ class Accuracy:
 
     @staticmethod
     def draw(values: dict, entry):
-        fig, axes = figure(len(values["panels"]), entry.params.get("cols"))
-        for ax, panel in zip(axes, values["panels"]):
+        fig, panels = entry_panels(values, entry)
+        for ax, panel in panels:
             for s, c in zip(panel["series"], palette(len(panel["series"]))):
                 band(ax, s["x"], s["y"], s["y_std"], s["label"] + (f" (n={s['n']})" if s["n"] > 1 else ""), c)
             decorate(ax, LABELS["round"], LABELS["acc"], panel["title"], loc="lower right")
-        return finish(fig, "; ".join(t for t in (*entry.differs, spread_note(values, "bands")) if t))
+        return finish_entry(fig, entry, values, "bands")
 
 
 RENDERERS.register("accuracy", kind="figure")(Accuracy)

@@ -18,6 +18,7 @@ from ..plots.style import figure, finish
 
 
 class Alignment:
+    metrics = ("diag", "offdiag")  # what each series' ``metrics`` holds (the claims' names)
     @staticmethod
     def compute(entry, ctx: Context) -> dict:
         from ...data import load_dataset

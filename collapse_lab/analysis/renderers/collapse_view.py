@@ -6,14 +6,16 @@ ResNet20 has a 64-d z and does not say how it reached 3-D: we project the L2-nor
 features onto their top-3 principal axes; the points are coloured by class).
 
 Params: ``heatmap`` (a ``where`` naming the run whose partition is drawn), ``scatter``
-[{title, where}]. Metrics per scatter: ``erank`` and ``n_sig`` of the covariance of the
-(unnormalised) representations, the quantities the claim compares."""
+[{title, where}]. Metrics per scatter: the measures ``effective_rank`` and ``n_significant``
+(every singular value above tau) of the covariance of the (unnormalised) representations,
+the quantities the claim compares."""
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from ...spectra.functional import DEFAULT_TAU, effective_rank, n_significant
+from ...spectra.functional import DEFAULT_TAU
+from ...spectra.measures import Inputs, value
 from .. import RENDERERS
 from ..context import Context, last_round
 from ..plots.style import figure, finish
@@ -29,6 +31,7 @@ def sphere_pca(z: torch.Tensor, dims: int = 3) -> np.ndarray:
 
 
 class CollapseView:
+    metrics = ("effective_rank", "n_significant")
     @staticmethod
     def compute(entry, ctx: Context) -> dict:
         p = entry.params
@@ -45,8 +48,8 @@ class CollapseView:
                            "labels": ds.test_y.tolist(),
                            "series": [{"label": g.label, "key": g.key, "x": [], "y": [], "y_std": None, "n": 1,
                                        "runs": [run.path.name],
-                                       "metrics": {"erank": effective_rank(sv, floor),
-                                                   "n_sig": n_significant(sv, DEFAULT_TAU)}}]})
+                                       "metrics": {m: value(m, Inputs(sv, floor, DEFAULT_TAU))
+                                                   for m in ("effective_rank", "n_significant")}}]})
         panels.append({"title": "summary", "draw": False,
                        "series": [s for q in panels[1:] for s in q["series"]]})
         return {"panels": panels}
@@ -70,7 +73,7 @@ class CollapseView:
             pts, lab = np.asarray(panel["points"]), np.asarray(panel["labels"])
             ax.scatter(pts[:, 0], pts[:, 1], pts[:, 2], c=lab, cmap="tab10", s=2, alpha=0.7, linewidths=0)
             s = panel["series"][0]["metrics"]
-            ax.set_title(f"{panel['title']}\neff. rank {s['erank']:.1f}", fontsize=7)
+            ax.set_title(f"{panel['title']}\neff. rank {s['effective_rank']:.1f}", fontsize=7)
             ax.set_xticklabels([])
             ax.set_yticklabels([])
             ax.set_zticklabels([])

@@ -14,6 +14,7 @@ from ..plots.style import figure, finish
 
 
 class ETF:
+    metrics = ("norm_error", "cos_error")  # what each series' ``metrics`` holds (the claims' names)
     @staticmethod
     def compute(entry, ctx: Context) -> dict:
         p = entry.params

@@ -17,10 +17,11 @@ import numpy as np
 from ...spectra.functional import local_global_gap, log10_mean_std
 from .. import RENDERERS
 from ..context import Context, last_round
-from ..plots.style import LABELS, band, decorate, figure, finish, spread_note, palette
+from ..plots.style import LABELS, band, decorate, figure, finish_entry, palette
 
 
 class LocalGlobal:
+    metrics = ("R_top", "R_floor", "below_share", "top")  # what each series' ``metrics`` holds (the claims' names)
     @staticmethod
     def compute(entry, ctx: Context) -> dict:
         p = entry.params
@@ -67,7 +68,7 @@ class LocalGlobal:
             # line, which then read as a short stray series
             title = f"{panel['title']}\nR = {m['R_top']:.3f} (top {m['top']}), {m['R_floor']:.3f} (above floor)"
             decorate(ax, LABELS["k"], LABELS["log_sv"], title, loc="lower left")
-        return finish(fig, "; ".join(t for t in (*entry.differs, spread_note(values, "bands")) if t))
+        return finish_entry(fig, entry, values, "bands")
 
 
 RENDERERS.register("local_global", kind="figure")(LocalGlobal)

@@ -48,6 +48,7 @@ def digit_domains(seed: int = 0):
 
 
 class PartitionView:
+    metrics = ("ks_between", "ks_within", "dominated")  # what each series' ``metrics`` holds (the claims' names)
     @staticmethod
     def compute(entry, ctx: Context) -> dict:
         from ...config import RunConfig

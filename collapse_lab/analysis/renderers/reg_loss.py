@@ -9,6 +9,7 @@ from ..plots.style import LABELS, figure, finish, palette
 
 
 class RegLoss:
+    metrics = ("first", "last")  # what each series' ``metrics`` holds (the claims' names)
     @staticmethod
     def compute(entry, ctx: Context) -> dict:
         p = entry.params

@@ -8,6 +8,7 @@ from .. import RENDERERS
 
 
 class Schematic:
+    metrics = ()  # what each series' ``metrics`` holds (the claims' names)
     @staticmethod
     def compute(entry, ctx) -> dict:
         raise CollapseLabError(f"{entry.name} is a schematic: {entry.not_rendered or 'no data behind it'}")

@@ -7,18 +7,20 @@ Params: ``panels`` [{title, model: global|client, client: k, where: {field: valu
 ``top`` (100, or the representation dimension when smaller), ``tau`` (0.01: log10 tau =
 -2, the paper's), ``round`` (default the last), ``cols``.
 
-Metrics per curve (means over seeds): ``n_sig`` (singular values above tau), ``erank``
-(effective rank), ``tail_mean`` (mean log10 singular value over the tail half of the
-top-k), ``top`` (the k plotted).
+Metrics per curve (means over seeds): the measures ``n_significant_top`` (singular values
+above tau among the top k) and ``effective_rank`` (``spectra.measures``), and the
+renderer's own ``tail_mean`` (mean log10 singular value over the tail half of the top-k)
+and ``top`` (the k plotted).
 """
 from __future__ import annotations
 
-from ...spectra.functional import DEFAULT_TAU, effective_rank, log10_mean_std, n_significant
+from ...spectra.functional import DEFAULT_TAU, log10_mean_std
+from ...spectra.measures import Inputs, value
 from .. import RENDERERS
 from ..select import panel_labels
 from ..context import Context, last_round
 from ..plots.spectrum import Curve, plot_spectrum
-from ..plots.style import figure, finish, spread_note, palette
+from ..plots.style import entry_panels, finish_entry, palette
 
 
 def spectrum_series(ctx: Context, entry, panel: dict, top: int, tau: float, r: int | None) -> list[dict]:
@@ -30,8 +32,8 @@ def spectrum_series(ctx: Context, entry, panel: dict, top: int, tau: float, r: i
             sv, floor = ctx.spectrum(run, last_round(run, r), client)
             svs.append(sv)
             floors.append(floor)
-            n_sig.append(n_significant(sv[:top], tau))
-            erank.append(effective_rank(sv, floor))
+            n_sig.append(value("n_significant_top", Inputs(sv, floor, tau, top)))
+            erank.append(value("effective_rank", Inputs(sv, floor, tau, top)))
         k = min(top, *(len(s) for s in svs))
         mean, std = log10_mean_std(svs, floors, k)
         y = mean.tolist()
@@ -39,12 +41,13 @@ def spectrum_series(ctx: Context, entry, panel: dict, top: int, tau: float, r: i
         out.append({"label": lab, "key": g.key, "x": list(range(1, k + 1)), "y": y,
                     "y_std": std.tolist() if len(svs) > 1 else None, "n": len(svs),
                     "runs": [run.path.name for run in g.runs],
-                    "metrics": {"n_sig": sum(n_sig) / len(n_sig), "erank": sum(erank) / len(erank),
+                    "metrics": {"n_significant_top": sum(n_sig) / len(n_sig), "effective_rank": sum(erank) / len(erank),
                                 "tail_mean": sum(half) / max(len(half), 1), "top": k}})
     return out
 
 
 class Spectra:
+    metrics = ("n_significant_top", "effective_rank", "tail_mean", "top")
     @staticmethod
     def compute(entry, ctx: Context) -> dict:
         p = entry.params
@@ -56,13 +59,13 @@ class Spectra:
 
     @staticmethod
     def draw(values: dict, entry):
-        fig, axes = figure(len(values["panels"]), entry.params.get("cols"))
-        for ax, panel in zip(axes, values["panels"]):
+        fig, panels = entry_panels(values, entry)
+        for ax, panel in panels:
             curves = [Curve(s["label"] + (f" (n={s['n']})" if s["n"] > 1 else ""), color=c, mean=s["y"], std=s["y_std"])
                       for s, c in zip(panel["series"], palette(len(panel["series"])))]
             plot_spectrum(ax, curves, top=max((len(s["y"]) for s in panel["series"]), default=0), tau=panel["tau"],
                           title=panel["title"])
-        return finish(fig, "; ".join(t for t in (*entry.differs, spread_note(values, "bands")) if t))
+        return finish_entry(fig, entry, values, "bands")
 
 
 RENDERERS.register("spectra", kind="figure")(Spectra)

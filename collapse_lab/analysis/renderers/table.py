@@ -90,29 +90,6 @@ def reference(table: str):
     return d[d.table == table]
 
 
-def cell_configs(entry, preset: str, opts: dict, smoke: bool = False, data_root: str | None = None,
-                 precision: str | None = None, overrides: dict | None = None):
-    """The cell's runs (one per seed), through the sweep's expansion of the spec's base and
-    the cell's options (their smoke forms with ``smoke``); ``precision``: the command's
-    --precision (a spec's own wins), as ``Entry.configs``."""
-    from ...sweep.spec import expand
-    from ..catalogue import smoke_all
-
-    spec = entry.runs[preset]
-    base = {**({"precision": precision} if precision is not None else {}), **(spec.get("base") or {}), **opts}
-    cell = {"base": base, "seeds": spec.get("seeds", [0])}
-    if overrides:  # --set, as Entry.configs applies it
-        from ..catalogue import with_overrides
-
-        cell = with_overrides(entry.name, preset, cell, overrides)
-    configs = expand(cell,
-                     f"analyses/specs/{entry.name}.yaml cell", data="if-present", data_root=data_root)
-    if len(configs) != len(spec.get("seeds", [0])):  # e.g. no alpha: train's default expands to four
-        raise CollapseLabError(f"{entry.name}: a cell's options {opts} give {len(configs)} runs per seed list, not one "
-                               "per seed; the spec must pin every option that expands")
-    return smoke_all(configs) if smoke else configs
-
-
 def _num(v) -> float | None:
     try:
         f = float(v)
@@ -122,6 +99,7 @@ def _num(v) -> float | None:
 
 
 class Table:
+    metrics = ()  # what each series' ``metrics`` holds (the claims' names)
     @staticmethod
     def compute(entry, ctx: Context) -> dict:
 
@@ -149,14 +127,14 @@ class Table:
                 cell["not_available"] = opts["not_available"]
             else:
                 values, runs = [], []
-                cfgs = cell_configs(entry, ctx.preset, opts, ctx.smoke, ctx.data_root, ctx.precision, ctx.overrides)
+                cfgs = ctx.plan.cell(entry, opts)
                 if ctx.precision is None:  # a stored run keeps the precision it trained in
                     cfgs = in_stored_precisions(ctx.store, cfgs)
                 for cfg in cfgs:
                     path = run_path(ctx.store, cfg)
                     run = RunDir(path)
-                    if not (path / "run.json").is_file() or run.meta.get("status") != "complete":
-                        status = run.status if (path / "run.json").is_file() else "missing"
+                    if not run.is_complete():
+                        status = run.status if run.exists() else "missing"
                         cell["not_available"] = f"run {path.name} is {status}, not complete, in {ctx.store}"
                         break
                     values.append(run_value(run, metric_of(c, ctx.preset) if c.get("metric") else metric_of(p, ctx.preset)))

@@ -144,27 +144,12 @@ def simulate(x: torch.Tensor, y: torch.Tensor, classes: int, depth: int = 2, wid
                 resid = (yoh - gamma) @ x.T  # (Y - Gamma) X^T, C x d_in
                 g = class_G(x, y, gamma, classes)
                 if s in record_steps:
-                    pow_ = sig[:kmax] ** (2.0 - 2.0 / depth)
-                    pred40 = depth * pow_ * torch.einsum("ik,ij,jl,lk->k", u[:, :kmax], head_now.T, resid, vh[:kmax].T)
-                    uhk = uh[:, :kmax] * sgn  # u_{L+1,k} with the paired sign
-                    root = (sig[:kmax] ** (2.0 / depth) + m0).clamp_min(0).sqrt()
-                    pred46 = n * depth * pow_ * root * torch.einsum("ik,ij,jk->k", uhk, g, vh[:kmax].T)
-                    # Eq. 40 last line: L sigma_k^(2-2/L) sigma_{L+1,k} u_{L+1,k}^T (Y - Gamma) X^T v_k
-                    pred40b = depth * pow_ * sh_full[:kmax] * torch.einsum("ik,ij,jk->k", uhk, resid, vh[:kmax].T)
-                    g_exact = resid / n
-                    g_err = float((g - g_exact).norm() / g_exact.norm().clamp_min(1e-300))
-                    gsv_exact = torch.linalg.svdvals(g_exact)
-                    pending[s] = (pred40.numpy(), pred46.numpy(), pred40b.numpy(), g, g_err, gsv_exact, float(torch.nn.functional.cross_entropy(logits.T, y, reduction="sum")))
+                    pending[s] = _predicted(x, y, yoh, logits, gamma, resid, g, u, sig, vh, uh, sgn, sh_full, m0,
+                                            head_now, depth, kmax, n)
                 if s in align_steps:
                     res.alignment[round(s * eta, 10)] = alignment_matrix(pi, head_now, align_size).numpy()
             if s == steps:
-                m_end = sh_full[:kmax] ** 2 - sig[:kmax] ** (2.0 / depth)
-                res.M_drift = float((m_end - m0).abs().max() / m0.abs().max().clamp_min(1e-300))
-                drift = 0.0
-                for i in range(depth - 1):
-                    a, b = ws_now[i + 1].T @ ws_now[i + 1], ws_now[i] @ ws_now[i].T
-                    drift = max(drift, float((a - b).norm() / b.norm()))
-                res.balance_drift = drift
+                res.M_drift, res.balance_drift = _drifts(ws_now, sh_full, sig, m0, depth, kmax)
                 break
         logits = params[-1] @ product(params[:-1]) @ x
         loss = torch.nn.functional.cross_entropy(logits.T, y, reduction="sum")  # Eq. 35: summed
@@ -173,6 +158,42 @@ def simulate(x: torch.Tensor, y: torch.Tensor, classes: int, depth: int = 2, wid
             for p, gr in zip(params, grads):
                 p -= eta * gr
     res.sigma_all = sig_traj
+    _record(res, pending, sig_traj, record_steps, kmax, eta)
+    return res
+
+
+def _predicted(x, y, yoh, logits, gamma, resid, g, u, sig, vh, uh, sgn, sh_full, m0, head_now, depth: int,
+               kmax: int, n: int) -> tuple:
+    """At a recorded step: d sigma_k/dt as Eq. 40 (two forms) and Eq. 46 predict it, Eq. 4's
+    G and its error against (Y - Gamma) X^T / N, that matrix's singular values, the loss."""
+    pow_ = sig[:kmax] ** (2.0 - 2.0 / depth)
+    pred40 = depth * pow_ * torch.einsum("ik,ij,jl,lk->k", u[:, :kmax], head_now.T, resid, vh[:kmax].T)
+    uhk = uh[:, :kmax] * sgn  # u_{L+1,k} with the paired sign
+    root = (sig[:kmax] ** (2.0 / depth) + m0).clamp_min(0).sqrt()
+    pred46 = n * depth * pow_ * root * torch.einsum("ik,ij,jk->k", uhk, g, vh[:kmax].T)
+    # Eq. 40 last line: L sigma_k^(2-2/L) sigma_{L+1,k} u_{L+1,k}^T (Y - Gamma) X^T v_k
+    pred40b = depth * pow_ * sh_full[:kmax] * torch.einsum("ik,ij,jk->k", uhk, resid, vh[:kmax].T)
+    g_exact = resid / n
+    g_err = float((g - g_exact).norm() / g_exact.norm().clamp_min(1e-300))
+    gsv_exact = torch.linalg.svdvals(g_exact)
+    loss = float(torch.nn.functional.cross_entropy(logits.T, y, reduction="sum"))
+    return pred40.numpy(), pred46.numpy(), pred40b.numpy(), g, g_err, gsv_exact, loss
+
+
+def _drifts(ws_now, sh_full, sig, m0, depth: int, kmax: int) -> tuple[float, float]:
+    """At the last step: the relative drift of the conserved M (Eq. 33) and the largest
+    departure from balance between consecutive layers."""
+    m_end = sh_full[:kmax] ** 2 - sig[:kmax] ** (2.0 / depth)
+    m_drift = float((m_end - m0).abs().max() / m0.abs().max().clamp_min(1e-300))
+    drift = 0.0
+    for i in range(depth - 1):
+        a, b = ws_now[i + 1].T @ ws_now[i + 1], ws_now[i] @ ws_now[i].T
+        drift = max(drift, float((a - b).norm() / b.norm()))
+    return m_drift, drift
+
+
+def _record(res: FlowResult, pending: dict, sig_traj: np.ndarray, record_steps, kmax: int, eta: float) -> None:
+    """The recorded steps against the measured d sigma_k/dt (central differences)."""
     for s in record_steps:
         pred40, pred46, pred40b, g, g_err, gsv_exact, loss_val = pending[s]
         res.G_approx_rel.append(g_err)
@@ -189,7 +210,6 @@ def simulate(x: torch.Tensor, y: torch.Tensor, classes: int, depth: int = 2, wid
         res.G_sv.append(gsv.tolist())
         res.G_rank.append(effective_rank(gsv, float(gsv[0]) * 1e-12 if len(gsv) else 0.0))
         res.loss.append(loss_val)
-    return res
 
 
 def growing(sigma_all: np.ndarray, k: int, factor: float) -> int:

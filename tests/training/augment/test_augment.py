@@ -5,11 +5,11 @@ import torch
 from PIL import Image
 from scipy import ndimage
 
-from collapse_lab.training.augment import STEPS, Pipeline, resolve
+from collapse_lab.augment import STEPS, Pipeline, resolve
 from collapse_lab.data import DATASETS
-from collapse_lab.training.augment import autoaugment as aa
-from collapse_lab.training.augment import crop_flip
-from collapse_lab.training.augment.geometric import affine_spline, centred, prefilter_matrix
+from collapse_lab.augment import autoaugment as aa
+from collapse_lab.augment import crop_flip
+from collapse_lab.augment.geometric import affine_spline, centred, prefilter_matrix
 from collapse_lab.bench import reference as ref
 from collapse_lab.errors import CollapseLabError
 

@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from collapse_lab.errors import CollapseLabError
-from collapse_lab.training.regularizers import build_regularizer, default_beta, resolve_options
-from collapse_lab.training.regularizers.decov import decov_loss, group_ids, structured_decov_loss
-from collapse_lab.training.regularizers.feduv import ideal_std, uniformity_loss, variance_loss
+from collapse_lab.regularizers import build_regularizer, default_beta, resolve_options
+from collapse_lab.regularizers.decov import decov_loss, group_ids, structured_decov_loss
+from collapse_lab.regularizers.feduv import ideal_std, uniformity_loss, variance_loss
 
 
 def _z(n=12, d=6, seed=0):
@@ -87,8 +87,8 @@ def test_feduv_variance_term_variants_match_numpy():
     numpy computation of mean_c f(c* - std_c(softmax)) with the unbiased std; and the
     option's default stays out of the resolved options (earlier runs keep their names)."""
     from collapse_lab.errors import CollapseLabError
-    from collapse_lab.training.regularizers import build_regularizer, resolve_options
-    from collapse_lab.training.regularizers.feduv import variance_loss
+    from collapse_lab.regularizers import build_regularizer, resolve_options
+    from collapse_lab.regularizers.feduv import variance_loss
 
     rng = np.random.default_rng(3)
     logits = rng.normal(size=(12, 5)) * 3

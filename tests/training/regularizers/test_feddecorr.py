@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 import torch
 
-from collapse_lab.training.regularizers import build_regularizer
-from collapse_lab.training.regularizers.feddecorr import (correlation_matrix, feddecorr_loss, feddecorr_loss_official,
+from collapse_lab.regularizers import build_regularizer
+from collapse_lab.regularizers.feddecorr import (correlation_matrix, feddecorr_loss, feddecorr_loss_official,
                                                  official_from_paper)
 
 
@@ -109,7 +109,7 @@ def test_the_paper_preset_uses_the_scaling_that_produced_the_printed_numbers():
     """The papers' beta = 0.1 results came from the released code's scaling: the paper
     preset resolves FedDecorr to it; the quick preset keeps Eq. 8; a given --decorr-norm wins;
     runs without FedDecorr keep their names."""
-    from collapse_lab.resolve import resolve_runs
+    from collapse_lab.runspec.resolve import resolve_runs
 
     def one(**flags):
         (cfg,) = resolve_runs({"alpha": ["0.5"], **flags})
@@ -141,7 +141,7 @@ NAMES_BEFORE = [({"reg": "feddecorr"}, "digits_mlp_fedavg_feddecorr0.1_dir0.5_K1
 @pytest.mark.parametrize("flags,name", NAMES_BEFORE)
 def test_the_scaling_as_feddecorrs_own_option_keeps_every_run_name(flags, name):
     from collapse_lab.config import RunConfig
-    from collapse_lab.resolve import resolve_runs
+    from collapse_lab.runspec.resolve import resolve_runs
 
     (cfg,) = resolve_runs({"alpha": ["0.5"], **flags})
     assert cfg.run_name() == name
@@ -157,7 +157,7 @@ def test_the_scaling_as_feddecorrs_own_option_keeps_every_run_name(flags, name):
 
 def test_the_scaling_option_refuses_other_values_and_other_regularizers():
     from collapse_lab.errors import CollapseLabError
-    from collapse_lab.resolve import resolve_runs
+    from collapse_lab.runspec.resolve import resolve_runs
 
     with pytest.raises(CollapseLabError, match="option normalization='nope': use paper or official"):
         resolve_runs({"alpha": ["0.5"], "reg": "feddecorr", "reg_option": ["normalization=nope"]})
@@ -170,7 +170,7 @@ def test_the_scaling_varies_only_among_feddecorr_runs():
     pairing them (ICLR Fig. 3) must find the pair (it found none at the cpu and paper presets
     while the scaling of the FedAvg run read as 'paper')."""
     from collapse_lab.analysis.select import varying
-    from collapse_lab.resolve import resolve_runs
+    from collapse_lab.runspec.resolve import resolve_runs
 
     (plain,) = resolve_runs({"alpha": ["0.5"]})
     (official,) = resolve_runs({"alpha": ["0.5"], "reg": "feddecorr"})
