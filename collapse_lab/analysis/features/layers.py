@@ -1,0 +1,109 @@
+"""Covariance spectra of every block of a network, from one forward pass (issue 50).
+
+The papers measure collapse at one place, the representation z before the classifier. Here
+the output of each chosen module is read by a forward hook on every batch of the evaluation
+set and reduced to one row per sample by a stated rule (``reduce``):
+
+- a convolutional map N x C x H x W (or N x C x L): **gap**, global average pooling, the
+  mean of each channel over its positions (a C-dimensional row per sample), as the
+  networks' own pooling before their classifier does;
+- anything else N x ...: flattened to N x d.
+
+Each layer's covariance is accumulated in float64 as the batches pass
+(``spectra.streaming.StreamingCovariance``), so no layer's N x d matrix is held. The model is
+a float64 copy in eval mode (BatchNorm uses its running statistics). By default the layers
+read are the model's stages (``default_layers``: its residual blocks, else its activation
+modules), then z, the input of the last linear layer; ``layers`` names any modules of
+``model.named_modules()``.
+"""
+from __future__ import annotations
+
+import copy
+from typing import Callable
+
+import torch
+import torch.nn as nn
+
+from ...errors import CollapseLabError
+from ...spectra.streaming import StreamingCovariance
+from .hooks import _module, last_linear
+
+ACTIVATIONS = (nn.ReLU, nn.ReLU6, nn.GELU, nn.SiLU, nn.Tanh, nn.LeakyReLU, nn.ELU)
+Z = "z"  # the representation: the input of the last linear layer
+MAX_BYTES = 4 << 30  # the layers' float64 scatter matrices together, at most (4 GiB)
+
+
+BLOCKS = ("Block", "Bottleneck")  # class names of residual stages (their activations are functional)
+
+
+def default_layers(model: nn.Module) -> list[str]:
+    """The model's stages in registration order, then z: its residual blocks (modules whose
+    class name ends in Block or Bottleneck: ResNet, MobileNetV2) where it has them, else its
+    activation modules (the CNNs, the MLP, VGG: each layer's output after its non-linearity)."""
+    blocks = [n for n, m in model.named_modules() if type(m).__name__.endswith(BLOCKS)]
+    return (blocks or [n for n, m in model.named_modules() if isinstance(m, ACTIVATIONS)]) + [Z]
+
+
+def reduce_rows(name: str, out) -> torch.Tensor:
+    """One row per sample of a module's output (see the module docstring)."""
+    if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor):
+        out = out[0]
+    if not isinstance(out, torch.Tensor):
+        raise CollapseLabError(f"--layer {name!r}: its output is a {type(out).__name__}, not a tensor; name a module "
+                               "whose output is one")
+    if out.dim() >= 3:  # N x C x (H x W | L): the mean of each channel over its positions
+        return out.flatten(2).mean(2)
+    return out.flatten(1) if out.dim() != 1 else out[:, None]
+
+
+def _read(m: nn.Module, names: list[str], x: torch.Tensor, to_float, dtype, device, batch_size: int,
+          stats: dict | None) -> dict:
+    """Forward ``x`` once, batch by batch; with ``stats`` add each layer's rows to its
+    accumulator, without them return each layer's width."""
+    widths: dict[str, int] = {}
+    handles = []
+    for name in names:
+        target = _module(m, last_linear(m) if name == Z else name)
+
+        def grab(mod, args, out=None, name=name):
+            rows = reduce_rows(name, args[0] if name == Z else out)
+            widths[name] = rows.shape[1]
+            if stats is not None:
+                stats[name].add(rows)
+
+        handles.append(target.register_forward_pre_hook(grab) if name == Z else target.register_forward_hook(grab))
+    try:
+        with torch.inference_mode():
+            for s in range(0, len(x), batch_size):
+                xb = x[s:s + batch_size].to(device)
+                m(to_float(xb, dtype) if to_float is not None else xb.to(dtype))
+    finally:
+        for h in handles:
+            h.remove()
+    return widths
+
+
+def layer_spectra(model: nn.Module, x: torch.Tensor, layers: list[str] | None = None, to_float: Callable | None = None,
+                  device: torch.device | str = "cpu", batch_size: int = 512,
+                  max_bytes: int = MAX_BYTES) -> dict[str, tuple[torch.Tensor, float, int]]:
+    """name -> (singular values of the layer's covariance, descending float64; their
+    numerical floor; the layer's width) for the layers (default ``default_layers``), from
+    one forward pass over ``x``. An unknown layer, a layer whose output is no tensor, or
+    layers whose covariances would not fit ``max_bytes`` are one line each."""
+    m = copy.deepcopy(model).to(device=device, dtype=torch.float64).eval()
+    names = list(dict.fromkeys(layers or default_layers(m)))
+    for name in names:
+        _module(m, last_linear(m) if name == Z else name)  # an unknown name is one line, before any pass
+    widths = _read(m, names, x[:1], to_float, torch.float64, device, 1, None)
+    need = sum(8 * w * w for w in widths.values())
+    if need > max_bytes:
+        big = max(widths, key=widths.get)
+        raise CollapseLabError(f"--layer: the layers' covariances need {need / 2**30:.1f} GiB (largest {big!r}, "
+                               f"{widths[big]:,} wide), more than {max_bytes / 2**30:.1f} GiB; read fewer or "
+                               "narrower layers")
+    missing = [n for n in names if n not in widths]
+    if missing:
+        raise CollapseLabError(f"--layer {missing[0]!r}: the module is not called in the model's forward pass")
+    stats = {n: StreamingCovariance(widths[n]) for n in names}
+    _read(m, names, x, to_float, torch.float64, device, batch_size, stats)
+    return {n: (*stats[n].spectrum(), widths[n]) for n in names}
