@@ -309,6 +309,9 @@ cli.add_command(spectrum_cmd)
 cli.add_command(compare_cmd)
 
 from .commands.representations import cka_cmd, nc_cmd  # noqa: E402
+from .commands.layers import layers_cmd  # noqa: E402
+
+cli.add_command(layers_cmd)
 
 cli.add_command(cka_cmd)
 cli.add_command(nc_cmd)

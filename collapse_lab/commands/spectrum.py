@@ -17,7 +17,12 @@ from .selection import parse_rounds, pick_round, select_runs
 
 
 
-def common_options(f):
+def common_options(f=None, *, foreign_layer: bool = True):
+    """The options of the commands that analyse stored runs; ``foreign_layer=False`` leaves
+    out --layer (the representation's module of a model from elsewhere), for a command whose
+    --layer means something else (``layers``)."""
+    if f is None:
+        return lambda g: common_options(g, foreign_layer=foreign_layer)
     opts = [
         click.option("--alpha", multiple=True, help="Dirichlet alpha of the runs (repeatable; default: all runs found)."),
         click.option("--run", "runs", multiple=True, type=click.Path(file_okay=False), help="Run folder(s) to use instead of searching."),
@@ -37,7 +42,7 @@ def common_options(f):
         click.option("--out", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False), help="Figure folder."),
         click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout."),
         data_root_option,
-        *model_factory_options,
+        *(model_factory_options if foreign_layer else model_factory_options[:1]),
     ]
     for o in reversed(opts):
         f = o(f)

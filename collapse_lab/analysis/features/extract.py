@@ -146,21 +146,34 @@ class FeatureSource:
         self.check_stored(run, r, client)
         return run.load_global(r) if client is None else run.load_client(r, client)
 
+    def architecture(self, cfg: RunConfig, ds: Dataset) -> torch.nn.Module:
+        """The run's model, untrained: from --model-factory for a model from elsewhere, else
+        the bare architecture (a method's additions beside z, MOON's head, are not read, and
+        FedETF's fixed classifier is an ordinary classifier's weights)."""
+        if self.factory is not None:
+            from .hooks import build_from_factory
+
+            return build_from_factory(self.factory, ds.num_classes, ds.input_shape, self.factory_spec)
+        return build_model(builder(cfg.model, cfg.model_revision), ds.num_classes, ds.input_shape)
+
+    def model(self, run: RunDir, r: int, client: int | None = None) -> torch.nn.Module:
+        """The global (client None) or client's model of round r, loaded under the run's read
+        lock (a round a writer pruned is named as such)."""
+        model = self.architecture(run.config, self.dataset(run.config)[0])
+        with retention.read_lock(run.path):
+            retention.check_readable_round(run, r, client)
+            self.check_stored(run, r, client)
+            model.load_state_dict(run.load_state(r, client, model, extra_ok=True))
+        return model
+
     def features(self, run: RunDir, r: int, client: int | None = None) -> torch.Tensor:
         cfg = run.config
         ds, fp = self.dataset(cfg)
         how = f"{cfg.model}" + (f"|{self.factory_spec}|{self.layer}" if self.factory or self.layer else "")
         x = getattr(ds, f"{self.split}_x")
-        if self.factory is not None:  # a model from elsewhere
-            from .hooks import build_from_factory
-
-            model = build_from_factory(self.factory, ds.num_classes, ds.input_shape, self.factory_spec)
-        else:
-            # the bare architecture: a method's additions beside z (MOON's head) are not read,
-            # and FedETF's fixed classifier is an ordinary classifier's weights
-            model = build_model(builder(cfg.model, cfg.model_revision), ds.num_classes, ds.input_shape)
-        # the checkpoint is opened and loaded under the run's read lock: a writer pruning
-        # under --keep-global/--keep-local waits, and a round it pruned is named as such
+        model = self.architecture(cfg, ds)
+        # the checkpoint is opened and loaded under the run's read lock (as ``model``), after
+        # the features cache was asked: a cached representation needs no model
         with retention.read_lock(run.path):
             retention.check_readable_round(run, r, client)
             self.check_stored(run, r, client)

@@ -1,0 +1,48 @@
+"""``collapse-lab layers`` (issue 50 item 1): per-layer measures for the global and a client's
+model over rounds, the representation's row equal to what ``spectrum`` reports for the same
+model (two extraction paths), the heatmap written, bad input one line."""
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from tests.fixtures import invoke, tiny_train_args
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory):
+    root = tmp_path_factory.mktemp("layers")
+    res = invoke("train", *tiny_train_args(epochs=1, rounds=3, clients=3, alpha="0.5"), "--keep-local", "all",
+                 "--store", str(root / "ck"))
+    assert res.exit_code == 0, res.output
+    return root
+
+
+def test_layers_json_and_heatmap(store):
+    res = invoke("layers", "--store", str(store / "ck"), "--rounds", "all", "--out", str(store / "f"), "--json")
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout)
+    rows = out["layers"]
+    layers = list(dict.fromkeys(e["layer"] for e in rows))
+    assert layers[-1] == "z" and len(layers) >= 2
+    # 3 rounds x (global + client 0) x every layer
+    assert len(rows) == 3 * 2 * len(layers)
+    assert all(e["n_significant"] <= e["width"] and 1 <= e["effective_rank"] <= e["width"] + 1e-9 for e in rows)
+    assert all(p.endswith((".png", ".pdf")) for p in out["figures"]) and len(out["figures"]) == 2
+    spec = invoke("spectrum", "--store", str(store / "ck"), "--out", str(store / "g"), "--json")
+    assert spec.exit_code == 0, spec.output
+    by = {e["model"]: e for e in json.loads(spec.stdout)["spectra"]}  # round 3, global and client_0
+    for model in ("global", "client_0"):
+        z = next(e for e in rows if e["layer"] == "z" and e["round"] == 3 and e["model"] == model)
+        assert z["n_significant"] == by[model]["n_significant"]
+        assert math.isclose(z["effective_rank"], by[model]["effective_rank"], rel_tol=1e-9)
+        assert math.isclose(z["participation_ratio"], by[model]["participation_ratio"], rel_tol=1e-9)
+
+
+def test_layers_bad_input_is_one_line(store):
+    for args, msg in ((["--layer", "nope"], "--layer 'nope'"), (["--rounds", "2", "--round", "1"], "--round has no effect"),
+                      (["--feature-dtype", "float32"], "--feature-dtype")):
+        res = invoke("layers", "--store", str(store / "ck"), "--out", str(store / "h"), *args)
+        assert res.exit_code == 2 and msg in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output
