@@ -68,6 +68,23 @@ class Run:
         return spectrum(self.features(r, client, **kw))
 
 
+    def layers(self, r: int | None = None, client: int | None = None, layers: list[str] | None = None,
+               split: str = "test", device: str = "cpu", model_factory: str | None = None) -> dict:
+        """Per layer (``collapse-lab layers``): name -> (singular values of the covariance of
+        the layer's output, descending float64; their numerical floor; the layer's width),
+        for the global model (or ``client``'s) of round ``r`` (default: the last). ``layers``:
+        names of ``model.named_modules()`` and ``"z"`` (default: the model's blocks, else its
+        activations, then z); convolutional maps are pooled per channel."""
+        from .analysis.features import FeatureSource
+        from .analysis.features.layers import layer_spectra
+
+        fs = FeatureSource(split=split, device=device, model_factory=model_factory)
+        r = self.rounds_complete if r is None else r
+        ds, _ = fs.dataset(self.config)
+        return layer_spectra(fs.model(self.dir, r, client), getattr(ds, f"{split}_x"), layers, ds.to_float, fs.device,
+                             fs.batch_size)
+
+
 def open_run(path) -> Run:
     """One run folder, ``<store>/<run>``."""
     return Run(path)

@@ -46,3 +46,20 @@ def test_layers_bad_input_is_one_line(store):
                       (["--feature-dtype", "float32"], "--feature-dtype")):
         res = invoke("layers", "--store", str(store / "ck"), "--out", str(store / "h"), *args)
         assert res.exit_code == 2 and msg in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output
+
+
+def test_the_api_gives_the_commands_numbers(store):
+    """``Run.layers`` (the Python API) and the command read the same spectra."""
+    import collapse_lab as cl
+    from collapse_lab.spectra.measures import Inputs, value
+
+    res = invoke("layers", "--store", str(store / "ck"), "--out", str(store / "f2"), "--json")
+    assert res.exit_code == 0, res.output
+    rows = [e for e in json.loads(res.stdout)["layers"] if e["model"] == "global"]
+    (run,) = cl.open_store(str(store / "ck"))
+    got = run.layers()
+    assert [e["layer"] for e in rows] == list(got)
+    for e in rows:
+        sv, floor, width = got[e["layer"]]
+        assert width == e["width"] and math.isclose(value("effective_rank", Inputs(sv, floor)), e["effective_rank"],
+                                                    rel_tol=1e-12)
