@@ -10,6 +10,8 @@ import pytest
 
 from tests.fixtures import invoke, tiny_train_args
 
+pytestmark = pytest.mark.slow  # trains a store, then three commands read it (end to end)
+
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
