@@ -76,7 +76,7 @@ class Run:
         names of ``model.named_modules()`` and ``"z"`` (default: the model's blocks, else its
         activations, then z); convolutional maps are pooled per channel."""
         from .analysis.features import FeatureSource
-        from .analysis.features.layers import layer_spectra
+        from .layerwise import layer_spectra
 
         fs = FeatureSource(split=split, device=device, model_factory=model_factory)
         r = self.rounds_complete if r is None else r

@@ -4,7 +4,7 @@ table and the module-level circles (0).
 
     core (errors, files, tensor_files, registry, seeds, linalg, config, ...)
       <- below both subsystems: math and the plugin registries (spectra, data, models,
-         partition, methods, regularizers, augment)
+         partition, methods, regularizers, augment) and any network's layers (layerwise)
       <- store (format, naming, finding runs, locks)
       <- runspec (the one resolver: options and sweep specs -> runs)
       <- training (engine, trainer, probe) <- sweep      analysis (features, measures, theory,
@@ -26,13 +26,14 @@ PKG = Path(__file__).resolve().parents[1] / "collapse_lab"
 CORE = {"collapse_lab", "errors", "faults", "signals", "timelimit", "seeds", "registry", "options", "devices", "files",
         "tensor_files", "linalg",
         "config_files", "config", "data_root"}
-# the plugins' registries and pure math; methods build a run's model (its projection head)
-BELOW_BOTH = {"spectra", "data", "models", "partition", "methods", "regularizers", "augment"}
+# the plugins' registries and pure math; methods build a run's model (its projection head); layerwise reads layers
+BELOW_BOTH = {"spectra", "data", "models", "partition", "methods", "regularizers", "augment", "layerwise"}
 # top-level package or module -> what it may import (besides itself)
 ALLOWED = {
     **{m: CORE for m in CORE},
     **{m: CORE for m in BELOW_BOTH},
     "methods": CORE | {"models"},
+    "layerwise": CORE | {"spectra"},  # reads any network's layers into spectra (the probe and the analysis)
     "analyses": set(),  # the catalogue's data (the top-level analyses/ folder)
     "store": CORE | {"partition", "data", "models"},  # the writer checks a foreign run's data set, model, inputs
     "runspec": CORE | BELOW_BOTH | {"store"},

@@ -21,7 +21,7 @@ MEASURED = ("n_significant", "effective_rank", "participation_ratio")  # per lay
 
 def model_layers(fs, run, r: int, client, layers, tau: float) -> list[dict]:
     """One model's rows: per layer its width and measures."""
-    from ..analysis.features.layers import layer_spectra
+    from ..layerwise import layer_spectra
     from ..spectra.measures import Inputs, value
 
     ds, _ = fs.dataset(run.config)

@@ -13,23 +13,7 @@ import torch
 import torch.nn as nn
 
 from ...errors import CollapseLabError
-
-
-def last_linear(model: nn.Module) -> str:
-    """The name of the model's last ``nn.Linear`` in registration order (its classifier)."""
-    names = [n for n, m in model.named_modules() if isinstance(m, nn.Linear)]
-    if not names:
-        raise CollapseLabError(f"{type(model).__name__} has no nn.Linear layer whose input would be the "
-                               "representation; name the layer with layer=... (--layer)")
-    return names[-1]
-
-
-def _module(model: nn.Module, layer: str) -> nn.Module:
-    modules = dict(model.named_modules())
-    if layer not in modules:
-        near = [n for n in modules if n and (layer in n or n in layer)][:5] or [n for n in modules if n][-5:]
-        raise CollapseLabError(f"--layer {layer!r}: {type(model).__name__} has no such module; e.g. {', '.join(near)}")
-    return modules[layer]
+from ...layerwise.modules import find_module, last_linear
 
 
 @torch.inference_mode()
@@ -43,7 +27,7 @@ def features(model: nn.Module, x: torch.Tensor, layer: str | None = None, to_flo
     ``to_float(batch, dtype)`` normalises stored inputs (``Dataset.to_float``)."""
     m = copy.deepcopy(model).to(device=device, dtype=dtype).eval()
     pre = layer is None
-    target = _module(m, last_linear(m) if pre else layer)
+    target = find_module(m, last_linear(m) if pre else layer)
     got: list[torch.Tensor] = []
 
     def grab(mod, args, out=None):

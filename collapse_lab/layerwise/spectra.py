@@ -24,9 +24,9 @@ from typing import Callable
 import torch
 import torch.nn as nn
 
-from ...errors import CollapseLabError
-from ...spectra.streaming import StreamingCovariance
-from .hooks import _module, last_linear
+from ..errors import CollapseLabError
+from ..spectra.streaming import StreamingCovariance
+from .modules import find_module, last_linear
 
 ACTIVATIONS = (nn.ReLU, nn.ReLU6, nn.GELU, nn.SiLU, nn.Tanh, nn.LeakyReLU, nn.ELU)
 Z = "z"  # the representation: the input of the last linear layer
@@ -63,7 +63,7 @@ def _read(m: nn.Module, names: list[str], x: torch.Tensor, to_float, dtype, devi
     widths: dict[str, int] = {}
     handles = []
     for name in names:
-        target = _module(m, last_linear(m) if name == Z else name)
+        target = find_module(m, last_linear(m) if name == Z else name)
 
         def grab(mod, args, out=None, name=name):
             rows = reduce_rows(name, args[0] if name == Z else out)
@@ -93,7 +93,7 @@ def layer_spectra(model: nn.Module, x: torch.Tensor, layers: list[str] | None = 
     m = copy.deepcopy(model).to(device=device, dtype=torch.float64).eval()
     names = list(dict.fromkeys(layers or default_layers(m)))
     for name in names:
-        _module(m, last_linear(m) if name == Z else name)  # an unknown name is one line, before any pass
+        find_module(m, last_linear(m) if name == Z else name)  # an unknown name is one line, before any pass
     widths = _read(m, names, x[:1], to_float, torch.float64, device, 1, None)
     need = sum(8 * w * w for w in widths.values())
     if need > max_bytes:

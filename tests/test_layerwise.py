@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn as nn
 
-from collapse_lab.analysis.features.layers import Z, default_layers, layer_spectra
+from collapse_lab.layerwise import Z, default_layers, layer_spectra
 from collapse_lab.errors import CollapseLabError
 from collapse_lab.models import MODELS
 from collapse_lab.spectra.streaming import StreamingCovariance
