@@ -110,6 +110,9 @@ def _explicit(ctx: click.Context, params: dict) -> dict:
 @click.option("--local-eval", is_flag=True, help="Also evaluate every client's model on the test set after local training.")
 @click.option("--probe", type=int, help="Test samples on which each round's global-model spectrum is logged to "
                                         "metrics.jsonl (1000; 0: none; no effect on what trains).")
+@click.option("--probe-layers", is_flag=True, default=None,
+              help="Also log every layer's effective rank, n above tau and participation ratio on the probe set, for the "
+                   "global model and client 0, each round (no effect on what trains).")
 @click.option("--store", "out", type=click.Path(file_okay=False), default="checkpoints", show_default=True,
               help="Run store folder (the analyses read it with the same option).")
 @click.option("--keep-local", help="Client checkpoints to keep: all (default), last, none, every:N")

@@ -61,6 +61,7 @@ class RunConfig:
     parallel_clients: int = 0  # clients trained side by side; 0 = automatic (training.fast.plan_trainer)
     local_eval: bool = False  # also evaluate every client's model on the test set (the official code does, 4x)
     probe: int = 1000  # test samples on which each round's global spectrum is logged (training.probe); 0 = none
+    probe_layers: bool = False  # also every layer's measures on the probe set, global model and client 0 (issue 50)
     image_size: int | None = None
     # the input normalisation the model was trained with (data.normalize): "dataset" for
     # collapse-lab's own runs; a run recorded from other code says what it used, or "unknown"
@@ -188,7 +189,7 @@ def _default_identity() -> dict:
 
 
 SPEED_ONLY = ("device", "data_root", "download", "keep_local", "keep_global", "eval_batch_size", "channels_last", "compile",
-              "local_eval", "cuda_graphs", "parallel_clients", "probe")  # not part of a run's identity
+              "local_eval", "cuda_graphs", "parallel_clients", "probe", "probe_layers")  # not part of a run's identity
 
 
 def alpha_str(a: float) -> str:

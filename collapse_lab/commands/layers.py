@@ -16,18 +16,17 @@ from .common import Progress, feature_source
 from .selection import parse_rounds, select_runs
 from .spectrum import check_common, common_options, local_kept
 
-MEASURED = ("n_significant", "effective_rank", "participation_ratio")  # per layer (spectra.measures)
 
 
 def model_layers(fs, run, r: int, client, layers, tau: float) -> list[dict]:
     """One model's rows: per layer its width and measures."""
     from ..layerwise import layer_spectra
-    from ..spectra.measures import Inputs, value
+    from ..spectra.measures import PER_LAYER, Inputs, value
 
     ds, _ = fs.dataset(run.config)
     got = layer_spectra(fs.model(run, r, client), getattr(ds, f"{fs.split}_x"), list(layers) or None, ds.to_float,
                         fs.device, fs.batch_size)
-    return [{"layer": name, "width": width, **{m: value(m, Inputs(sv, floor, tau)) for m in MEASURED}}
+    return [{"layer": name, "width": width, **{m: value(m, Inputs(sv, floor, tau)) for m in PER_LAYER}}
             for name, (sv, floor, width) in got.items()]
 
 

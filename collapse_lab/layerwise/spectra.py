@@ -13,7 +13,8 @@ Each layer's covariance is accumulated in float64 as the batches pass
 (``spectra.streaming.StreamingCovariance``), so no layer's N x d matrix is held. The model is
 a float64 copy in eval mode (BatchNorm uses its running statistics). By default the layers
 read are the model's stages (``default_layers``: its residual blocks, else its activation
-modules), then z, the input of the last linear layer; ``layers`` names any modules of
+modules), then z, the input of the last linear layer (a stage whose output is z, as the
+CNN's last activation, is read once, as z); ``layers`` names any modules of
 ``model.named_modules()``.
 """
 from __future__ import annotations
@@ -59,15 +60,15 @@ def reduce_rows(name: str, out) -> torch.Tensor:
 def _read(m: nn.Module, names: list[str], x: torch.Tensor, to_float, dtype, device, batch_size: int,
           stats: dict | None) -> dict:
     """Forward ``x`` once, batch by batch; with ``stats`` add each layer's rows to its
-    accumulator, without them return each layer's width."""
-    widths: dict[str, int] = {}
+    accumulator, without them return each layer's rows (of the last batch)."""
+    widths: dict[str, torch.Tensor] = {}
     handles = []
     for name in names:
         target = find_module(m, last_linear(m) if name == Z else name)
 
         def grab(mod, args, out=None, name=name):
             rows = reduce_rows(name, args[0] if name == Z else out)
-            widths[name] = rows.shape[1]
+            widths[name] = rows
             if stats is not None:
                 stats[name].add(rows)
 
@@ -83,6 +84,12 @@ def _read(m: nn.Module, names: list[str], x: torch.Tensor, to_float, dtype, devi
     return widths
 
 
+def _is_z(rows: torch.Tensor, z: torch.Tensor | None) -> bool:
+    """Whether a stage's rows are z's (the CNN's last activation, ResNet's last block after
+    pooling): a default stage that is z is read once, as z."""
+    return z is not None and rows.shape == z.shape and torch.allclose(rows, z, rtol=1e-12, atol=0)
+
+
 def layer_spectra(model: nn.Module, x: torch.Tensor, layers: list[str] | None = None, to_float: Callable | None = None,
                   device: torch.device | str = "cpu", batch_size: int = 512,
                   max_bytes: int = MAX_BYTES) -> dict[str, tuple[torch.Tensor, float, int]]:
@@ -94,7 +101,10 @@ def layer_spectra(model: nn.Module, x: torch.Tensor, layers: list[str] | None = 
     names = list(dict.fromkeys(layers or default_layers(m)))
     for name in names:
         find_module(m, last_linear(m) if name == Z else name)  # an unknown name is one line, before any pass
-    widths = _read(m, names, x[:1], to_float, torch.float64, device, 1, None)
+    first = _read(m, names, x[:8], to_float, torch.float64, device, 8, None)
+    if layers is None:
+        names = [n for n in names if n == Z or n not in first or not _is_z(first[n], first.get(Z))]
+    widths = {n: first[n].shape[1] for n in names if n in first}
     need = sum(8 * w * w for w in widths.values())
     if need > max_bytes:
         big = max(widths, key=widths.get)

@@ -64,7 +64,7 @@ def parse_key_values(items, flag: str, example: str) -> dict:
 INT_FIELDS = ("min_size", "clients", "rounds", "local_epochs", "batch_size", "seed", "eval_batch_size",
               "parallel_clients", "image_size", "classes_per_client", "probe")
 FLOAT_FIELDS = ("sample_fraction", "beta", "lr", "momentum", "weight_decay")
-BOOL_FIELDS = ("download", "channels_last", "local_eval")
+BOOL_FIELDS = ("download", "channels_last", "local_eval", "probe_layers")
 DICT_FIELDS = ("method_options", "reg_options", "dataset_options", "partition_options")
 
 
@@ -356,6 +356,9 @@ def _check_values(cfg: RunConfig) -> None:
         raise CollapseLabError(f"--image-size must be >= 1 (got {cfg.image_size})")
     if cfg.probe < 0:
         raise CollapseLabError(f"--probe must be >= 0 (got {cfg.probe}; 0: no probe)")
+    if cfg.probe_layers and cfg.probe == 0:
+        raise CollapseLabError("--probe-layers reads the layers on the --probe set, which --probe 0 turns off; "
+                               "give --probe N (1000 by default)")
     if cfg.parallel_clients < 0:
         raise CollapseLabError(f"--parallel-clients must be >= 0 (got {cfg.parallel_clients}; 0: automatic)")
     if cfg.eval_batch_size < 1:

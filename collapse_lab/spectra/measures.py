@@ -23,6 +23,8 @@ READS = ("spectrum", "top", "z", "classifier")
 # the measures the training probe logs each round as ``probe_<name>`` (``training.probe``;
 # TensorBoard shows them as ``spectrum/<name>``)
 PROBED = ("dead_units", "effective_rank", "stable_rank", "participation_ratio")
+# the measures of each layer's spectrum (``collapse-lab layers``, ``train --probe-layers``)
+PER_LAYER = ("n_significant", "effective_rank", "participation_ratio")
 # the measures of a model that ``report`` tabulates (every measure of the spectrum or z but
 # the two shares, which restate counts)
 REPORTED = ("n_significant", "effective_rank", "participation_ratio", "dead_units", "rankme", "stable_rank",

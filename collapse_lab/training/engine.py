@@ -119,6 +119,8 @@ class Session:
                 if probe is not None:
                     model.load_state_dict(self.global_state)
                     run.log({"event": "probe", "round": 0, **probe(model)})
+                    if cfg.probe_layers:
+                        run.log({"event": "probe_layers", "round": 0, "model": "global", **probe.layers(model)})
             else:
                 run = RunDir(p.path, writer, faults.point)
                 self.seconds_before = float(run.meta.get("train_seconds") or 0.0)
@@ -304,6 +306,9 @@ def _take_client(ctx: RunContext, r: int, t: Trained) -> ClientResult:
                  **evaluate(ctx.model, ctx.eval_data.x, ctx.eval_data.y, ctx.eval_data.to_float,
                             ctx.eval_data.batch_size)})
     run.save_client(r, k, t.state)
+    if ctx.probe is not None and cfg.probe_layers and k == 0:  # --probe-layers: client 0 as it left local training
+        ctx.model.load_state_dict(t.state)
+        _log_layers(ctx, r, k, "client_0")
     result = ClientResult(k, t.state, len(ctx.client_idx[k]), t.steps)
     ctx.method.client_end(k, r, t.hooks, result)
     ctx.faults.point(f"client:{r}:{k}")
@@ -342,6 +347,17 @@ def _probe(ctx: RunContext, r: int, global_state: dict) -> None:
     except (NonFiniteProbe, torch.linalg.LinAlgError) as e:
         _diverged(ctx, r, None, f"representation on the probe set ({e})")
     ctx.run.log({"event": "probe", "round": r, **probed})
+    if ctx.cfg.probe_layers:
+        _log_layers(ctx, r, None, "global")
+
+
+def _log_layers(ctx: RunContext, r: int, client: int | None, which: str) -> None:
+    """--probe-layers: each layer's measures of the model loaded in ``ctx.model`` (``Probe.layers``)."""
+    try:
+        probed = ctx.probe.layers(ctx.model)
+    except (NonFiniteProbe, torch.linalg.LinAlgError) as e:
+        _diverged(ctx, r, client, f"a layer's covariance on the probe set ({e})")
+    ctx.run.log({"event": "probe_layers", "round": r, "model": which, **probed})
 
 
 def _diverged(ctx: RunContext, r: int, k: int | None, what: str) -> None:

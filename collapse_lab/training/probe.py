@@ -22,8 +22,10 @@ from typing import Callable
 import numpy as np
 import torch
 
+from ..layerwise import layer_spectra
 from ..linalg import covariance, eigen_spectrum
-from ..spectra.measures import PROBED, Inputs, value
+from ..spectra.functional import DEFAULT_TAU
+from ..spectra.measures import PER_LAYER, PROBED, Inputs, value
 from ..seeds import PURPOSE_PROBE, seed_for
 
 TOP = 100
@@ -66,3 +68,17 @@ class Probe:
                 "probe_floor": floor, **{f"probe_{m}": value(m, s) for m in PROBED},
                 "probe_classifier_sv": torch.linalg.svdvals(w).tolist(),
                 "probe_seconds": round(time.perf_counter() - t0, 4)}
+
+    def layers(self, model: torch.nn.Module) -> dict:
+        """``--probe-layers``: for each layer of ``layerwise.default_layers`` (the model's
+        stages, then z) its width and the measures of ``spectra.measures.PER_LAYER`` at the
+        paper's tau, on the probe set, from one float64 forward pass of a copy of the model
+        (``layerwise.layer_spectra``, what ``collapse-lab layers`` computes on the test set)."""
+        t0 = time.perf_counter()
+        got = layer_spectra(model, self.x, None, self.to_float, self.x.device, self.batch_size)
+        out = {}
+        for name, (sv, floor, width) in got.items():
+            if not bool(torch.isfinite(sv).all()):
+                raise NonFiniteProbe(f"non-finite covariance of layer {name}")
+            out[name] = {"width": width, **{m: value(m, Inputs(sv, floor, DEFAULT_TAU)) for m in PER_LAYER}}
+        return {"layers": out, "tau": DEFAULT_TAU, "seconds": round(time.perf_counter() - t0, 4)}

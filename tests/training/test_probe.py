@@ -31,3 +31,47 @@ def test_probe_spectrum_equals_numpy():
     assert np.isclose(out["probe_stable_rank"], ev.sum() / ev[0], rtol=1e-6)
     w = model.classifier.weight.detach().double().numpy()
     assert np.allclose(out["probe_classifier_sv"], np.linalg.svd(w, compute_uv=False), rtol=1e-10)
+
+
+def _measures(ev: np.ndarray) -> dict:
+    """n above tau, effective rank and participation ratio of descending eigenvalues, by hand."""
+    from collapse_lab.spectra.functional import DEFAULT_TAU
+
+    q = ev[ev > 1e-12 * ev[0]] / ev[ev > 1e-12 * ev[0]].sum()
+    return {"n_significant": int((ev > DEFAULT_TAU).sum()), "effective_rank": float(np.exp(-(q * np.log(q)).sum())),
+            "participation_ratio": float(ev.sum() ** 2 / (ev ** 2).sum())}
+
+
+def test_probe_layers_log_what_a_hand_written_extraction_of_the_stored_models_gives(tmp_path):
+    """train --probe-layers (issue 50 item 3): each round's per-layer measures of the global
+    model and of client 0 in metrics.jsonl equal numpy's, from this test's own hooks on the
+    stored checkpoints over the probe set; --probe 0 with it is one line."""
+    from click.testing import CliRunner
+
+    from collapse_lab.analysis.features import FeatureSource
+    from collapse_lab.api import open_store
+    from collapse_lab.cli import cli
+    from tests.test_layerwise import _hand
+
+    args = ["train", "--alpha", "0.1", "--rounds", "2", "--clients", "3", "--local-epochs", "1"]
+    res = CliRunner().invoke(cli, [*args, "--probe", "150", "--store", str(tmp_path / "ck"), "--probe-layers"])
+    assert res.exit_code == 0, res.output
+    run, = open_store(tmp_path / "ck")
+    events = run.metrics("probe_layers")
+    assert [(e["round"], e["model"]) for e in events] == [(0, "global"), (1, "client_0"), (1, "global"),
+                                                          (2, "client_0"), (2, "global")]
+    fs = FeatureSource()
+    ds, _ = fs.dataset(run.config)
+    x = ds.to_float(ds.test_x[probe_indices(len(ds.test_y), 150, 0)], torch.float64)
+    for e in events:
+        model = fs.model(run.dir, e["round"], 0 if e["model"] == "client_0" else None)
+        ref = _hand(model, x, list(e["layers"]))
+        assert list(e["layers"])[-1] == "z" and len(e["layers"]) >= 2
+        for name, got in e["layers"].items():
+            want = _measures(ref[name])
+            assert got["width"] == len(ref[name]) and got["n_significant"] == want["n_significant"], (e, name)
+            for m in ("effective_rank", "participation_ratio"):
+                assert np.isclose(got[m], want[m], rtol=1e-7), (e["round"], e["model"], name, m)
+    bad = CliRunner().invoke(cli, [*args, "--probe", "0", "--probe-layers", "--store", str(tmp_path / "b")])
+    assert bad.exit_code == 2 and "--probe-layers" in bad.output and "--probe N" in bad.output
+    assert len(bad.output.strip().splitlines()) == 1 and not (tmp_path / "b").exists()
