@@ -74,15 +74,11 @@ class Run:
         the layer's output, descending float64; their numerical floor; the layer's width),
         for the global model (or ``client``'s) of round ``r`` (default: the last). ``layers``:
         names of ``model.named_modules()`` and ``"z"`` (default: the model's blocks, else its
-        activations, then z); convolutional maps are pooled per channel."""
+        activations, then z); convolutional maps are pooled per channel; cached beside the store."""
         from .analysis.features import FeatureSource
-        from .layerwise import layer_spectra
 
         fs = FeatureSource(split=split, device=device, model_factory=model_factory)
-        r = self.rounds_complete if r is None else r
-        ds, _ = fs.dataset(self.config)
-        return layer_spectra(fs.model(self.dir, r, client), getattr(ds, f"{split}_x"), layers, ds.to_float, fs.device,
-                             fs.batch_size)
+        return fs.layers(self.dir, self.rounds_complete if r is None else r, client, layers)
 
 
 def open_run(path) -> Run:

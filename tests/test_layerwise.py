@@ -44,7 +44,8 @@ def _hand(model: nn.Module, x: torch.Tensor, names: list[str]) -> dict[str, np.n
     hs = []
     for n in names:
         if n == Z:
-            hs.append(m.classifier.register_forward_pre_hook(lambda mod, a, n=n: got[n].append(a[0].numpy().copy())))
+            last = [mod for mod in m.modules() if isinstance(mod, nn.Linear)][-1]  # the classifier
+            hs.append(last.register_forward_pre_hook(lambda mod, a, n=n: got[n].append(a[0].numpy().copy())))
         else:
             hs.append(mods[n].register_forward_hook(lambda mod, a, o, n=n: got[n].append(o.numpy().copy())))
     with torch.no_grad():

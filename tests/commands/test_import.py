@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 import torch
 from click.testing import CliRunner
@@ -13,6 +14,7 @@ import collapse_lab as cl
 from collapse_lab.cli import cli
 from collapse_lab.data import load_dataset
 from tests.test_api import TinyResNet, _trained_tiny
+from tests.test_layerwise import _hand
 
 FACTORY = "tests.test_api:tiny_factory"
 
@@ -57,6 +59,17 @@ def test_released_feddecorr_checkpoints_import_and_analyse(tmp_path):
     res = CliRunner().invoke(cli, ["compare", "--store", str(store), "--model-factory", FACTORY,
                                    "--out", str(tmp_path / "fig")])
     assert res.exit_code == 0, res.output
+    # per-layer spectra of the foreign model (issue 50): any module by name, equal to this test's own hooks
+    res = CliRunner().invoke(cli, ["layers", "--store", str(store), "--model-factory", FACTORY, "--json", "--layer",
+                                   "bn1", "--layer", "conv2", "--layer", "z", "--out", str(tmp_path / "fig")])
+    assert res.exit_code == 0, res.output
+    rows = [e for e in json.loads(res.stdout)["layers"] if e["model"] == "global"]
+    assert [e["layer"] for e in rows] == ["bn1", "conv2", "z"] and [e["width"] for e in rows] == [6, 6, 6]
+    ref = _hand(g, x, ["bn1", "conv2", "z"])
+    for e in rows:
+        q = ref[e["layer"]][ref[e["layer"]] > 1e-12 * ref[e["layer"]][0]]
+        q = q / q.sum()
+        assert abs(e["effective_rank"] - float(np.exp(-(q * np.log(q)).sum()))) < 1e-7 * e["effective_rank"], e
 
 
 def test_per_round_checkpoints_keep_their_round_numbers(tmp_path):

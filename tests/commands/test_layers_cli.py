@@ -32,7 +32,11 @@ def test_layers_json_and_heatmap(store):
     # 3 rounds x (global + client 0) x every layer
     assert len(rows) == 3 * 2 * len(layers)
     assert all(e["n_significant"] <= e["width"] and 1 <= e["effective_rank"] <= e["width"] + 1e-9 for e in rows)
-    assert all(p.endswith((".png", ".pdf")) for p in out["figures"]) and len(out["figures"]) == 2
+    # the heatmap and the layers' spectra at the first and last rounds, each as pdf and png
+    assert all(p.endswith((".png", ".pdf")) for p in out["figures"]) and len(out["figures"]) == 4
+    assert out["computed"] == 6  # 3 rounds x 2 models, one forward pass each
+    again = invoke("layers", "--store", str(store / "ck"), "--rounds", "all", "--out", str(store / "f"), "--json")
+    assert json.loads(again.stdout)["computed"] == 0 and json.loads(again.stdout)["layers"] == rows  # the cache
     spec = invoke("spectrum", "--store", str(store / "ck"), "--out", str(store / "g"), "--json")
     assert spec.exit_code == 0, spec.output
     by = {e["model"]: e for e in json.loads(spec.stdout)["spectra"]}  # round 3, global and client_0
@@ -45,7 +49,8 @@ def test_layers_json_and_heatmap(store):
 
 def test_layers_bad_input_is_one_line(store):
     for args, msg in ((["--layer", "nope"], "--layer 'nope'"), (["--rounds", "2", "--round", "1"], "--round has no effect"),
-                      (["--feature-dtype", "float32"], "--feature-dtype")):
+                      (["--feature-dtype", "float32"], "--feature-dtype"),
+                      (["--rounds", "2:3", "--spectra-at", "1"], "--spectra-at '1'")):
         res = invoke("layers", "--store", str(store / "ck"), "--out", str(store / "h"), *args)
         assert res.exit_code == 2 and msg in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output
 

@@ -166,23 +166,40 @@ class FeatureSource:
             model.load_state_dict(run.load_state(r, client, model, extra_ok=True))
         return model
 
-    def features(self, run: RunDir, r: int, client: int | None = None) -> torch.Tensor:
-        cfg = run.config
-        ds, fp = self.dataset(cfg)
-        how = f"{cfg.model}" + (f"|{self.factory_spec}|{self.layer}" if self.factory or self.layer else "")
-        x = getattr(ds, f"{self.split}_x")
-        model = self.architecture(cfg, ds)
-        # the checkpoint is opened and loaded under the run's read lock (as ``model``), after
-        # the features cache was asked: a cached representation needs no model
+    def _lookup(self, run: RunDir, r: int, client: int | None, what: str, fp: str):
+        """The cache key of ``what`` computed from a stored model (its checkpoint's content,
+        the model, the data, the split, the dtype) and the cached tensors or None; asked
+        under the run's read lock, so a cached entry needs no model."""
+        how = f"{run.config.model}" + (f"|{self.factory_spec}|{self.layer}" if self.factory or self.layer else "")
         with retention.read_lock(run.path):
             retention.check_readable_round(run, r, client)
             self.check_stored(run, r, client)
             sha = run.checkpoint_sha256(r, client)
-            key = hashlib.sha256(f"{sha}|{how}|{fp}|{self.split}|{self.dtype}".encode()).hexdigest()[:32]
-            cache = run.features_cache()
-            if self.use_cache and (z := cache.get(key)) is not None:
-                return z
-            model.load_state_dict(run.load_state(r, client, model, extra_ok=True))
+            key = hashlib.sha256(f"{sha}|{how}|{fp}|{self.split}|{self.dtype}{what}".encode()).hexdigest()[:32]
+            got = run.features_cache().get_all(key) if self.use_cache else None
+        return key, got
+
+    def _store(self, run: RunDir, r: int, client: int | None, key: str, tensors: dict) -> None:
+        if not self.use_cache:
+            return
+        cache = run.features_cache()
+        try:
+            cache.put_all(key, tensors, {"checkpoint": f"{run.path}/{run.checkpoint_name(r, client)}",
+                                         "split": self.split})
+        except OSError as e:  # a read-only store (a mount, permissions): analyse without the cache
+            self.use_cache = False
+            import sys
+
+            print(f"warning: {cache.folder} is not writable ({e.strerror or type(e).__name__}); representations "
+                  "are computed without the feature cache", file=sys.stderr)
+
+    def features(self, run: RunDir, r: int, client: int | None = None) -> torch.Tensor:
+        ds, fp = self.dataset(run.config)
+        key, got = self._lookup(run, r, client, "", fp)
+        if got is not None and "z" in got:
+            return got["z"]
+        model = self.model(run, r, client)
+        x = getattr(ds, f"{self.split}_x")
         if self.factory is not None or self.layer is not None:  # a model from elsewhere, or another layer
             from .hooks import features
 
@@ -194,13 +211,29 @@ class FeatureSource:
             raise CollapseLabError(f"{run.path.name}: the {'global' if client is None else f'client {client}'} model "
                                    f"of round {r} gives non-finite representations (the run diverged); analyse an "
                                    "earlier --round or another run")
-        if self.use_cache:
-            try:
-                cache.put(key, z, {"checkpoint": f"{run.path}/{run.checkpoint_name(r, client)}", "split": self.split})
-            except OSError as e:  # a read-only store (a mount, permissions): analyse without the cache
-                self.use_cache = False
-                import sys
-
-                print(f"warning: {cache.folder} is not writable ({e.strerror or type(e).__name__}); representations "
-                      "are computed without the feature cache", file=sys.stderr)
+        self._store(run, r, client, key, {"z": z})
         return z
+
+    def layers(self, run: RunDir, r: int, client: int | None = None,
+               layers: list[str] | None = None) -> dict[str, tuple[torch.Tensor, float, int]]:
+        """Per layer, the spectrum of a stored model's layer on the split
+        (``layerwise.layer_spectra``: name -> singular values, floor, width), cached like z
+        and keyed also by the layers asked for (convolutional maps pooled per channel)."""
+        import json
+
+        from ...layerwise import layer_spectra
+
+        ds, fp = self.dataset(run.config)
+        key, got = self._lookup(run, r, client, f"|layers|gap|{json.dumps(list(layers or []))}", fp)
+        if got is not None and "names" in got:
+            names = json.loads(bytes(got["names"].tolist()).decode())
+            return {n: (got[f"sv.{i}"], float(got["floor"][i]), int(got["width"][i])) for i, n in enumerate(names)}
+        out = layer_spectra(self.model(run, r, client), getattr(ds, f"{self.split}_x"), list(layers or []) or None,
+                            ds.to_float, self.device, self.batch_size)
+        self.computed += 1
+        tensors = {f"sv.{i}": sv for i, (sv, _, _) in enumerate(out.values())}
+        tensors.update(names=torch.tensor(list(json.dumps(list(out)).encode()), dtype=torch.uint8),
+                       floor=torch.tensor([f for _, f, _ in out.values()], dtype=torch.float64),
+                       width=torch.tensor([w for *_, w in out.values()], dtype=torch.int64))
+        self._store(run, r, client, key, tensors)
+        return out
