@@ -126,8 +126,9 @@ def _explicit(ctx: click.Context, params: dict) -> dict:
                                                  "(another configuration, a diverged run), after saying what it replaces.")
 @click.option("--resume", is_flag=True, help="Continue unfinished runs from their last complete round, and extend complete "
                                               "runs to a larger --rounds (bit-identical on CPU).")
-@click.option("--log", "log_to", nargs=2, metavar="KIND DIR", default=None,
-              help="Also write each run's metrics as event files when it is trained: tensorboard DIR.")
+@click.option("--log", "log_to", nargs=2, multiple=True, metavar="KIND DIR",
+              help="Also log each run's metrics as its rounds end: tensorboard DIR (event files) or wandb DIR (a W&B "
+                   "run, offline unless WANDB_MODE=online); repeatable.")
 @time_limit_option
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary of the runs on stdout.")
 @click.pass_context
@@ -140,8 +141,12 @@ def train(ctx, **params):
 
     if params["resume"] and params["overwrite"]:
         raise CollapseLabError("--resume and --overwrite contradict each other; choose one")
-    log_to = params.pop("log_to", None)
-    _check_log(log_to)
+    log_to = params.pop("log_to", ())
+    if log_to:
+        from .commands.export import check_log
+
+        for kind, folder in log_to:
+            check_log(kind, folder)
     explicit = _explicit(ctx, params)
     if given_data_root(check=False) is not None:  # --data-root, declared once for every command (commands.common)
         explicit["data_root"] = given_data_root(check=False)
@@ -177,22 +182,6 @@ def train(ctx, **params):
         ctx.exit(1)
 
 
-def _check_log(log_to) -> None:
-    """--log KIND DIR: the kind, its package and the folder, checked before anything trains."""
-    if log_to is None:
-        return
-    if log_to[0] != "tensorboard":
-        raise CollapseLabError(f"--log {log_to[0]!r}: the one kind is tensorboard (--log tensorboard DIR)")
-    try:
-        import tensorboard  # noqa: F401  (checked before anything trains)
-    except ImportError:
-        raise CollapseLabError("--log tensorboard needs the tensorboard package: "
-                               "pip install 'collapse-lab[tensorboard]'") from None
-    from .store.paths import check_store_for_writing as check_folder
-
-    check_folder(log_to[1], "--log tensorboard DIR")  # a file or read-only folder: one line, before training
-
-
 def _train_configs(explicit: dict, config_file, store, auto: bool) -> tuple[list, list[str]]:
     """The runs of the options (the one resolver) and the notes of stored runs adopted in the
     other precision (a stored run keeps the precision it trained in when none was chosen)."""
@@ -209,23 +198,24 @@ def _train_configs(explicit: dict, config_file, store, auto: bool) -> tuple[list
 
 class _Report:
     """What train says as its runs end: their summaries, each divergence with its hint, and
-    the TensorBoard export of a finished run (--log)."""
+    the live logs of --log, written as each round is stored."""
 
     def __init__(self, log_to):
         self.log_to, self.summaries, self.diverged, self.bar = log_to, [], [], None
+        self.logs: dict = {}  # (kind, run path) -> its live log (commands.export.live_log)
 
     def __call__(self, ev: dict) -> None:
         p = ev["prepared"]
         if ev["event"] == "start":
             self.bar.set_postfix_str(p.path.name)
             return
+        if ev["event"] == "round":
+            self._logs(p.path, close=False)
+            return
         info = {"alpha": alpha_str(p.config.alpha), "seed": p.config.seed, "resumed_from": p.start}
         self.summaries.append({**ev["summary"], **info})
+        self._logs(p.path, close=True)
         if ev["event"] == "end":
-            if self.log_to is not None:
-                from .commands.export import export_runs
-
-                export_runs(*self.log_to[:1], [p.path], Path(self.log_to[1]))
             return
         e, cfg = ev["error"], p.config  # diverged: the other runs go on; the command exits 1 at the end
         hint = f"lower --lr (now {cfg.lr:g})" + (f" or --beta (now {cfg.beta:g})" if cfg.reg != "none" else "")
@@ -233,6 +223,24 @@ class _Report:
             hint = f"lower --server-lr (now {cfg.method_options['server_lr']:g}) or --lr (now {cfg.lr:g})"
         click.echo(f"diverged: {e}; rounds up to {e.round - 1} are stored; {hint}", err=True)
         self.diverged.append(p.path.name)
+
+    def _logs(self, path: Path, close: bool) -> None:
+        """Every round stored since the last call into each live log of the run; at its end, closed."""
+        from .commands.export import live_log
+        from .store import RunDir
+
+        for kind, folder in self.log_to:
+            log = self.logs.get((kind, path)) or self.logs.setdefault((kind, path), live_log(kind, folder, path))
+            log.update(RunDir(path))
+            if close:
+                log.close()
+                del self.logs[(kind, path)]
+
+    def close(self) -> None:
+        """An interrupted run's logs: what was stored is written."""
+        for log in self.logs.values():
+            log.close()
+        self.logs.clear()
 
 
 def _train_prepared(ctx, prepared, report: _Report, params: dict, t0: float) -> None:
@@ -268,6 +276,7 @@ def _train_prepared(ctx, prepared, report: _Report, params: dict, t0: float) -> 
                                    "seconds": round(time.time() - t0, 2)}, indent=2))
         ctx.exit(exit_status(e.signame))
     finally:
+        report.close()  # an interrupted run's live logs keep what was stored
         _restore_handlers(old_handlers)
 
 

@@ -1,20 +1,18 @@
-"""A run's metrics as TensorBoard event files (``collapse-lab export tensorboard``,
-``train --log tensorboard DIR``): per round the global model's numbers, each client's local
-loss per epoch, and the probe's spectrum summaries (n above tau among the logged top 100, and
-the measures of ``spectra.measures.PROBED``) with the logged spectrum as a histogram of its log10 singular values. One
-sub-folder per run, named as the run. Needs the ``tensorboard`` package (the extra)."""
+"""A run's metrics as TensorBoard event files (``collapse-lab export tensorboard``, and
+``train --log tensorboard DIR`` as each round ends): per round the global model's numbers,
+each client's local loss per epoch, the probe's spectrum summaries (n above tau among the
+logged top 100, and the measures of ``spectra.measures.PROBED``) with the logged spectrum as
+a histogram of its log10 singular values, and under ``--probe-layers`` each layer's measures
+and the layer x round heatmap as an image (``analysis.run_log``: the tags). One sub-folder
+per run, named as the run. Needs the ``tensorboard`` package (the extra)."""
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from ..errors import CollapseLabError
 from ..spectra.functional import DEFAULT_TAU
-from ..spectra.measures import PROBED
 from ..store import RunDir
-
-ROUND_KEYS = ("test_acc", "test_loss", "seconds", "local_seconds")
-PROBE_KEYS = {f"probe_{m}": f"spectrum/{m}" for m in PROBED}  # the probe's measures (spectra.measures)
+from .run_log import HEATMAP, RoundFeed, heatmap_rgb, layer_rows, points
 
 
 def _writer(logdir: Path):
@@ -28,44 +26,49 @@ def _writer(logdir: Path):
 def tag_values(run: RunDir, tau: float = DEFAULT_TAU) -> dict[str, list[tuple[int, float]]]:
     """The scalars a run's export holds: tag -> [(step, value)] (step: the round; for local
     losses round * 1000 + epoch), read from metrics.jsonl."""
-    import numpy as np
-
     out: dict[str, list[tuple[int, float]]] = {}
-
-    def add(tag, step, v):
-        if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
-            out.setdefault(tag, []).append((int(step), float(v)))
-
     for e in run.metrics():
-        kind, r = e.get("event"), e.get("round")
-        if kind == "round":
-            for k in ROUND_KEYS:
-                add(f"global/{k}", r, e.get(k))
-        elif kind == "local_epoch":
-            add(f"client_{e['client']}/loss", r * 1000 + e["epoch"], e.get("loss"))
-        elif kind == "probe":
-            for k, tag in PROBE_KEYS.items():
-                add(tag, r, e.get(k))
-            if e.get("probe_sv"):
-                add(f"spectrum/n_above_tau_{tau:g}", r, int((np.asarray(e["probe_sv"]) > tau).sum()))
+        for tag, step, v in points(e, tau):
+            out.setdefault(tag, []).append((step, v))
     return out
+
+
+class Board:
+    """One run's event files under ``logdir/<run>``, written round by round (``update`` after
+    each round; the first call writes every round stored so far). Event files an earlier
+    start left there are replaced, so a resumed run's folder holds each round once."""
+
+    def __init__(self, logdir: Path, run_name: str, tau: float = DEFAULT_TAU):
+        self.folder, self.tau, self.name, self.feed = Path(logdir) / run_name, tau, run_name, RoundFeed()
+        for old in self.folder.glob("events.out.tfevents.*"):
+            old.unlink()
+        self.w = _writer(self.folder)
+
+    def update(self, run: RunDir) -> None:
+        import numpy as np
+
+        fresh = self.feed.new(run)
+        for e in fresh:
+            for tag, step, v in points(e, self.tau):
+                self.w.add_scalar(tag, v, step)
+            if e.get("event") == "probe" and e.get("probe_sv"):
+                sv = np.asarray(e["probe_sv"], dtype=np.float64)
+                self.w.add_histogram("spectrum/log10_singular_values",
+                                     np.log10(np.maximum(sv, e.get("probe_floor") or 1e-300)), e["round"])
+        if any(e.get("event") == "probe_layers" for e in fresh):  # the heatmap of every round so far
+            self.w.add_image(f"layers/{HEATMAP}", heatmap_rgb(layer_rows(self.feed.layers, self.name), self.name),
+                             self.feed.done, dataformats="HWC")
+        self.w.flush()
+
+    def close(self) -> None:
+        self.w.close()
 
 
 def export(run: RunDir, logdir: Path, tau: float = DEFAULT_TAU) -> Path:
     """Write one run's event files under ``logdir/<run>``; returns that folder."""
-    import numpy as np
-
-    folder = Path(logdir) / run.path.name
-    w = _writer(folder)
+    board = Board(logdir, run.path.name, tau)
     try:
-        for tag, points in tag_values(run, tau).items():
-            for step, v in points:
-                w.add_scalar(tag, v, step)
-        for e in run.metrics():
-            if e.get("event") == "probe" and e.get("probe_sv"):
-                sv = np.asarray(e["probe_sv"], dtype=np.float64)
-                w.add_histogram("spectrum/log10_singular_values", np.log10(np.maximum(sv, e.get("probe_floor") or 1e-300)),
-                                e["round"])
+        board.update(run)
     finally:
-        w.close()
-    return folder
+        board.close()
+    return board.folder

@@ -9,14 +9,33 @@ import click
 from ..errors import CollapseLabError
 
 
-def export_runs(kind: str, paths: list[Path], logdir: Path) -> list[str]:
-    """Write the event files of the runs at ``paths`` (``kind``: tensorboard); their folders."""
-    from ..analysis.tensorboard import export
+LOG_KINDS = ("tensorboard", "wandb")
+
+
+def check_log(kind: str, folder: str) -> None:
+    """``--log KIND DIR``: the kind, its package and the folder, checked before anything trains."""
+    from ..store.paths import check_store_for_writing
+
+    if kind not in LOG_KINDS:
+        raise CollapseLabError(f"--log {kind!r}: the kinds are tensorboard and wandb (--log tensorboard DIR)")
+    try:
+        __import__("tensorboard" if kind == "tensorboard" else "wandb")  # checked before anything trains
+    except ImportError:
+        raise CollapseLabError(f"--log {kind} needs the {kind} package: pip install 'collapse-lab[{kind}]'") from None
+    check_store_for_writing(folder, f"--log {kind} DIR")  # a file or read-only folder: one line, before training
+
+
+def live_log(kind: str, folder: Path, run_path: Path):
+    """A run's live log of ``kind`` under ``folder``: ``update(run)`` after each round, ``close()``."""
     from ..store import RunDir
 
-    if kind != "tensorboard":
-        raise CollapseLabError(f"--log {kind!r}: the one kind is tensorboard")
-    return [str(export(RunDir(p), Path(logdir))) for p in paths]
+    if kind == "tensorboard":
+        from ..analysis.tensorboard import Board
+
+        return Board(Path(folder), run_path.name)
+    from ..analysis.wandb_log import WandbLog
+
+    return WandbLog(Path(folder), RunDir(run_path))
 
 
 @click.command("export", short_help="Write a store's metrics as TensorBoard event files.")
@@ -34,6 +53,8 @@ def export_cmd(kind, store, out, as_json):
     if not runs:
         raise CollapseLabError(f"no runs in {store}; train some first (collapse-lab train --store {store})")
     check_store_for_writing(out, "--out")  # a read-only or file target: one line, exit 2, before anything is written
-    folders = export_runs(kind, [r.path for r in runs], Path(out))
+    from ..analysis.tensorboard import export
+
+    folders = [str(export(r, Path(out))) for r in runs]
     click.echo(json.dumps({"folders": folders}, indent=1) if as_json else
                f"{len(folders)} run(s) written to {out}; view with: tensorboard --logdir {out}")

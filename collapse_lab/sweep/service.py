@@ -152,7 +152,8 @@ def train_here(prepared: list, on_step=None, log=None, stop=None,
                report: Callable[[dict], None] | None = None) -> None:
     """Train the runs ``begin`` prepared, one after another in this process; the locks are
     released at the end however it ends. Events to ``report``: {"event": "start",
-    "prepared"} and {"event": "end", "prepared", "summary"}; a run that diverges ends with
+    "prepared"}, {"event": "round", "prepared", "round"} as each round is stored, and
+    {"event": "end", "prepared", "summary"}; a run that diverges ends with
     "event" "diverged", its summary (status, round, client, what) and the "error", and the
     others go on. ``training.stops.Interrupted`` (Ctrl-C, SIGTERM, the time limit)
     propagates after the current client."""
@@ -166,7 +167,8 @@ def train_here(prepared: list, on_step=None, log=None, stop=None,
         for p in todo:
             report({"event": "start", "prepared": p})
             try:
-                summary = train_run(p, on_step=on_step, log=log, stop=stop)
+                summary = train_run(p, on_step=on_step, log=log, stop=stop,
+                                    on_round=lambda r, p=p: report({"event": "round", "prepared": p, "round": r}))
             except Diverged as e:  # the other runs go on
                 report({"event": "diverged", "prepared": p, "error": e, "summary": {
                     "run": str(p.path), "status": "diverged", "diverged_round": e.round, "client": e.client,

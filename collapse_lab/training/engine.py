@@ -57,6 +57,7 @@ class RunContext:
     on_step: Callable[[], None] | None = None
     log: Callable[[str], None] | None = None
     probe: Probe | None = None  # the global spectrum on a fixed probe set, logged each round
+    on_round: Callable[[int], None] = lambda r: None  # told each round once it is stored (live logs: train --log)
     # train_seconds of the starts before this one (a resumed run sums every start) and when this one began
     seconds_before: float = 0.0
     t0: float = field(default_factory=time.time)
@@ -69,6 +70,14 @@ class RunContext:
         return self.p.config
 
 
+def _make_probe(cfg, ds, device) -> Probe | None:
+    """The probe on its fixed, seeded test samples (``training.probe``); None with --probe 0."""
+    if cfg.probe == 0:
+        return None
+    return Probe(ds.test_x[probe_indices(len(ds.test_y), cfg.probe, cfg.seed)].to(device), ds.to_float,
+                 cfg.eval_batch_size)
+
+
 class Session:
     """One run being trained: everything before its rounds (model, method, lanes, the run
     folder created or reopened), its rounds as a generator, and the end. ``train`` drives
@@ -77,7 +86,7 @@ class Session:
 
     def __init__(self, p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[[str], None] | None = None,
                  keep_memory: bool = True, stop: StopFlag | None = None, faults: Faults | None = None,
-                 extra: dict | None = None):
+                 extra: dict | None = None, on_round: Callable[[int], None] | None = None):
         cfg, ds, part = p.config, p.dataset, p.partition
         device = resolve_device(cfg.device)
         faults = faults if faults is not None else Faults.from_env()
@@ -103,10 +112,7 @@ class Session:
                 "feature_dim": model.feature_dim, "client_sizes": part.sizes.tolist(), "device": str(device),
                 "parallel_clients": plan.lanes, "cuda_graphs": plan.capture, "stacked": 1,
                 **({"domains": list(ds.domains)} if ds.domains and len(ds.domains) <= 100 else {}), **(extra or {})}
-        probe = None
-        if cfg.probe > 0:
-            probe = Probe(ds.test_x[probe_indices(len(ds.test_y), cfg.probe, cfg.seed)].to(device), ds.to_float,
-                          cfg.eval_batch_size)
+        probe = _make_probe(cfg, ds, device)
         take_lock(p)  # one writer per run (store.lock); released when the session ends
         self.writer = writer = AsyncWriter()
         self.global_state = cpu_state(model.state_dict())
@@ -135,7 +141,8 @@ class Session:
         self.t0 = time.time()
         self.ctx = RunContext(p, run, model, method, lanes, eval_data, ds.train_x.to(device), ds.train_y.to(device),
                               [torch.from_numpy(ix).to(device) for ix in part.client_indices], stop or StopFlag(),
-                              faults, on_step, log, probe, seconds_before=self.seconds_before, t0=self.t0)
+                              faults, on_step, log, probe, on_round or (lambda r: None),
+                              seconds_before=self.seconds_before, t0=self.t0)
 
     def rounds(self) -> Generator[list[Job], Iterator[Trained], dict]:
         """Yields each round's jobs, takes back the trained clients (``Trained`` in job
@@ -161,11 +168,13 @@ class Session:
 
 
 def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[[str], None] | None = None,
-          keep_memory: bool = True, stop: StopFlag | None = None, faults: Faults | None = None) -> dict:
+          keep_memory: bool = True, stop: StopFlag | None = None, faults: Faults | None = None,
+          on_round: Callable[[int], None] | None = None) -> dict:
     """Run all rounds of one prepared run into its run directory; returns a summary.
     ``keep_memory``: let the process keep freed host memory for reuse
-    (``fast.keep_host_memory``); ``faults``: default ``Faults.from_env()``, read now."""
-    s = Session(p, on_step, log, keep_memory, stop, faults)
+    (``fast.keep_host_memory``); ``faults``: default ``Faults.from_env()``, read now;
+    ``on_round(r)``: called once round r is stored."""
+    s = Session(p, on_step, log, keep_memory, stop, faults, on_round=on_round)
     cfg, ctx = p.config, s.ctx
     rounds = s.rounds()
     with fastpath.no_tf32() if cfg.precision == "fp32" else contextlib.nullcontext():
@@ -281,6 +290,7 @@ def _rounds(ctx: RunContext, global_state: dict) -> Generator[list[Job], Iterato
         # so the state a resume needs is never deleted before a newer round is recorded.
         run.update(rounds_complete=r, train_seconds=ctx.train_seconds())  # a later start adds its own
         run.prune(r, keep_global, keep, cfg.rounds)
+        ctx.on_round(r)  # live logs (train --log) read the stored round
         longest = max(longest, time.time() - t_round)
         ctx.stop.longest_round = max(ctx.stop.longest_round, longest)
         if ctx.log:
