@@ -140,6 +140,33 @@ def run_section(run, fs, tau: float) -> tuple[dict, str]:
                   + (f"<p>CKA(client, global), last round: {html.escape(cka_txt)}</p>" if cka_txt else ""))
 
 
+def layers_section(run, fs, tau: float) -> tuple[list[dict], str]:
+    """Where in the network collapse stands at the last round (``collapse-lab layers``): each
+    layer's measures for the global model, and the layer x round heatmap of the effective rank
+    where training logged it (``train --probe-layers``)."""
+    from ..analysis.run_log import HEATMAP, heatmap_rgb, layer_rows
+    from ..spectra.measures import PER_LAYER
+    from .layers import model_layers
+
+    r = int(run.meta.get("rounds_complete", 0))
+    try:
+        rows, _ = model_layers(fs, run, r, None, (), tau)
+    except CollapseLabError as e:  # a model the layers cannot be read from: said, the page goes on
+        return [], f"<p>layers not read: {html.escape(str(e))}</p>"
+    part = (f"<p>Each layer of the global model, round {r} (<code>collapse-lab layers</code>):</p>"
+            + table(["layer", "width", *PER_LAYER], [[e["layer"], e["width"], *(e[m] for m in PER_LAYER)]
+                                                     for e in rows]))
+    logged = layer_rows(run.metrics(), run.path.name)
+    if logged:
+        from PIL import Image
+
+        buf = io.BytesIO()
+        Image.fromarray(heatmap_rgb(logged, f"{run.path.name}: {HEATMAP} (train --probe-layers)")).save(buf, "png")
+        part += (f"<img alt='layers of {html.escape(run.path.name)}' src='data:image/png;base64,"
+                 f"{base64.b64encode(buf.getvalue()).decode()}'>")
+    return rows, part
+
+
 @click.command("report", short_help="One self-contained HTML page per run store.")
 @click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False), help="Run store.")
 @click.option("--figures", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False),
@@ -172,8 +199,9 @@ def report_cmd(store, fig_dir, out, tau, device, as_json):
     for i, run in enumerate(runs, 1):
         click.echo(f"report: run {i}/{len(runs)} {run.path.name}", err=True)
         nums, part = run_section(run, fs, tau)
-        numbers.append({"run": run.path.name, **nums})
-        parts.append(part)
+        layer_nums, layer_part = layers_section(run, fs, tau) if "error" not in nums else ([], "")
+        numbers.append({"run": run.path.name, **nums, "layers": layer_nums})
+        parts.append(part + layer_part)
     figs = sorted(Path(fig_dir).glob("*.png")) if Path(fig_dir).is_dir() else []
     if figs:
         parts.append("<h2>Figures</h2>" + "".join(

@@ -46,6 +46,12 @@ def test_the_report_is_self_contained_and_carries_the_analysis_numbers(store, tm
         assert (r["dead_units"], r["n_significant"]) == (g["dead_units"], g["n_significant"])
         assert r["rankme"] == pytest.approx(g["rankme"]) and r["stable_rank"] == pytest.approx(g["stable_rank"])
         assert {str(k) for k in r["cka_with_global"]} == {"0", "1", "2", "3"}  # the four clients of the last round
+    # each run's layers are the layers command's (global model, last round)
+    lay = json.loads(invoke("layers", "--store", str(store), "--out", str(tmp_path / "l"), "--json").stdout)["layers"]
+    for r in rep["runs"]:
+        want = [{k: e[k] for k in ("layer", "width", "n_significant", "effective_rank", "participation_ratio")}
+                for e in lay if e["run"] == r["run"] and e["model"] == "global"]
+        assert r["layers"] == want and want[-1]["layer"] == "z"
     res = invoke("report", "--store", str(tmp_path / "empty"), "--out", str(tmp_path / "x.html"))
     assert res.exit_code == 2 and not (tmp_path / "x.html").exists()
 
