@@ -41,10 +41,19 @@ def _figures(rows: list[dict], spectra: list[dict], tau: float, split: str, meta
 
 def _plan(selected, rounds_spec, round_, spectra_at) -> list[tuple]:
     """(run, round, whether its spectra are drawn) for every run and chosen round."""
+    from .selection import warn
+
     out = []
     for run in selected:
         last = int(run.meta.get("rounds_complete", 0))
-        rounds = parse_rounds(rounds_spec or str(round_ if round_ is not None else last), last)
+        asked = parse_rounds(rounds_spec or str(round_ if round_ is not None else last), last)
+        rounds = [r for r in asked if run.has_global(r)]  # a retention setting may have pruned some
+        if not rounds:
+            raise CollapseLabError(f"--rounds: {run.path.name} keeps none of rounds {asked} (--keep-global); "
+                                   f"it keeps {[r for r in range(last + 1) if run.has_global(r)]}")
+        if len(rounds) < len(asked):
+            warn(f"{run.path.name}: rounds {sorted(set(asked) - set(rounds))} were not kept (--keep-global); "
+                 "skipped")
         drawn = parse_rounds(spectra_at, last) if spectra_at else sorted({rounds[0], rounds[-1]})
         if not set(drawn) <= set(rounds):
             raise CollapseLabError(f"--spectra-at {spectra_at!r}: round(s) {sorted(set(drawn) - set(rounds))} are "

@@ -70,3 +70,15 @@ def test_the_api_gives_the_commands_numbers(store):
         sv, floor, width = got[e["layer"]]
         assert width == e["width"] and math.isclose(value("effective_rank", Inputs(sv, floor)), e["effective_rank"],
                                                     rel_tol=1e-12)
+
+
+def test_rounds_a_retention_setting_pruned_are_skipped_with_a_warning(tmp_path):
+    res = invoke("train", *tiny_train_args(epochs=1, rounds=3, clients=3, alpha="0.5"), "--keep-global", "every:2",
+                 "--store", str(tmp_path / "ck"))
+    assert res.exit_code == 0, res.output
+    res = invoke("layers", "--store", str(tmp_path / "ck"), "--rounds", "all", "--out", str(tmp_path / "f"), "--json")
+    assert res.exit_code == 0, res.output
+    assert sorted({e["round"] for e in json.loads(res.stdout)["layers"]}) == [2, 3]  # round 1 was pruned
+    assert "rounds [1] were not kept (--keep-global); skipped" in res.stderr
+    res = invoke("layers", "--store", str(tmp_path / "ck"), "--rounds", "1", "--out", str(tmp_path / "f"))
+    assert res.exit_code == 2 and "keeps none of rounds [1]" in res.stderr and "it keeps [0, 2, 3]" in res.stderr

@@ -1,0 +1,73 @@
+"""Issue 50's finding, from `collapse-lab layers --json` outputs (docs/analyses.md, "Where
+collapse starts"): per layer of one network, over 3 seeds (paired by seed),
+
+- the collapse ratio erank(alpha 0.01) / erank(alpha inf) of the global model and client 0's
+  local model at the last round, and the first round whose ratio's 95 % interval lies below 1
+  (where and when collapse starts; whether the local model leads the global one);
+- what FedDecorr does there: erank(FedDecorr, alpha 0.01) - erank(FedAvg, alpha 0.01).
+
+    python docs/layers_finding.py LAYERS.json [--json]
+
+Runs are told apart by their reg and alpha; seeds by the run name's _s<k>_."""
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+
+from collapse_lab.analysis.seeds import t_interval
+
+
+def load(path: str) -> dict:
+    """(reg, alpha, seed, model, layer, round) -> effective rank."""
+    out = {}
+    for e in json.load(open(path))["layers"]:
+        seed = int(re.search(r"_s(\d+)_", e["run"]).group(1))
+        out[(e["reg"], str(e["alpha"]), seed, e["model"], e["layer"], e["round"])] = e["effective_rank"]
+    return out
+
+
+def series(d: dict, reg: str, alpha: str, model: str, layer: str, r: int) -> list[float]:
+    return [d[k] for k in sorted(k for k in d if k[:2] == (reg, alpha) and k[3:] == (model, layer, r))]
+
+
+def fmt(m, lo, hi, digits=2) -> str:
+    return f"{m:.{digits}f} [{lo:.{digits}f}, {hi:.{digits}f}]" if not math.isnan(lo) else f"{m:.{digits}f}"
+
+
+def summary(d: dict) -> dict:
+    layers = list(dict.fromkeys(k[4] for k in d))
+    last = max(k[5] for k in d)
+    rounds = sorted({k[5] for k in d if k[5] >= 1})
+    rows = []
+    for layer in layers:
+        row = {"layer": layer}
+        for model in ("global", "client_0"):
+            ratios = {r: [a / b for a, b in zip(series(d, "none", "0.01", model, layer, r),
+                                                 series(d, "none", "inf", model, layer, r))] for r in rounds}
+            row[f"{model}_ratio"] = t_interval(ratios[last])
+            row[f"{model}_onset"] = next((r for r in rounds if len(ratios[r]) > 1 and t_interval(ratios[r])[2] < 1),
+                                         None)
+            row[f"{model}_erank_inf"] = t_interval(series(d, "none", "inf", model, layer, last))
+        dec = [a - b for a, b in zip(series(d, "feddecorr", "0.01", "global", layer, last),
+                                     series(d, "none", "0.01", "global", layer, last))]
+        row["feddecorr_minus_fedavg"] = t_interval(dec) if dec else None
+        rows.append(row)
+    return {"last_round": last, "rows": rows}
+
+
+def markdown(s: dict) -> str:
+    head = ("| layer | erank, alpha inf (global) | ratio 0.01 / inf, global | from round | ratio, client 0 | "
+            "from round | FedDecorr - FedAvg, alpha 0.01 (global) |")
+    lines = [head, "|" + "---|" * 7]
+    for r in s["rows"]:
+        dec = fmt(*r["feddecorr_minus_fedavg"]) if r["feddecorr_minus_fedavg"] else "-"
+        lines.append(f"| {r['layer']} | {fmt(*r['global_erank_inf'], 1)} | {fmt(*r['global_ratio'])} | "
+                     f"{r['global_onset'] or '-'} | {fmt(*r['client_0_ratio'])} | {r['client_0_onset'] or '-'} | {dec} |")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    s = summary(load(sys.argv[1]))
+    print(json.dumps(s, indent=1) if "--json" in sys.argv else markdown(s))
