@@ -62,6 +62,22 @@ def _plan(selected, rounds_spec, round_, spectra_at) -> list[tuple]:
     return out
 
 
+def groups(selected) -> dict:
+    """run path -> its configuration's label (method, regularizer, alpha, beta: its runs differ
+    only in the seed), or the run's name where two configurations would share a label."""
+    from ..analysis.labels import label
+
+    key = {r.path: json.dumps({k: v for k, v in r.config.identity().items() if k != "seed"}, sort_keys=True,
+                              default=str) for r in selected}
+    lab = {}
+    for r in selected:
+        m = r.meta
+        lab[key[r.path]] = label({"method": m.get("method"), "reg": m.get("reg"), "alpha": m.get("alpha"),
+                                  **({"beta": m.get("beta")} if m.get("reg") not in (None, "none") else {})})
+    unique = len(set(lab.values())) == len(lab)
+    return {r.path: lab[key[r.path]] if unique else r.path.name for r in selected}
+
+
 @click.command("layers", short_help="Per-layer covariance spectra over rounds: where collapse starts.")
 @common_options(foreign_layer=False)
 @click.option("--rounds", "rounds_spec", default=None, help="Rounds: all, A:B or A,B,C (default: the last, or --round).")
@@ -84,14 +100,14 @@ def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
     fs = feature_source(split=split, device=device)
     plan = _plan(selected, rounds_spec, round_, spectra_at)
-    rows, spectra, warned = [], [], set()
+    rows, spectra, warned, group = [], [], set(), groups(selected)
     progress = Progress("layers", len(plan))
     for run, r, drawn in plan:
         for which, k in (("global", None), (f"client_{client}", client)):
             if k is not None and (r < 1 or not local_kept(run, r, k, warned)):
                 continue
-            base = {"run": run.path.name, "alpha": run.meta.get("alpha"), "reg": run.meta.get("reg"), "round": r,
-                    "model": which}
+            base = {"run": run.path.name, "group": group[run.path], "alpha": run.meta.get("alpha"),
+                    "reg": run.meta.get("reg"), "round": r, "model": which}
             got, svs = model_layers(fs, run, r, k, layers, tau)
             rows += [{**base, **e} for e in got]
             spectra += [{**base, "layer": n, "sv": sv, "floor": f} for n, (sv, f) in svs.items()] if drawn else []
