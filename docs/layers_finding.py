@@ -2,11 +2,13 @@
 collapse starts"): per layer of one network, over 3 seeds (paired by seed),
 
 - the collapse ratio erank(alpha 0.01) / erank(alpha inf) of the global model and client 0's
-  local model at the last round, and the first round whose ratio's 95 % interval lies below 1
-  (where and when collapse starts; whether the local model leads the global one);
+  local model at the last round, and the round from which the ratio's 95 % interval lies
+  below 1 in every later round (where and when collapse starts; whether the local model
+  leads the global one);
 - what FedDecorr does there: erank(FedDecorr, alpha 0.01) - erank(FedAvg, alpha 0.01).
 
     python docs/layers_finding.py LAYERS.json [--json]
+    python docs/layers_finding.py --logged RUN_FOLDER... [--json]   (train --probe-layers' events)
 
 Runs are told apart by their reg and alpha; seeds by the run name's _s<k>_."""
 from __future__ import annotations
@@ -19,12 +21,33 @@ import sys
 from collapse_lab.analysis.seeds import t_interval
 
 
+WIDTHS: dict[str, int] = {}
+
+
 def load(path: str) -> dict:
     """(reg, alpha, seed, model, layer, round) -> effective rank."""
     out = {}
     for e in json.load(open(path))["layers"]:
+        WIDTHS[e["layer"]] = e["width"]
         seed = int(re.search(r"_s(\d+)_", e["run"]).group(1))
         out[(e["reg"], str(e["alpha"]), seed, e["model"], e["layer"], e["round"])] = e["effective_rank"]
+    return out
+
+
+def load_logged(folders: list[str]) -> dict:
+    """The same from the probe_layers events of ``train --probe-layers`` (the probe set)."""
+    from collapse_lab.store import RunDir
+
+    out = {}
+    for f in folders:
+        run = RunDir(f)
+        seed = int(re.search(r"_s(\d+)_", run.path.name).group(1))
+        for e in run.metrics():
+            if e.get("event") == "probe_layers":
+                for layer, v in e["layers"].items():
+                    WIDTHS[layer] = v["width"]
+                    out[(run.meta["reg"], str(run.meta["alpha"]), seed, e["model"], layer, e["round"])] = \
+                        v["effective_rank"]
     return out
 
 
@@ -42,13 +65,13 @@ def summary(d: dict) -> dict:
     rounds = sorted({k[5] for k in d if k[5] >= 1})
     rows = []
     for layer in layers:
-        row = {"layer": layer}
+        row = {"layer": layer, "width": WIDTHS.get(layer)}
         for model in ("global", "client_0"):
             ratios = {r: [a / b for a, b in zip(series(d, "none", "0.01", model, layer, r),
                                                  series(d, "none", "inf", model, layer, r))] for r in rounds}
             row[f"{model}_ratio"] = t_interval(ratios[last])
-            row[f"{model}_onset"] = next((r for r in rounds if len(ratios[r]) > 1 and t_interval(ratios[r])[2] < 1),
-                                         None)
+            below = [len(ratios[r]) > 1 and t_interval(ratios[r])[2] < 1 for r in rounds]
+            row[f"{model}_onset"] = next((r for i, r in enumerate(rounds) if all(below[i:])), None)
             row[f"{model}_erank_inf"] = t_interval(series(d, "none", "inf", model, layer, last))
         dec = [a - b for a, b in zip(series(d, "feddecorr", "0.01", "global", layer, last),
                                      series(d, "none", "0.01", "global", layer, last))]
@@ -58,16 +81,17 @@ def summary(d: dict) -> dict:
 
 
 def markdown(s: dict) -> str:
-    head = ("| layer | erank, alpha inf (global) | ratio 0.01 / inf, global | from round | ratio, client 0 | "
-            "from round | FedDecorr - FedAvg, alpha 0.01 (global) |")
+    head = ("| layer | erank, alpha inf (global) | ratio 0.01 / inf, global | below 1 from round | ratio, client 0 | "
+            "below 1 from round | FedDecorr - FedAvg, alpha 0.01 (global) |")
     lines = [head, "|" + "---|" * 7]
     for r in s["rows"]:
         dec = fmt(*r["feddecorr_minus_fedavg"]) if r["feddecorr_minus_fedavg"] else "-"
-        lines.append(f"| {r['layer']} | {fmt(*r['global_erank_inf'], 1)} | {fmt(*r['global_ratio'])} | "
+        lines.append(f"| {r['layer']} ({r['width']}) | {fmt(*r['global_erank_inf'], 1)} | {fmt(*r['global_ratio'])} | "
                      f"{r['global_onset'] or '-'} | {fmt(*r['client_0_ratio'])} | {r['client_0_onset'] or '-'} | {dec} |")
     return "\n".join(lines)
 
 
 if __name__ == "__main__":
-    s = summary(load(sys.argv[1]))
+    args = [a for a in sys.argv[1:] if a != "--json"]
+    s = summary(load_logged(args[1:]) if args[0] == "--logged" else load(args[0]))
     print(json.dumps(s, indent=1) if "--json" in sys.argv else markdown(s))

@@ -95,10 +95,8 @@ def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client
     check_common(tau, client, None)
     if round_ is not None and rounds_spec is not None:
         raise CollapseLabError("--round has no effect with --rounds (which names the rounds); drop one")
-    if feature_dtype != "float64":
-        raise CollapseLabError("--feature-dtype: layers reads every layer in float64; drop the option")
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
-    fs = feature_source(split=split, device=device)
+    fs = feature_source(split=split, dtype=feature_dtype, device=device)
     plan = _plan(selected, rounds_spec, round_, spectra_at)
     rows, spectra, warned, group = [], [], set(), groups(selected)
     progress = Progress("layers", len(plan))

@@ -37,6 +37,13 @@ def test_layers_json_and_heatmap(store):
     assert out["computed"] == 6  # 3 rounds x 2 models, one forward pass each
     again = invoke("layers", "--store", str(store / "ck"), "--rounds", "all", "--out", str(store / "f"), "--json")
     assert json.loads(again.stdout)["computed"] == 0 and json.loads(again.stdout)["layers"] == rows  # the cache
+    # a float32 forward (the covariance still float64): its own cache entries, the same numbers to float32's
+    f32 = invoke("layers", "--store", str(store / "ck"), "--rounds", "all", "--out", str(store / "f"), "--json",
+                 "--feature-dtype", "float32")
+    got = json.loads(f32.stdout)
+    assert got["computed"] == 6 and [e["layer"] for e in got["layers"]] == [e["layer"] for e in rows]
+    assert all(math.isclose(a["effective_rank"], b["effective_rank"], rel_tol=1e-4)
+               for a, b in zip(got["layers"], rows))
     spec = invoke("spectrum", "--store", str(store / "ck"), "--out", str(store / "g"), "--json")
     assert spec.exit_code == 0, spec.output
     by = {e["model"]: e for e in json.loads(spec.stdout)["spectra"]}  # round 3, global and client_0
@@ -49,7 +56,6 @@ def test_layers_json_and_heatmap(store):
 
 def test_layers_bad_input_is_one_line(store):
     for args, msg in ((["--layer", "nope"], "--layer 'nope'"), (["--rounds", "2", "--round", "1"], "--round has no effect"),
-                      (["--feature-dtype", "float32"], "--feature-dtype"),
                       (["--rounds", "2:3", "--spectra-at", "1"], "--spectra-at '1'")):
         res = invoke("layers", "--store", str(store / "ck"), "--out", str(store / "h"), *args)
         assert res.exit_code == 2 and msg in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output

@@ -229,7 +229,7 @@ class FeatureSource:
             names = json.loads(bytes(got["names"].tolist()).decode())
             return {n: (got[f"sv.{i}"], float(got["floor"][i]), int(got["width"][i])) for i, n in enumerate(names)}
         out = layer_spectra(self.model(run, r, client), getattr(ds, f"{self.split}_x"), list(layers or []) or None,
-                            ds.to_float, self.device, self.batch_size)
+                            ds.to_float, self.device, self.batch_size, dtype=DTYPES[self.dtype])
         self.computed += 1
         tensors = {f"sv.{i}": sv for i, (sv, _, _) in enumerate(out.values())}
         tensors.update(names=torch.tensor(list(json.dumps(list(out)).encode()), dtype=torch.uint8),
