@@ -31,7 +31,8 @@ def points(e: dict, tau: float = DEFAULT_TAU) -> list[tuple[str, int, float]]:
         if e.get("probe_sv"):
             out.append((f"spectrum/n_above_tau_{tau:g}", r, int((np.asarray(e["probe_sv"]) > tau).sum())))
     elif kind == "probe_layers":
-        out = [(f"layers/{e['model']}/{layer}/{m}", r, v[m]) for layer, v in e["layers"].items() for m in PER_LAYER]
+        out = [(f"layers/{e['model']}/{layer}/{m}", r, v.get(m)) for layer, v in e["layers"].items()
+               for m in PER_LAYER]
     return [(t, int(s), float(v)) for t, s, v in out
             if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)]
 

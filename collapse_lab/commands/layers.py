@@ -19,10 +19,10 @@ from .spectrum import check_common, common_options, local_kept
 
 def model_layers(fs, run, r: int, client, layers, tau: float) -> tuple[list[dict], dict]:
     """One model's rows (per layer its width and measures) and its spectra (name -> sv, floor)."""
-    from ..spectra.measures import PER_LAYER, Inputs, value
+    from ..spectra.measures import layer_measures
 
     got = fs.layers(run, r, client, list(layers) or None)
-    rows = [{"layer": name, "width": width, **{m: value(m, Inputs(sv, floor, tau)) for m in PER_LAYER}}
+    rows = [{"layer": name, "width": width, **layer_measures(sv, floor, tau)}
             for name, (sv, floor, width) in got.items()]
     return rows, {name: (sv, floor) for name, (sv, floor, _) in got.items()}
 

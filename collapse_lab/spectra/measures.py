@@ -23,8 +23,6 @@ READS = ("spectrum", "top", "z", "classifier")
 # the measures the training probe logs each round as ``probe_<name>`` (``training.probe``;
 # TensorBoard shows them as ``spectrum/<name>``)
 PROBED = ("dead_units", "effective_rank", "stable_rank", "participation_ratio")
-# the measures of each layer's spectrum (``collapse-lab layers``, ``train --probe-layers``)
-PER_LAYER = ("n_significant", "effective_rank", "participation_ratio")
 # the measures of a model that ``report`` tabulates (every measure of the spectrum or z but
 # the two shares, which restate counts)
 REPORTED = ("n_significant", "effective_rank", "participation_ratio", "dead_units", "rankme", "stable_rank",
@@ -126,6 +124,19 @@ def _alpha_req(s: Inputs) -> float:
     from .rank import alpha_req
 
     return alpha_req(s.sv, s.floor)
+
+
+# the measures of each layer's spectrum (``collapse-lab layers``, ``train --probe-layers``): every
+# registered measure that reads the spectrum alone (a layer has no classifier, and its rows are
+# not kept), in registration order
+PER_LAYER = tuple(n for n in MEASURES.names() if MEASURES.info(n)["reads"] in ("spectrum", "top"))
+
+
+def layer_measures(sv: torch.Tensor, floor: float, tau: float = DEFAULT_TAU) -> dict:
+    """The ``PER_LAYER`` measures of one layer's spectrum; a measure the layer is too narrow
+    for (alpha-ReQ reads ranks 11-100) is None, so JSON stays JSON."""
+    s = Inputs(sv, floor, tau)
+    return {m: (None if isinstance(v, float) and v != v else v) for m in PER_LAYER for v in [value(m, s)]}
 
 
 def value(name: str, inputs: Inputs):

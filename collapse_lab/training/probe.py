@@ -25,7 +25,7 @@ import torch
 from ..layerwise import layer_spectra
 from ..linalg import covariance, eigen_spectrum
 from ..spectra.functional import DEFAULT_TAU
-from ..spectra.measures import PER_LAYER, PROBED, Inputs, value
+from ..spectra.measures import PROBED, Inputs, layer_measures, value
 from ..seeds import PURPOSE_PROBE, seed_for
 
 TOP = 100
@@ -80,5 +80,5 @@ class Probe:
         for name, (sv, floor, width) in got.items():
             if not bool(torch.isfinite(sv).all()):
                 raise NonFiniteProbe(f"non-finite covariance of layer {name}")
-            out[name] = {"width": width, **{m: value(m, Inputs(sv, floor, DEFAULT_TAU)) for m in PER_LAYER}}
+            out[name] = {"width": width, **layer_measures(sv, floor, DEFAULT_TAU)}
         return {"layers": out, "tau": DEFAULT_TAU, "seconds": round(time.perf_counter() - t0, 4)}

@@ -69,3 +69,23 @@ def test_a_claim_that_names_an_unknown_measure_is_refused_by_check_specs(tmp_pat
     monkeypatch.setattr(check_specs, "SPECS", tmp_path)
     problems = check_specs.check()
     assert len(problems) == 1 and "'n_sig'" in problems[0] and "n_significant_top" in problems[0], problems
+
+
+def test_a_layer_gets_every_measure_of_its_spectrum_and_null_where_too_narrow():
+    """layer_measures (collapse-lab layers, --probe-layers): every registered measure that
+    reads the spectrum alone, by hand here; alpha-ReQ (ranks 11-100) is None for 8 values."""
+    import math
+
+    import torch
+
+    from collapse_lab.spectra.measures import MEASURES, PER_LAYER, layer_measures
+
+    assert set(PER_LAYER) == {n for n in MEASURES.names() if MEASURES.info(n)["reads"] in ("spectrum", "top")}
+    assert {"n_significant", "effective_rank", "participation_ratio", "stable_rank"} <= set(PER_LAYER)
+    sv = torch.tensor([4.0, 2.0, 1.0, 1.0, 0.5, 0.25, 0.005, 0.0], dtype=torch.float64)
+    got = layer_measures(sv, 1e-12)
+    assert got["alpha_req"] is None and got["n_significant"] == 6
+    assert math.isclose(got["participation_ratio"], 8.755 ** 2 / (16 + 4 + 1 + 1 + 0.25 + 0.0625 + 0.000025))
+    assert math.isclose(got["stable_rank"], 8.755 / 4)
+    p = sv[:7] / sv[:7].sum()
+    assert math.isclose(got["effective_rank"], math.exp(-float((p * p.log()).sum())), rel_tol=1e-12)
