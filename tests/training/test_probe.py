@@ -3,6 +3,7 @@ float64 spectrum of the model's representations on it."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from collapse_lab.training.probe import Probe, probe_indices
@@ -42,6 +43,7 @@ def _measures(ev: np.ndarray) -> dict:
             "participation_ratio": float(ev.sum() ** 2 / (ev ** 2).sum())}
 
 
+@pytest.mark.slow  # trains through the command, end to end
 def test_probe_layers_log_what_a_hand_written_extraction_of_the_stored_models_gives(tmp_path):
     """train --probe-layers (issue 50 item 3): each round's per-layer measures of the global
     model and of client 0 in metrics.jsonl equal numpy's, from this test's own hooks on the
