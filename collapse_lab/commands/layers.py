@@ -35,6 +35,8 @@ def _figures(rows: list[dict], spectra: list[dict], tau: float, split: str, meta
     stem = f"layers_{meta['dataset']}_{meta['model']}"
     paths = save_figure(heatmap_figure(rows, "effective_rank", f"{what}: effective rank of each layer's covariance "
                                        f"({split} set)"), fig_dir, stem)
+    if not spectra:  # --logged: training logs measures, not spectra
+        return paths
     return paths + save_figure(layer_spectra_figure(spectra, tau, f"{what}: each layer's covariance spectrum "
                                                     f"({split} set)"), fig_dir, f"{stem}_spectra")
 
@@ -87,8 +89,10 @@ def groups(selected) -> dict:
 @click.option("--spectra-at", default=None, metavar="ROUNDS",
               help="Rounds whose layer spectra are drawn (all, A:B or A,B,C, among --rounds; default: the first and "
                    "last of --rounds).")
+@click.option("--logged", is_flag=True, help="Read what train --probe-layers logged each round (the probe set, the "
+                                             "global model and client 0) instead of the checkpoints.")
 def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device,
-               fig_dir, as_json, rounds_spec, layers, spectra_at):
+               fig_dir, as_json, rounds_spec, layers, spectra_at, logged):
     """Effective rank, n above tau and participation ratio of every layer's covariance, for the
     global model and client --client's, at --rounds; a layer x round heatmap per run and the
     layers' spectra at --spectra-at."""
@@ -96,8 +100,27 @@ def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client
     if round_ is not None and rounds_spec is not None:
         raise CollapseLabError("--round has no effect with --rounds (which names the rounds); drop one")
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
-    fs = feature_source(split=split, dtype=feature_dtype, device=device)
-    plan = _plan(selected, rounds_spec, round_, spectra_at)
+    if logged:
+        rows, spectra, computed = _logged_rows(selected, rounds_spec, round_, client, tau, layers), [], 0
+    else:
+        fs = feature_source(split=split, dtype=feature_dtype, device=device)
+        rows, spectra = _computed_rows(fs, selected, _plan(selected, rounds_spec, round_, spectra_at), client, layers,
+                                       tau)
+        computed = fs.computed
+    paths = _figures(rows, spectra, tau, "probe" if logged else split, selected[0].meta, Path(fig_dir))
+    if as_json:
+        click.echo(json.dumps({"layers": rows, "tau": tau, "computed": computed,
+                               "figures": [str(p) for p in paths]}, indent=1))
+        return
+    click.echo(f"{'run':<48} {'model':<9} {'round':>5} {'layer':<14} {'width':>6} {'n>tau':>6} {'erank':>8} {'PR':>8}")
+    for e in rows:
+        click.echo(f"{e['run']:<48} {e['model']:<9} {e['round']:>5} {e['layer']:<14} {e['width']:>6} "
+                   f"{e['n_significant']:>6} {e['effective_rank']:>8.2f} {e['participation_ratio']:>8.2f}")
+    click.echo(f"{computed} model(s) read; figures: " + ", ".join(str(p) for p in paths))
+
+
+def _computed_rows(fs, selected, plan, client, layers, tau) -> tuple[list[dict], list[dict]]:
+    """Each planned model's rows, read from its checkpoint (cached), and the spectra drawn."""
     rows, spectra, warned, group = [], [], set(), groups(selected)
     progress = Progress("layers", len(plan))
     for run, r, drawn in plan:
@@ -110,17 +133,31 @@ def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client
             rows += [{**base, **e} for e in got]
             spectra += [{**base, "layer": n, "sv": sv, "floor": f} for n, (sv, f) in svs.items()] if drawn else []
         progress.step(f"{run.path.name} round {r}")
-    paths = _figures(rows, spectra, tau, split, selected[0].meta, Path(fig_dir))
-    if as_json:
-        click.echo(json.dumps({"layers": rows, "tau": tau, "computed": fs.computed,
-                               "figures": [str(p) for p in paths]}, indent=1))
-        return
-    click.echo(f"{'run':<48} {'model':<9} {'round':>5} {'layer':<14} {'width':>6} {'n>tau':>6} {'erank':>8} {'PR':>8}")
-    for e in rows:
-        click.echo(f"{e['run']:<48} {e['model']:<9} {e['round']:>5} {e['layer']:<14} {e['width']:>6} "
-                   f"{e['n_significant']:>6} {e['effective_rank']:>8.2f} {e['participation_ratio']:>8.2f}")
-    click.echo(f"{fs.computed} model(s) read ({len(plan) * 2 - fs.computed} from the cache at most); figures: "
-               + ", ".join(str(p) for p in paths))
+    return rows, spectra
+
+
+def _logged_rows(selected, rounds_spec, round_, client, tau, layers) -> list[dict]:
+    """--logged: the rows ``train --probe-layers`` wrote to metrics.jsonl (the probe set, the
+    global model and client 0, the probe's tau); no checkpoint is read."""
+    from ..analysis.run_log import layer_rows
+    from ..spectra.functional import DEFAULT_TAU
+
+    if tau != DEFAULT_TAU or client != 0 or layers:
+        raise CollapseLabError(f"--logged: training logged client 0's and the global model's default layers at tau "
+                               f"{DEFAULT_TAU:g}; drop --tau, --client and --layer (or read the checkpoints without "
+                               "--logged)")
+    rows, group = [], groups(selected)
+    for run in selected:
+        logged = layer_rows(run.metrics(), run.path.name)
+        if not logged:
+            raise CollapseLabError(f"--logged: {run.path.name} logged no layers (train it with --probe-layers, or "
+                                   "read its checkpoints without --logged)")
+        last = int(run.meta.get("rounds_complete", 0))
+        keep = set(parse_rounds(rounds_spec, last) if rounds_spec else [round_ if round_ is not None else last])
+        rows += [{"group": group[run.path], "alpha": run.meta.get("alpha"), "reg": run.meta.get("reg"),
+                  **{k: v for k, v in e.items() if k != "run"}, "run": run.path.name}
+                 for e in logged if e["round"] in keep]
+    return rows
 
 
 __all__ = ["layers_cmd"]

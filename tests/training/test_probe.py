@@ -2,6 +2,8 @@
 float64 spectrum of the model's representations on it."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -74,6 +76,12 @@ def test_probe_layers_log_what_a_hand_written_extraction_of_the_stored_models_gi
             assert got["width"] == len(ref[name]) and got["n_significant"] == want["n_significant"], (e, name)
             for m in ("effective_rank", "participation_ratio"):
                 assert np.isclose(got[m], want[m], rtol=1e-7), (e["round"], e["model"], name, m)
+    # layers --logged draws the same numbers without a checkpoint
+    res = CliRunner().invoke(cli, ["layers", "--store", str(tmp_path / "ck"), "--logged", "--rounds", "0:2", "--json",
+                                   "--out", str(tmp_path / "f")])
+    assert res.exit_code == 0, res.output
+    logged = {(e["round"], e["model"], e["layer"]): e["effective_rank"] for e in json.loads(res.stdout)["layers"]}
+    assert logged == {(e["round"], e["model"], name): v["effective_rank"] for e in events for name, v in e["layers"].items()}
     bad = CliRunner().invoke(cli, [*args, "--probe", "0", "--probe-layers", "--store", str(tmp_path / "b")])
     assert bad.exit_code == 2 and "--probe-layers" in bad.output and "--probe N" in bad.output
     assert len(bad.output.strip().splitlines()) == 1 and not (tmp_path / "b").exists()
