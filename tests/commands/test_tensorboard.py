@@ -65,3 +65,13 @@ def test_bad_log_kind_is_one_line(tmp_path):
                                    str(tmp_path / "x")])
     assert res.exit_code == 2 and "the kinds are tensorboard and wandb" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and not (tmp_path / "ck").exists()
+
+
+def test_a_log_kind_whose_package_is_missing_is_one_line(tmp_path, monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "wandb", None)  # import wandb raises ImportError, as where it is not installed
+    res = CliRunner().invoke(cli, ["train", "--rounds", "1", "--store", str(tmp_path / "ck"), "--log", "wandb",
+                                   str(tmp_path / "w")])
+    assert res.exit_code == 2 and "pip install 'collapse-lab[wandb]'" in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1 and not (tmp_path / "ck").exists() and not (tmp_path / "w").exists()
