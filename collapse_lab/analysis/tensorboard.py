@@ -12,7 +12,7 @@ from pathlib import Path
 from ..errors import CollapseLabError
 from ..spectra.functional import DEFAULT_TAU
 from ..store import RunDir
-from .run_log import HEATMAP, RoundFeed, heatmap_rgb, layer_rows, points
+from .run_log import HEATMAP, RoundFeed, points, round_heatmap
 
 
 def _writer(logdir: Path):
@@ -56,8 +56,8 @@ class Board:
                 self.w.add_histogram("spectrum/log10_singular_values",
                                      np.log10(np.maximum(sv, e.get("probe_floor") or 1e-300)), e["round"])
         if any(e.get("event") == "probe_layers" for e in fresh):  # the heatmap of every round so far
-            self.w.add_image(f"layers/{HEATMAP}", heatmap_rgb(layer_rows(self.feed.layers, self.name), self.name),
-                             self.feed.done, dataformats="HWC")
+            self.w.add_image(f"layers/{HEATMAP}", round_heatmap(self.name, self.feed), self.feed.done,
+                             dataformats="HWC")
         self.w.flush()
 
     def close(self) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from ..errors import CollapseLabError
 from ..spectra.functional import DEFAULT_TAU
 from ..store import RunDir
-from .run_log import HEATMAP, RoundFeed, heatmap_rgb, layer_rows, points
+from .run_log import HEATMAP, RoundFeed, points, round_heatmap
 
 PROJECT = "collapse-lab"
 
@@ -56,7 +56,7 @@ class WandbLog:
         fresh = self.feed.new(run)
         rows = round_rows(fresh, self.tau)
         if any(e.get("event") == "probe_layers" for e in fresh):
-            img = heatmap_rgb(layer_rows(self.feed.layers, self.name), self.name)
+            img = round_heatmap(self.name, self.feed)
             rows.setdefault(self.feed.done, {})[f"layers/{HEATMAP}"] = self.wandb.Image(img)
         for step in sorted(rows):
             self.run.log(rows[step], step=step)
