@@ -69,16 +69,17 @@ class Run:
 
 
     def layers(self, r: int | None = None, client: int | None = None, layers: list[str] | None = None,
-               split: str = "test", device: str = "cpu", model_factory: str | None = None) -> dict:
+               split: str = "test", device: str = "cpu", model_factory: str | None = None, positions: int = 0) -> dict:
         """Per layer (``collapse-lab layers``): name -> (singular values of the covariance of
         the layer's output, descending float64; their numerical floor; the layer's width),
         for the global model (or ``client``'s) of round ``r`` (default: the last). ``layers``:
         names of ``model.named_modules()`` and ``"z"`` (default: the model's blocks, else its
-        activations, then z); convolutional maps are pooled per channel; cached beside the store."""
+        activations, then z); convolutional maps are pooled per channel (or read at ``positions``
+        fixed positions, flattened); cached beside the store."""
         from .analysis.features import FeatureSource
 
         fs = FeatureSource(split=split, device=device, model_factory=model_factory)
-        return fs.layers(self.dir, self.rounds_complete if r is None else r, client, layers)
+        return fs.layers(self.dir, self.rounds_complete if r is None else r, client, layers, positions)
 
 
 def open_run(path) -> Run:

@@ -101,3 +101,31 @@ def test_bad_requests_are_one_line():
         layer_spectra(d, torch.randn(3, 4), ["inner"])
     with pytest.raises(CollapseLabError, match="covariances need .* GiB .*read fewer or narrower layers"):
         layer_spectra(net, x, max_bytes=1000)
+
+
+def test_maps_read_at_fixed_positions_equal_numpy_on_the_same_positions():
+    """--positions P: a conv map's values at P fixed positions, flattened (C x P a sample);
+    the positions are P distinct ones, sorted, the same every call, all of them where the map
+    has no more; the spectrum equals numpy's covariance of the hand-selected values."""
+    from collapse_lab.layerwise import sample_positions
+
+    pos = sample_positions(64, 5)
+    assert len(set(pos.tolist())) == 5 and pos.tolist() == sorted(pos.tolist()) and int(pos.max()) < 64
+    assert torch.equal(pos, sample_positions(64, 5)) and torch.equal(sample_positions(9, 16), torch.arange(9))
+    torch.manual_seed(0)
+    net = MODELS.call("cnn", 10, (3, 8, 8)).double().eval()
+    x = torch.randn(50, 3, 8, 8, dtype=torch.float64)
+    got = layer_spectra(net, x, ["features.1", "z"], positions=5, batch_size=16)
+    maps = []
+    h = net.features[1].register_forward_hook(lambda m, a, o: maps.append(o.numpy().copy()))
+    with torch.no_grad():
+        net(x)
+    h.remove()
+    m = maps[0]  # N x C x 8 x 8
+    rows = m.reshape(m.shape[0], m.shape[1], -1)[:, :, pos.numpy()].reshape(m.shape[0], -1)
+    sv, floor, width = got["features.1"]
+    assert width == m.shape[1] * 5
+    assert np.allclose(sv.numpy(), _eig_desc(np.cov(rows, rowvar=False, bias=True)), rtol=1e-9, atol=max(floor, 1e-300))
+    # z (not a map) is the same either way
+    plain = layer_spectra(net, x, ["z"], batch_size=16)["z"]
+    assert torch.allclose(got["z"][0], plain[0], rtol=1e-12, atol=plain[1])

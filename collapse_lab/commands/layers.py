@@ -17,11 +17,11 @@ from .selection import parse_rounds, select_runs
 from .spectrum import check_common, common_options, local_kept
 
 
-def model_layers(fs, run, r: int, client, layers, tau: float) -> tuple[list[dict], dict]:
+def model_layers(fs, run, r: int, client, layers, tau: float, positions: int = 0) -> tuple[list[dict], dict]:
     """One model's rows (per layer its width and measures) and its spectra (name -> sv, floor)."""
     from ..spectra.measures import layer_measures
 
-    got = fs.layers(run, r, client, list(layers) or None)
+    got = fs.layers(run, r, client, list(layers) or None, positions)
     rows = [{"layer": name, "width": width, **layer_measures(sv, floor, tau)}
             for name, (sv, floor, width) in got.items()]
     return rows, {name: (sv, floor) for name, (sv, floor, _) in got.items()}
@@ -89,23 +89,29 @@ def groups(selected) -> dict:
 @click.option("--spectra-at", default=None, metavar="ROUNDS",
               help="Rounds whose layer spectra are drawn (all, A:B or A,B,C, among --rounds; default: the first and "
                    "last of --rounds).")
+@click.option("--positions", type=int, default=0, show_default=True, metavar="P",
+              help="Read a convolutional map at P fixed positions, flattened (C x P values a sample), instead of "
+                   "its channel means (0).")
 @click.option("--logged", is_flag=True, help="Read what train --probe-layers logged each round (the probe set, the "
                                              "global model and client 0) instead of the checkpoints.")
 def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device,
-               fig_dir, as_json, rounds_spec, layers, spectra_at, logged):
+               fig_dir, as_json, rounds_spec, layers, spectra_at, positions, logged):
     """Effective rank, n above tau and participation ratio of every layer's covariance, for the
     global model and client --client's, at --rounds; a layer x round heatmap per run and the
     layers' spectra at --spectra-at."""
     check_common(tau, client, None)
     if round_ is not None and rounds_spec is not None:
         raise CollapseLabError("--round has no effect with --rounds (which names the rounds); drop one")
+    if positions < 0 or (logged and positions):
+        raise CollapseLabError(f"--positions {positions}: give P >= 1 positions (0: channel means)" if positions < 0
+                               else "--positions: training logged channel means; drop --positions or --logged")
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
     if logged:
         rows, spectra, computed = _logged_rows(selected, rounds_spec, round_, client, tau, layers), [], 0
     else:
         fs = feature_source(split=split, dtype=feature_dtype, device=device)
         rows, spectra = _computed_rows(fs, selected, _plan(selected, rounds_spec, round_, spectra_at), client, layers,
-                                       tau)
+                                       tau, positions)
         computed = fs.computed
     paths = _figures(rows, spectra, tau, "probe" if logged else split, selected[0].meta, Path(fig_dir))
     if as_json:
@@ -119,7 +125,7 @@ def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client
     click.echo(f"{computed} model(s) read; figures: " + ", ".join(str(p) for p in paths))
 
 
-def _computed_rows(fs, selected, plan, client, layers, tau) -> tuple[list[dict], list[dict]]:
+def _computed_rows(fs, selected, plan, client, layers, tau, positions) -> tuple[list[dict], list[dict]]:
     """Each planned model's rows, read from its checkpoint (cached), and the spectra drawn."""
     rows, spectra, warned, group = [], [], set(), groups(selected)
     progress = Progress("layers", len(plan))
@@ -129,7 +135,7 @@ def _computed_rows(fs, selected, plan, client, layers, tau) -> tuple[list[dict],
                 continue
             base = {"run": run.path.name, "group": group[run.path], "alpha": run.meta.get("alpha"),
                     "reg": run.meta.get("reg"), "round": r, "model": which}
-            got, svs = model_layers(fs, run, r, k, layers, tau)
+            got, svs = model_layers(fs, run, r, k, layers, tau, positions)
             rows += [{**base, **e} for e in got]
             spectra += [{**base, "layer": n, "sv": sv, "floor": f} for n, (sv, f) in svs.items()] if drawn else []
         progress.step(f"{run.path.name} round {r}")

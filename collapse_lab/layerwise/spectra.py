@@ -6,7 +6,9 @@ set and reduced to one row per sample by a stated rule (``reduce``):
 
 - a convolutional map N x C x H x W (or N x C x L): **gap**, global average pooling, the
   mean of each channel over its positions (a C-dimensional row per sample), as the
-  networks' own pooling before their classifier does;
+  networks' own pooling before their classifier does; or, with ``positions`` P, the map's
+  values at P fixed positions (one seeded draw, the same for every model), flattened: a
+  C x P row per sample, which keeps the spatial structure pooling averages away;
 - anything else N x ...: flattened to N x d.
 
 Each layer's covariance is accumulated in float64 as the batches pass
@@ -45,20 +47,32 @@ def default_layers(model: nn.Module) -> list[str]:
     return (blocks or [n for n, m in model.named_modules() if isinstance(m, ACTIVATIONS)]) + [Z]
 
 
-def reduce_rows(name: str, out) -> torch.Tensor:
-    """One row per sample of a module's output (see the module docstring)."""
+def sample_positions(n: int, p: int) -> torch.Tensor:
+    """``p`` of a map's ``n`` positions (all where ``n <= p``), sorted: a fixed draw (its own
+    seed, 0), so every model, round and run is read at the same positions."""
+    if n <= p:
+        return torch.arange(n)
+    return torch.randperm(n, generator=torch.Generator().manual_seed(0))[:p].sort().values
+
+
+def reduce_rows(name: str, out, positions: int = 0) -> torch.Tensor:
+    """One row per sample of a module's output (see the module docstring); with
+    ``positions`` a convolutional map is its values at that many fixed positions, flattened."""
     if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor):
         out = out[0]
     if not isinstance(out, torch.Tensor):
         raise CollapseLabError(f"--layer {name!r}: its output is a {type(out).__name__}, not a tensor; name a module "
                                "whose output is one")
+    if out.dim() >= 3 and positions:  # C values at each of the sampled positions: N x (C * P)
+        flat = out.flatten(2)
+        return flat[:, :, sample_positions(flat.shape[2], positions).to(flat.device)].flatten(1)
     if out.dim() >= 3:  # N x C x (H x W | L): the mean of each channel over its positions
         return out.flatten(2).mean(2)
     return out.flatten(1) if out.dim() != 1 else out[:, None]
 
 
 def _read(m: nn.Module, names: list[str], x: torch.Tensor, to_float, dtype, device, batch_size: int,
-          stats: dict | None) -> dict:
+          stats: dict | None, positions: int = 0) -> dict:
     """Forward ``x`` once, batch by batch; with ``stats`` add each layer's rows to its
     accumulator, without them return each layer's rows (of the last batch)."""
     widths: dict[str, torch.Tensor] = {}
@@ -67,7 +81,7 @@ def _read(m: nn.Module, names: list[str], x: torch.Tensor, to_float, dtype, devi
         target = find_module(m, last_linear(m) if name == Z else name)
 
         def grab(mod, args, out=None, name=name):
-            rows = reduce_rows(name, args[0] if name == Z else out)
+            rows = reduce_rows(name, args[0] if name == Z else out, positions)
             widths[name] = rows
             if stats is not None:
                 stats[name].add(rows)
@@ -93,18 +107,19 @@ def _is_z(rows: torch.Tensor, z: torch.Tensor | None) -> bool:
 
 def layer_spectra(model: nn.Module, x: torch.Tensor, layers: list[str] | None = None, to_float: Callable | None = None,
                   device: torch.device | str = "cpu", batch_size: int = 512, max_bytes: int = MAX_BYTES,
-                  dtype: torch.dtype = torch.float64) -> dict[str, tuple[torch.Tensor, float, int]]:
+                  dtype: torch.dtype = torch.float64, positions: int = 0) -> dict[str, tuple[torch.Tensor, float, int]]:
     """name -> (singular values of the layer's covariance, descending float64; their
     numerical floor; the layer's width) for the layers (default ``default_layers``), from
     one forward pass over ``x`` in ``dtype`` (float64 by default; float32 is several times
     faster for convolutions on a CPU, its rows rounded to float32 before the float64
-    covariance). An unknown layer, a layer whose output is no tensor, or layers whose
+    covariance); ``positions``: convolutional maps read at that many fixed positions
+    (``reduce_rows``) instead of pooled. An unknown layer, a layer whose output is no tensor, or layers whose
     covariances would not fit ``max_bytes`` are one line each."""
     m = copy.deepcopy(model).to(device=device, dtype=dtype).eval()
     names = list(dict.fromkeys(layers or default_layers(m)))
     for name in names:
         find_module(m, last_linear(m) if name == Z else name)  # an unknown name is one line, before any pass
-    first = _read(m, names, x[:8], to_float, dtype, device, 8, None)
+    first = _read(m, names, x[:8], to_float, dtype, device, 8, None, positions)
     if layers is None:
         names = [n for n in names if n == Z or n not in first or not _is_z(first[n], first.get(Z))]
     widths = {n: first[n].shape[1] for n in names if n in first}
@@ -118,5 +133,5 @@ def layer_spectra(model: nn.Module, x: torch.Tensor, layers: list[str] | None = 
     if missing:
         raise CollapseLabError(f"--layer {missing[0]!r}: the module is not called in the model's forward pass")
     stats = {n: StreamingCovariance(widths[n]) for n in names}
-    _read(m, names, x, to_float, dtype, device, batch_size, stats)
+    _read(m, names, x, to_float, dtype, device, batch_size, stats, positions)
     return {n: (*stats[n].spectrum(), widths[n]) for n in names}

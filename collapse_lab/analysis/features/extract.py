@@ -214,22 +214,23 @@ class FeatureSource:
         self._store(run, r, client, key, {"z": z})
         return z
 
-    def layers(self, run: RunDir, r: int, client: int | None = None,
-               layers: list[str] | None = None) -> dict[str, tuple[torch.Tensor, float, int]]:
+    def layers(self, run: RunDir, r: int, client: int | None = None, layers: list[str] | None = None,
+               positions: int = 0) -> dict[str, tuple[torch.Tensor, float, int]]:
         """Per layer, the spectrum of a stored model's layer on the split
         (``layerwise.layer_spectra``: name -> singular values, floor, width), cached like z
-        and keyed also by the layers asked for (convolutional maps pooled per channel)."""
+        and keyed also by the layers asked for and how a convolutional map is reduced."""
         import json
 
         from ...layerwise import layer_spectra
 
         ds, fp = self.dataset(run.config)
-        key, got = self._lookup(run, r, client, f"|layers|gap|{json.dumps(list(layers or []))}", fp)
+        how = f"pos{positions}" if positions else "gap"
+        key, got = self._lookup(run, r, client, f"|layers|{how}|{json.dumps(list(layers or []))}", fp)
         if got is not None and "names" in got:
             names = json.loads(bytes(got["names"].tolist()).decode())
             return {n: (got[f"sv.{i}"], float(got["floor"][i]), int(got["width"][i])) for i, n in enumerate(names)}
         out = layer_spectra(self.model(run, r, client), getattr(ds, f"{self.split}_x"), list(layers or []) or None,
-                            ds.to_float, self.device, self.batch_size, dtype=DTYPES[self.dtype])
+                            ds.to_float, self.device, self.batch_size, dtype=DTYPES[self.dtype], positions=positions)
         self.computed += 1
         tensors = {f"sv.{i}": sv for i, (sv, _, _) in enumerate(out.values())}
         tensors.update(names=torch.tensor(list(json.dumps(list(out)).encode()), dtype=torch.uint8),
