@@ -203,6 +203,7 @@ class _Report:
     def __init__(self, log_to):
         self.log_to, self.summaries, self.diverged, self.bar = log_to, [], [], None
         self.logs: dict = {}  # (kind, run path) -> its live log (commands.export.live_log)
+        self.memos: dict = {}  # run path -> what its live logs share (the round's heatmap)
 
     def __call__(self, ev: dict) -> None:
         p = ev["prepared"]
@@ -229,12 +230,15 @@ class _Report:
         from .commands.export import live_log
         from .store import RunDir
 
+        memo = self.memos.setdefault(path, {})
         for kind, folder in self.log_to:
-            log = self.logs.get((kind, path)) or self.logs.setdefault((kind, path), live_log(kind, folder, path))
+            log = self.logs.get((kind, path)) or self.logs.setdefault((kind, path), live_log(kind, folder, path, memo))
             log.update(RunDir(path))
             if close:
                 log.close()
                 del self.logs[(kind, path)]
+        if close:
+            self.memos.pop(path, None)
 
     def close(self) -> None:
         """An interrupted run's logs: what was stored is written."""

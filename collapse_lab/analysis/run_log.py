@@ -56,16 +56,13 @@ def heatmap_rgb(rows: list[dict], title: str) -> np.ndarray:
     return img
 
 
-_IMAGE: dict = {}  # the last heatmap drawn: every live log of a run shows the same image of a round
-
-
-def round_heatmap(run_name: str, feed: "RoundFeed") -> np.ndarray:
-    """The heatmap of every probe_layers event a feed has seen, drawn once per run and round
-    however many live logs (TensorBoard, W&B) show it."""
+def round_heatmap(run_name: str, feed: "RoundFeed", memo: dict) -> np.ndarray:
+    """The heatmap of every probe_layers event a feed has seen; ``memo`` (one per run, shared
+    by its live logs) keeps the last one drawn, so TensorBoard and W&B show one drawing."""
     key = (run_name, feed.done, len(feed.layers))
-    if _IMAGE.get("key") != key:
-        _IMAGE.update(key=key, img=heatmap_rgb(layer_rows(feed.layers, run_name), run_name))
-    return _IMAGE["img"]
+    if memo.get("key") != key:
+        memo.update(key=key, img=heatmap_rgb(layer_rows(feed.layers, run_name), run_name))
+    return memo["img"]
 
 
 class RoundFeed:

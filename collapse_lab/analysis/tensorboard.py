@@ -38,8 +38,9 @@ class Board:
     each round; the first call writes every round stored so far). Event files an earlier
     start left there are replaced, so a resumed run's folder holds each round once."""
 
-    def __init__(self, logdir: Path, run_name: str, tau: float = DEFAULT_TAU):
+    def __init__(self, logdir: Path, run_name: str, tau: float = DEFAULT_TAU, memo: dict | None = None):
         self.folder, self.tau, self.name, self.feed = Path(logdir) / run_name, tau, run_name, RoundFeed()
+        self.memo = {} if memo is None else memo  # the run's heatmap, shared with its other live logs
         for old in self.folder.glob("events.out.tfevents.*"):
             old.unlink()
         self.w = _writer(self.folder)
@@ -56,7 +57,7 @@ class Board:
                 self.w.add_histogram("spectrum/log10_singular_values",
                                      np.log10(np.maximum(sv, e.get("probe_floor") or 1e-300)), e["round"])
         if any(e.get("event") == "probe_layers" for e in fresh):  # the heatmap of every round so far
-            self.w.add_image(f"layers/{HEATMAP}", round_heatmap(self.name, self.feed), self.feed.done,
+            self.w.add_image(f"layers/{HEATMAP}", round_heatmap(self.name, self.feed, self.memo), self.feed.done,
                              dataformats="HWC")
         self.w.flush()
 

@@ -39,12 +39,13 @@ class WandbLog:
     """One collapse-lab run as one W&B run, written round by round (``update`` after each
     round; the first call logs every round stored so far)."""
 
-    def __init__(self, folder: Path, run: RunDir, tau: float = DEFAULT_TAU):
+    def __init__(self, folder: Path, run: RunDir, tau: float = DEFAULT_TAU, memo: dict | None = None):
         try:
             import wandb
         except ImportError:
             raise CollapseLabError("--log wandb needs the wandb package: pip install 'collapse-lab[wandb]'") from None
         self.wandb, self.tau, self.name, self.feed = wandb, tau, run.path.name, RoundFeed()
+        self.memo = {} if memo is None else memo  # the run's heatmap, shared with its other live logs
         Path(folder).mkdir(parents=True, exist_ok=True)
         cfg = run.meta.get("config", {})
         self.run = wandb.init(project=PROJECT, name=run.path.name, dir=str(folder), config=cfg,
@@ -56,7 +57,7 @@ class WandbLog:
         fresh = self.feed.new(run)
         rows = round_rows(fresh, self.tau)
         if any(e.get("event") == "probe_layers" for e in fresh):
-            img = round_heatmap(self.name, self.feed)
+            img = round_heatmap(self.name, self.feed, self.memo)
             rows.setdefault(self.feed.done, {})[f"layers/{HEATMAP}"] = self.wandb.Image(img)
         for step in sorted(rows):
             self.run.log(rows[step], step=step)

@@ -25,17 +25,18 @@ def check_log(kind: str, folder: str) -> None:
     check_store_for_writing(folder, f"--log {kind} DIR")  # a file or read-only folder: one line, before training
 
 
-def live_log(kind: str, folder: Path, run_path: Path):
-    """A run's live log of ``kind`` under ``folder``: ``update(run)`` after each round, ``close()``."""
+def live_log(kind: str, folder: Path, run_path: Path, memo: dict):
+    """A run's live log of ``kind`` under ``folder``: ``update(run)`` after each round, ``close()``;
+    ``memo``: shared by the run's live logs (its heatmap is drawn once a round)."""
     from ..store import RunDir
 
     if kind == "tensorboard":
         from ..analysis.tensorboard import Board
 
-        return Board(Path(folder), run_path.name)
+        return Board(Path(folder), run_path.name, memo=memo)
     from ..analysis.wandb_log import WandbLog
 
-    return WandbLog(Path(folder), RunDir(run_path))
+    return WandbLog(Path(folder), RunDir(run_path), memo=memo)
 
 
 @click.command("export", short_help="Write a store's metrics as TensorBoard event files.")
