@@ -75,14 +75,14 @@ def _read(m: nn.Module, names: list[str], x: torch.Tensor, to_float, dtype, devi
           stats: dict | None, positions: int = 0) -> dict:
     """Forward ``x`` once, batch by batch; with ``stats`` add each layer's rows to its
     accumulator, without them return each layer's rows (of the last batch)."""
-    widths: dict[str, torch.Tensor] = {}
+    last: dict[str, torch.Tensor] = {}  # each layer's rows of the last batch
     handles = []
     for name in names:
         target = find_module(m, last_linear(m) if name == Z else name)
 
         def grab(mod, args, out=None, name=name):
             rows = reduce_rows(name, args[0] if name == Z else out, positions)
-            widths[name] = rows
+            last[name] = rows
             if stats is not None:
                 stats[name].add(rows)
 
@@ -95,7 +95,7 @@ def _read(m: nn.Module, names: list[str], x: torch.Tensor, to_float, dtype, devi
     finally:
         for h in handles:
             h.remove()
-    return widths
+    return last
 
 
 def _is_z(rows: torch.Tensor, z: torch.Tensor | None) -> bool:
