@@ -117,15 +117,27 @@ def choose(records: list[dict], budget_s: float = BUDGET_S) -> dict[str, dict]:
 
 
 def deciding(c: dict) -> dict | None:
-    """The comparison that decides a claim's verdict: among the comparisons whose own
-    verdict is the claim's (a refuting one for refuted, an unresolved one for not resolved,
-    any for holds), the one with the lowest interval."""
+    """The comparison that decides a claim's verdict, among those whose own verdict is the
+    claim's: for holds the weakest (lowest lower bound), for refuted the strongest refutation
+    (lowest upper bound), for not resolved the one furthest from holding relative to its own
+    interval (lowest mean / half-width): a claim that needs every panel is shown by the panel
+    that goes most the wrong way, not by a wide one whose mean points the claimed way."""
     effs = c.get("effects") or []
     same = [e for e in effs if e.get("verdict") == c.get("verdict")] or effs
     if not same:
         return None
-    return min(same, key=lambda e: (e["high"] if c.get("verdict") == REFUTED else e["low"])
-               if not math.isnan(e["low"]) else e["mean"])
+
+    def key(e: dict) -> float:
+        if math.isnan(e["low"]):
+            return e["mean"]
+        if c.get("verdict") == REFUTED:
+            return e["high"]
+        if c.get("verdict") == OPEN:
+            half = e["high"] - e["mean"]
+            return e["mean"] / half if half > 0 else math.copysign(math.inf, e["mean"])
+        return e["low"]
+
+    return min(same, key=key)
 
 
 def effect_text(c: dict) -> str:

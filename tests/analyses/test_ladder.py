@@ -290,3 +290,10 @@ def test_the_effect_shown_is_the_one_that_decides():
     assert effect_text({"verdict": "not resolved at this scale", "effects": effs}) == "-6.6 [-15.7, 2.4]"
     assert effect_text({"verdict": "holds", "effects": effs[2:]}) == "4 [1, 7]"
     assert effect_text({"holds": True}) == ""
+    # not resolved in every panel: the one furthest from holding for its spread (mean / half-width
+    # -0.304 / 0.320 = -0.95), not the widest (0.199 [-0.888, 1.286], whose mean points the claimed way)
+    panels = [{"mean": -0.304, "low": -0.624, "high": 0.016}, {"mean": -0.256, "low": -0.533, "high": 0.021},
+              {"mean": 0.199, "low": -0.888, "high": 1.286}, {"mean": -0.195, "low": -0.622, "high": 0.232}]
+    open_ = {"verdict": "not resolved at this scale",
+             "effects": [dict(e, verdict="not resolved at this scale") for e in panels]}
+    assert effect_text(open_) == "-0.304 [-0.624, 0.016]"
