@@ -73,6 +73,25 @@ def test_checkpoint_volume_and_time_from_a_hand_count():
     assert math.isclose(rate("H100", 2 * model_facts(model, 10, shape)[1])[0], images_s / 2)
 
 
+def test_a_measured_model_gets_its_own_rate_before_a_flop_neighbour():
+    # cnn-bn has the cnn's forward FLOPs (BatchNorm is not counted) but its own measured rate
+    cnn, bn = (model_facts(m, 10, (3, 32, 32))[1] for m in ("cnn", "cnn-bn"))
+    assert math.isclose(cnn, bn)
+    own = {m: r for m, shape, r, _ in MEASURED["cpu-2core"] if shape == (3, 32, 32)}
+    assert math.isclose(rate("cpu-2core", bn, "cnn-bn")[0], own["cnn-bn"])
+    assert math.isclose(rate("cpu-2core", cnn, "cnn")[0], own["cnn"])
+    # an unmeasured model of the same FLOPs takes the nearest anchor's rate, scaled by FLOPs
+    other = rate("cpu-2core", 2 * cnn, "some-net")[0]
+    assert any(math.isclose(other, own[m] / 2) for m in ("cnn", "cnn-bn"))
+    # the plan of a run: images over its own model's rate
+    cfg = RunConfig(dataset="cifar10", model="cnn-bn", rounds=10, clients=10, local_epochs=10,
+                    dataset_options={"max_train_per_class": 300, "max_test_per_class": 200})
+    images = 10 * (10 * 3000 + 2000 / 3)
+    plan = estimate([cfg])
+    assert math.isclose(plan["models"][0]["images"], images)
+    assert math.isclose(plan["total"]["hours"]["cpu-2core"] * 3600, images / own["cnn-bn"])
+
+
 def test_linear_flops_are_two_multiply_adds_per_weight():
     _, mflop = model_facts("linear", 5, (12,))
     from collapse_lab.models import build_model
