@@ -209,12 +209,13 @@ def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stac
             if "na" in c:
                 records.append({**base, "na": c["na"]})
                 continue
-            est = estimate(c["configs"])["total"]["hours"].get("cpu-2core")
+            hours = estimate(c["configs"])["total"]["hours"].get("cpu-2core")
+            est_s = None if hours is None else round(hours * 3600, 1)
             if c["kept"] is not None:  # its measurements as kept; the cost as the project now estimates it
                 say(f"ladder: {name} / {c['entry'].name}: numbers kept in {record_path(out, c)} (not trained again)")
-                records.append({**c["kept"], "estimated_seconds": None if est is None else round(est * 3600, 1)})
+                records.append({**c["kept"], "estimated_seconds": est_s})
                 continue
-            rec = {**base, "applied": c["overrides"], "estimated_seconds": None if est is None else round(est * 3600, 1),
+            rec = {**base, "applied": c["overrides"], "estimated_seconds": est_s,
                    "runs": [r.run_name() for r in c["configs"]], "rounds": [r.rounds for r in c["configs"]],
                    "data": c["data"],
                    **measure(c, preset, store, out / name),
