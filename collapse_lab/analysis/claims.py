@@ -301,10 +301,17 @@ def effect(a: float, b: float, op: str) -> list:
     return [a - b if op in (">", ">=") else b - a, op in (">", "<")]
 
 
+# what a claim says about itself, not a check's parameter: its ``form`` (``literal``, the
+# paper's words at the paper's scale, or ``scale-free``, the same statement read at any scale)
+# and the paper's sentence it ``reads``
+ABOUT = ("form", "reads")
+
+
 def evaluate(claim: dict, values: dict) -> dict:
     """One claim of a spec on the values: ``{text, check, holds, measured}``, and
     ``effects`` (``effect`` of each comparison) where the check measures them."""
-    params = {k: v for k, v in claim.items() if k not in ("text", "check")}
+    params = {k: v for k, v in claim.items() if k not in ("text", "check", *ABOUT)}
     holds, measured, *rest = CHECKS.call(claim["check"], values, **params)
-    out = {"text": claim["text"], "check": claim["check"], "holds": bool(holds), "measured": measured}
+    out = {"text": claim["text"], "check": claim["check"], "holds": bool(holds), "measured": measured,
+           **{k: claim[k] for k in ABOUT if k in claim}}
     return {**out, "effects": rest[0]} if rest else out

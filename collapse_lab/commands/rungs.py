@@ -10,6 +10,9 @@ YAML, a mapping with one key ``rungs``, a list; each rung is a mapping::
     - name: bn
       set: {local_epochs: 5, model: cnn-bn}
       entries: [feddecorr-fig2]       # only where it applies (default: every entry named)
+    - name: bn-s6
+      set: {model: cnn-bn}
+      seeds: [0, 1, 2, 3, 4, 5]       # the entries' seed list replaced (the same runs, more seeds)
 
 Each ``set`` is read as ``--set`` reads its items (``commands.overrides.parse``: the same
 keys, values checked as ``train`` checks them). Whatever is wrong with the file is one line
@@ -24,7 +27,7 @@ from pathlib import Path
 
 from ..errors import CollapseLabError
 
-KEYS = {"name", "set", "note", "entries"}
+KEYS = {"name", "set", "note", "entries", "seeds"}
 NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
@@ -35,6 +38,7 @@ class Rung:
     items: tuple[str, ...] = ()  # KEY=VALUE, as a user would give them to figures --set
     note: str = ""
     entries: tuple[str, ...] | None = None  # None: every entry of the ladder
+    seeds: tuple[int, ...] | None = None  # None: each entry's own seed list
 
 
 def _item(key, value) -> str:
@@ -73,10 +77,17 @@ def _rung(i: int, d, where: str, entry_names: list[str]) -> Rung:
             raise CollapseLabError(f"{where}: rung {name}: entry {bad[0]!r} is not on the ladder (its entries: "
                                    f"{', '.join(entry_names)}); name it on the command line or drop it here")
         entries = tuple(entries)
+    seeds = d.get("seeds")
+    if seeds is not None:
+        if (not isinstance(seeds, list) or not seeds or len(set(seeds)) != len(seeds)
+                or not all(isinstance(x, int) and not isinstance(x, bool) and x >= 0 for x in seeds)):
+            raise CollapseLabError(f"{where}: rung {name}: seeds must be a list of distinct seeds (0, 1, 2, ...)")
+        overrides = {**overrides, "seeds": list(seeds)}
+        seeds = tuple(seeds)
     note = d.get("note") or ""
     if not isinstance(note, str):
         raise CollapseLabError(f"{where}: rung {name}: note must be a text")
-    return Rung(name, overrides, items, note, entries)
+    return Rung(name, overrides, items, note, entries, seeds)
 
 
 def load_rungs(path: str | Path, entry_names: list[str]) -> list[Rung]:

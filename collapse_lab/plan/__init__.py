@@ -12,10 +12,20 @@ from ..errors import CollapseLabError
 from ..runspec.expand import expand
 
 
+SEEDS = "seeds"  # the override that replaces a spec's seed list (a ladder rung's ``seeds``)
+
+
 def with_overrides(name: str, preset: str, spec: dict, overrides: dict) -> dict:
     """The spec with ``--set``'s overrides in its base (a mapping merged key by key); a key
     the entry varies across its runs (a grid axis, a combo's key) is refused: one value for
-    all of them would merge its runs."""
+    all of them would merge its runs. ``SEEDS`` (a list of seeds, a ladder rung's ``seeds``)
+    replaces the spec's seed list: more seeds of the same runs, never one seed for all."""
+    overrides = dict(overrides)
+    seeds = overrides.pop(SEEDS, None)
+    if seeds is not None:
+        if not isinstance(seeds, (list, tuple)) or not seeds or not all(isinstance(x, int) and x >= 0 for x in seeds):
+            raise CollapseLabError(f"{name}: seeds must be a non-empty list of seeds (0, 1, ...); got {seeds!r}")
+        spec = {**spec, "seeds": sorted(set(seeds))}
     grid = spec.get("grid") or {}
     varied = {k for k in grid if not k.startswith("combo")}
     varied |= {k for c, vs in grid.items() if c.startswith("combo") for v in vs if isinstance(v, dict) for k in v}

@@ -13,6 +13,7 @@ import torch
 from ..linalg import covariance, covariance_spectrum, numerical_floor
 
 DEFAULT_TAU = 1e-2  # the paper's significance threshold, log10 tau = -2
+DEFAULT_REL = 1e-2  # the scale-free threshold on sigma_k / sigma_1 (the same two decades as tau)
 
 
 # The covariance and its spectrum live in ``linalg`` (training logs a probe spectrum each
@@ -23,6 +24,31 @@ spectrum = covariance_spectrum
 def n_significant(sv: torch.Tensor, tau: float = DEFAULT_TAU) -> int:
     """Number of singular values above tau (Sec. 3.1: 'significant' when > tau)."""
     return int((sv > tau).sum())
+
+
+def n_relative(sv: torch.Tensor, rho: float = DEFAULT_REL) -> int:
+    """Number of singular values with sigma_k / sigma_1 > rho: ``n_significant`` with tau
+    scaled by the largest value, so the count reads the spectrum's shape at any scale
+    (0 for an all-zero spectrum)."""
+    top = float(sv.max()) if len(sv) else 0.0
+    return 0 if top <= 0 else int((sv.to(torch.float64) / top > rho).sum())
+
+
+def tail_share(sv: torch.Tensor, top: int) -> float:
+    """Share of the trace (the sum of every singular value) in the tail half of the top
+    ``top``, indices top//2 < k <= top (1-based): scale-free, unlike the tail's mean log."""
+    s = sv.to(torch.float64)
+    total = float(s.sum())
+    k = min(top, len(s))
+    return float(s[k // 2:k].sum()) / total if total > 0 else 0.0
+
+
+def tail_mean(sv: torch.Tensor, floor: float) -> float:
+    """Mean log10 singular value over the tail half of ``sv`` (indices len//2 < k <= len,
+    1-based), each floored as ``log10_safe``."""
+    k = len(sv)
+    half = log10_safe(sv.to(torch.float64), floor)[k // 2:]
+    return float(half.mean()) if len(half) else 0.0
 
 
 def effective_rank(sv: torch.Tensor, floor: float = 0.0) -> float:
@@ -81,5 +107,5 @@ def log10_mean_std(svs: list[torch.Tensor], floors: list[float], top: int) -> tu
     return y.mean(dim=0), y.std(dim=0, correction=0)
 
 
-__all__ = ["covariance", "log10_mean_std", "spectrum", "numerical_floor", "n_significant", "effective_rank", "variance_share",
-           "local_global_gap", "log10_safe", "DEFAULT_TAU"]
+__all__ = ["covariance", "log10_mean_std", "spectrum", "numerical_floor", "n_significant", "n_relative", "effective_rank", "variance_share", "tail_share", "tail_mean",
+           "local_global_gap", "log10_safe", "DEFAULT_TAU", "DEFAULT_REL"]

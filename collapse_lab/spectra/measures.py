@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import torch
 
 from ..registry import Registry
-from .functional import DEFAULT_TAU, effective_rank, n_significant, variance_share
+from .functional import DEFAULT_REL, DEFAULT_TAU, effective_rank, n_relative, n_significant, tail_mean, tail_share, variance_share
 
 TOP = 100  # singular values kept in a record, and the k of the top-k measures (the papers plot the top 100)
 READS = ("spectrum", "top", "z", "classifier")
@@ -67,6 +67,27 @@ def _n_significant(s: Inputs) -> int:
          "singular values above tau among the k largest, as the figures plot them (FedDecorr Fig. 2-3, k = 100)")
 def _n_significant_top(s: Inputs) -> int:
     return n_significant(s.sv[:s.top], s.tau)
+
+
+@measure("n_relative_top", "n above ρ·σ₁ (top k)", "singular values", "top",
+         "singular values with sigma_k / sigma_1 above rho = 0.01 among the k largest: the scale-free form of the "
+         "count above tau (FedDecorr Sec. 3.1 reads tau at MobileNetV2's scale; the ratio reads the same shape at any)")
+def _n_relative_top(s: Inputs) -> int:
+    return n_relative(s.sv[:s.top], DEFAULT_REL)
+
+
+@measure("tail_mean", "tail mean log10 σ (top k)", "log10", "top",
+         "mean log10 singular value over the tail half of the top k (k/2 < k' <= k): the literal reading of "
+         "FedDecorr Fig. 3's lifted tail; not scale-free (a rescaled spectrum moves it)")
+def _tail_mean(s: Inputs) -> float:
+    return tail_mean(s.sv[:s.top], s.floor)
+
+
+@measure("tail_share", "tail share of the trace", "share", "spectrum",
+         "sum of sigma_k over the tail half of the top k (k/2 < k' <= k) over the trace (the sum of every "
+         "singular value): the scale-free form of FedDecorr Fig. 3's lifted tail")
+def _tail_share(s: Inputs) -> float:
+    return tail_share(s.sv, s.top)
 
 
 @measure("effective_rank", "effective rank", "dimensions", "spectrum",

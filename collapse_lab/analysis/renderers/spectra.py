@@ -7,10 +7,9 @@ Params: ``panels`` [{title, model: global|client, client: k, where: {field: valu
 ``top`` (100, or the representation dimension when smaller), ``tau`` (0.01: log10 tau =
 -2, the paper's), ``round`` (default the last), ``cols``.
 
-Metrics per curve (means over seeds): the measures ``n_significant_top`` (singular values
-above tau among the top k) and ``effective_rank`` (``spectra.measures``), and the
-renderer's own ``tail_mean`` (mean log10 singular value over the tail half of the top-k)
-and ``top`` (the k plotted).
+Metrics per curve (means over seeds): the registered measures of ``CLAIMED``
+(``spectra.measures``: the literal counts and tail of FedDecorr Fig. 2-3 and their
+scale-free forms) and ``top`` (the k plotted).
 """
 from __future__ import annotations
 
@@ -27,27 +26,29 @@ def spectrum_series(ctx: Context, entry, panel: dict, top: int, tau: float, r: i
     client = panel.get("client", 0) if panel.get("model", "global") == "client" else None
     out = []
     for g, lab in zip(gs := ctx.groups(entry, panel.get("where")), panel_labels(gs)):
-        svs, floors, n_sig, erank = [], [], [], []
+        svs, floors, per_run = [], [], {m: [] for m in CLAIMED}
         for run in g.runs:
             sv, floor = ctx.spectrum(run, last_round(run, r), client)
             svs.append(sv)
             floors.append(floor)
-            n_sig.append(value("n_significant_top", Inputs(sv, floor, tau, top)))
-            erank.append(value("effective_rank", Inputs(sv, floor, tau, top)))
+            for m in CLAIMED:
+                per_run[m].append(value(m, Inputs(sv, floor, tau, top)))
         k = min(top, *(len(s) for s in svs))
         mean, std = log10_mean_std(svs, floors, k)
-        y = mean.tolist()
-        half = y[k // 2:]
-        out.append({"label": lab, "key": g.key, "x": list(range(1, k + 1)), "y": y,
+        out.append({"label": lab, "key": g.key, "x": list(range(1, k + 1)), "y": mean.tolist(),
                     "y_std": std.tolist() if len(svs) > 1 else None, "n": len(svs),
                     "runs": [run.path.name for run in g.runs],
-                    "metrics": {"n_significant_top": sum(n_sig) / len(n_sig), "effective_rank": sum(erank) / len(erank),
-                                "tail_mean": sum(half) / max(len(half), 1), "top": k}})
+                    "metrics": {**{m: sum(v) / len(v) for m, v in per_run.items()}, "top": k}})
     return out
 
 
+# the measures a spectra entry's claims may read: FedDecorr Fig. 2-3's literal forms (the count
+# above tau, the tail's mean log10) and their scale-free forms (docs/scale.md "The claims' forms")
+CLAIMED = ("n_significant_top", "n_relative_top", "effective_rank", "tail_mean", "tail_share")
+
+
 class Spectra:
-    metrics = ("n_significant_top", "effective_rank", "tail_mean", "top")
+    metrics = (*CLAIMED, "top")
     @staticmethod
     def compute(entry, ctx: Context) -> dict:
         p = entry.params
