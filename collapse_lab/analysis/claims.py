@@ -294,11 +294,28 @@ def exceeds(values: dict, metric: str, other: str, where: dict | None = None, pa
 
 
 def effect(a: float, b: float, op: str) -> list:
-    """A comparison's effect in the claimed direction: ``[margin, strict]`` with margin > 0
-    (>= 0 where not strict) when ``a op b`` holds (a - b for > and >=, b - a for < and <=);
-    over seeds its interval decides the three-valued verdict (``analysis.seeds``)."""
+    """A comparison's effect in the claimed direction: ``[margin, strict, a, b]`` with margin
+    > 0 (>= 0 where not strict) when ``a op b`` holds (a - b for > and >=, b - a for < and
+    <=), and the compared values; over seeds it decides the three-valued verdict
+    (``analysis.verdict``: paired by seed, or Welch's on a and b)."""
     a, b = float(a), float(b)
-    return [a - b if op in (">", ">=") else b - a, op in (">", "<")]
+    return [a - b if op in (">", ">=") else b - a, op in (">", "<"), a, b]
+
+
+def design(claim: dict, values: dict) -> dict:
+    """How the claim's comparisons are read over seeds: ``unpaired`` where they compare runs
+    at different alphas (another alpha draws another partition: Welch), and the ``bounds``
+    of its metric where it is a count among the top k (a tie there is saturation)."""
+    from ..spectra.measures import bounds
+
+    if claim.get("check") == "order":
+        varied = {claim.get("by")}
+    else:
+        varied = {k.partition(".")[0] for k in {**(claim.get("a") or {}), **(claim.get("b") or {})}}
+    tops = [s["metrics"].get("top") for p in values.get("panels", []) for s in p.get("series", [])
+            if isinstance(s.get("metrics"), dict) and s["metrics"].get("top") is not None]
+    b = bounds(claim["metric"], int(max(tops))) if claim.get("metric") and tops else None
+    return {"unpaired": "alpha" in varied, **({"bounds": list(b)} if b else {})}
 
 
 # what a claim says about itself, not a check's parameter: its ``form`` (``literal``, the
@@ -313,5 +330,5 @@ def evaluate(claim: dict, values: dict) -> dict:
     params = {k: v for k, v in claim.items() if k not in ("text", "check", *ABOUT)}
     holds, measured, *rest = CHECKS.call(claim["check"], values, **params)
     out = {"text": claim["text"], "check": claim["check"], "holds": bool(holds), "measured": measured,
-           **{k: claim[k] for k in ABOUT if k in claim}}
+           **{k: claim[k] for k in ABOUT if k in claim}, **design(claim, values)}
     return {**out, "effects": rest[0]} if rest else out

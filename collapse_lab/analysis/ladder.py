@@ -10,12 +10,16 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
-from .seeds import HOLDS, OPEN, REFUTED, t_interval, verdict
+from .seeds import t_interval
+from .verdict import HOLDS, OPEN, REFUTED, SATURATED, regime_word, verdict
 
 # the rule of docs/scale.md (committed before any rung's claims were computed)
 OWN_ACC_MIN = 0.90  # pooled accuracy of the clients' final local models on their own data, every run
-PLATEAU_MAX = 1.0  # points: |seed-mean test accuracy at R - seed-mean at R - 3|, every setting
+PLATEAU_MAX = 1.0  # points: |seed-mean test accuracy at R - seed-mean at R - 3|, every setting (the rule
+# until 2026-11-28, reported beside the slope rule of analysis/plateau.py, which decides where a record
+# keeps the accuracy curves)
 DEAD_MAX = 0.10  # share of dead units of the final global model, every run without a regularizer
 BUDGET_S = 3600.0  # an entry's runs from an empty store on 2 cores
 
@@ -30,15 +34,40 @@ def summary(measures: list[dict]) -> dict:
         by_setting.setdefault(m["setting"], []).append(m.get("plateau_points"))
     changes = [sum(v) / len(v) for v in by_setting.values() if v and all(x is not None for x in v)]
     plateau_max = None if len(changes) != len(by_setting) or not changes else max(abs(c) for c in changes)
+    slope = slope_rule(measures)
     plain = [m["dead_units"] / m["units"] for m in measures if m.get("reg") == "none"]
     dead_max = max(plain) if plain else None
     secs = [m.get("train_seconds") for m in measures]
+    old = None if plateau_max is None else plateau_max < PLATEAU_MAX
     checks = {"clients": None if own_min is None else own_min >= OWN_ACC_MIN,
-              "plateau": None if plateau_max is None else plateau_max < PLATEAU_MAX,
+              "plateau": old if slope is None else slope["plateaued"],
               "dead": None if dead_max is None else dead_max < DEAD_MAX}
-    return {"own_acc_min": own_min, "plateau_max_points": plateau_max, "dead_share_max_fedavg": dead_max,
+    return {"own_acc_min": own_min, "plateau_max_points": plateau_max, "plateau_old_rule": old,
+            **({"plateau_slope": slope} if slope is not None else {}), "dead_share_max_fedavg": dead_max,
             "train_seconds_sum": None if any(s is None for s in secs) else round(sum(secs), 1),
             "checks": checks, "matched": all(v is True for v in checks.values())}
+
+
+def slope_rule(measures: list[dict]) -> dict | None:
+    """The plateau by the slope rule (``analysis.plateau``) over every setting, where each
+    run keeps its accuracy curve: the setting furthest from flat (largest |seed-mean slope|),
+    its window and upper bound, and whether every setting has plateaued; None without
+    curves (a record of format 1)."""
+    from .plateau import plateau
+
+    by: dict[str, list] = {}
+    for m in measures:
+        by.setdefault(m["setting"], []).append(m.get("acc_curve"))
+    if not by or any(c is None or None in c for cs in by.values() for c in cs):
+        return None
+    per = {k: plateau(cs) for k, cs in by.items() if len(cs) >= 2}
+    if len(per) != len(by):
+        return None
+    worst = max(per, key=lambda k: abs(per[k]["slope_mean"]))
+    w = per[worst]
+    return {"window": w["window"], "slope_mean_worst": w["slope_mean"], "slope_upper_worst": w["slope_upper"],
+            "worst_setting": worst, "plateaued": all(p["plateaued"] for p in per.values()),
+            "settings_plateaued": sum(p["plateaued"] for p in per.values()), "settings": len(per)}
 
 
 def but_reg(setting: str) -> str:
@@ -64,15 +93,16 @@ def accuracy_claims(measures: list[dict]) -> list[dict]:
             groups.setdefault((m["reg"], key[id(m)], m.get("alpha")), []).append(m)
     for (reg, _, alpha), ms in sorted(groups.items(), key=lambda kv: (kv[0][0], str(kv[0][2]))):
         ms = sorted(ms, key=lambda m: m["seed"])
-        diffs = [100.0 * (m["test_acc"] - base[(key[id(m)], m["seed"])]["test_acc"]) for m in ms]
-        v = verdict([[[d, True]] for d in diffs]) or {}
+        pairs = [(100.0 * m["test_acc"], 100.0 * base[(key[id(m)], m["seed"])]["test_acc"]) for m in ms]
+        diffs = [a - b for a, b in pairs]
+        v = verdict([[[a - b, True, a, b]] for a, b in pairs]) or {}  # paired: the same seed's partition
         mean, lo, hi = t_interval(diffs)
         k = sum(d > 0 for d in diffs)
         out.append({"text": f"final global test accuracy: FedAvg + {reg} > FedAvg at alpha {alpha} (Table 1's comparison)",
-                    "check": "accuracy", "holds": bool(mean > 0 and k >= (len(diffs) - 1 if len(diffs) >= 3 else len(diffs))),
+                    "check": "accuracy", "form": "literal", "holds": v.get("verdict") == HOLDS if v else mean > 0,
                     "measured": f"{reg} - none: {mean:+.2f} points [{lo:.2f}, {hi:.2f}] (seeds: "
                                 + ", ".join(f"{d:+.2f}" for d in diffs) + ")",
-                    "seeds": len(diffs), "holds_in": k, **v})
+                    "seeds": len(diffs), "claimed_way_in": k, **v})
     return out
 
 
@@ -91,11 +121,46 @@ def cost(r: dict) -> float:
 
 def claims_of(rec: dict) -> list[dict]:
     """A record's claims: the entry's own, then Table 1's comparison where its runs vary the
-    regularizer (computed from the kept regime measures, so records kept before a change of
-    that comparison report it as it is now)."""
+    regularizer. A record that keeps the evidence (``evidence.FORMAT``) has every claim
+    recomputed from it by the specs and rules as they are; an older record keeps its
+    claims' verdicts (read as ``legacy`` says), Table 1's comparison recomputed from its
+    regime measures."""
     if "claims" not in rec:
         return []
-    return rec["claims"] + accuracy_claims(rec.get("regime", {}).get("runs", []))
+    runs = rec.get("regime", {}).get("runs", [])
+    if has_evidence(rec):
+        from .catalogue import pick
+        from .evidence import claims
+
+        entry = pick([rec["entry"]], "figure")[0].at(rec["preset"])
+        own = claims(entry, runs)
+    else:
+        own = [legacy(c) for c in rec["claims"]]
+    return own + accuracy_claims(runs)
+
+
+def has_evidence(rec: dict) -> bool:
+    """Whether a record keeps each run's curves and spectra (format 2 on)."""
+    runs = rec.get("regime", {}).get("runs", [])
+    return bool(runs) and all("spectrum_global" in m and "acc_curve" in m for m in runs)
+
+
+_TITLES = re.compile(r"α = [^,:)]+|client \d+|\(\w\)")
+
+
+def legacy(c: dict) -> dict:
+    """A claim kept by a record without evidence: its verdict as kept (paired by seed, no
+    correction over panels), but uninformative where a strict count claim tied at the top-k
+    ceiling (or 0) in every seed and every comparison: the kept numbers say so."""
+    from .seeds import NUMBER
+
+    effs = c.get("effects") or []
+    texts = [p.get("measured", "") for p in c.get("per_seed", [])] or [c.get("measured", "")]
+    nums = {x for t in texts for x in NUMBER.findall(_TITLES.sub("", t))}
+    ties = effs and all(e.get("mean") == e.get("low") == e.get("high") == 0 and e.get("strict") for e in effs)
+    if c.get("verdict") and ties and "n_sig" in c.get("text", "") and nums and nums <= {"100", "0"}:
+        return {**c, "verdict": SATURATED, "legacy": True}
+    return {**c, "legacy": True} if c.get("verdict") else c
 
 
 def choose(records: list[dict], budget_s: float = BUDGET_S) -> dict[str, dict]:
@@ -147,10 +212,11 @@ def effect_text(c: dict) -> str:
     return "" if e is None else f"{e['mean']:.4g} [{e['low']:.4g}, {e['high']:.4g}]"
 
 
-def word(c: dict) -> str:
-    """holds / refuted / not resolved (the three words), else the k-of-n rule's."""
-    if c.get("verdict") in (HOLDS, REFUTED, OPEN):
-        return c["verdict"]
+def word(c: dict, matched: bool | None = True) -> str:
+    """The verdict (``analysis.verdict``) with its regime ("refuted at an unmatched regime"
+    where ``matched`` is not True); a check without an interval says so."""
+    if c.get("verdict") in (HOLDS, REFUTED, OPEN, SATURATED):
+        return regime_word(c["verdict"], matched)
     if c.get("holds") is None:
         return "not checked"
     return "holds (no interval)" if c["holds"] else "does not hold (no interval)"
@@ -163,7 +229,8 @@ def rows(records: list[dict]) -> list[dict]:
         reg = r.get("regime", {})
         for i, c in enumerate(claims_of(r)):
             out.append({"rung": r["rung"], "entry": r["entry"], "claim": i + 1, "text": c["text"],
-                        "verdict": word(c), "holds_in": f"{c.get('holds_in', '')} of {c.get('seeds', '')}",
+                        "form": c.get("form", ""), "verdict": word(c, reg.get("matched")),
+                        "claimed_way_in": f"{c.get('claimed_way_in', c.get('holds_in', ''))} of {c.get('seeds', '')}",
                         "effect": effect_text(c), "seeds_to_resolve": c.get("seeds_to_resolve"),
                         "own_acc_min": reg.get("own_acc_min"), "plateau_max_points": reg.get("plateau_max_points"),
                         "dead_share_max_fedavg": reg.get("dead_share_max_fedavg"),
@@ -182,7 +249,7 @@ def across_samples(records: list[dict], other: list[dict]) -> list[dict]:
         if "claims" not in r or o is None:
             continue
         for i, (a, b) in enumerate(zip(claims_of(r), claims_of(o))):
-            wa, wb = word(a), word(b)
+            wa, wb = word(a, r["regime"].get("matched")), word(b, o["regime"].get("matched"))
             out.append({"rung": r["rung"], "entry": r["entry"], "claim": i + 1, "text": a["text"], "a": wa, "b": wb,
                         "verdict": wa if wa == wb else OPEN, "agree": wa == wb})
     return out

@@ -1,9 +1,10 @@
 """A claim over seeds: checked on the mean over seeds and on every seed alone, with the
 numbers that decide it as a mean and a 95 % interval over seeds.
 
-The rule (docs/catalogue.md): a claim **holds** when it holds for the seed means *and* in at
-least n - 1 of n seeds (every seed when n <= 2). With one seed the verdict says so: it
-carries no interval. The interval is Student's t over the per-seed values,
+The verdict is the three-valued one of ``analysis.verdict`` (docs/scale.md): holds, refuted,
+not resolved at this scale, or uninformative where the measure is saturated. Beside it the
+seeds in which the claim points the claimed way, a direction count. With one seed the check
+is said without an interval. The interval is Student's t over the per-seed values,
 mean +- t(0.975, n - 1) * s / sqrt(n) (s the sample standard deviation), as the papers
 report mean and spread over 3 seeds (FedDecorr Tables 1-10).
 """
@@ -17,11 +18,6 @@ NUMBER = re.compile(r"(?<![\w.])-?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?(?![\w])")
 # the relation a check prints between two numbers, as it measured it on that seed ("≥",
 # "< (claimed ≥)"): seeds may differ in it, so over seeds the numbers are joined by "vs"
 RELATION = re.compile(r"(?<=[\d)]) [<>=≤≥?](?: \(claimed [<>=≤≥]\))? (?=-?\d)")
-
-
-def needed(n: int) -> int:
-    """Seeds a claim must hold in, of n."""
-    return n - 1 if n >= 3 else n
 
 
 def t_interval(xs: list[float]) -> tuple[float, float, float]:
@@ -63,96 +59,53 @@ def merge_measured(texts: list[str]) -> str | None:
     return "".join(out)
 
 
-HOLDS, REFUTED, OPEN = "holds", "refuted", "not resolved at this scale"
-MAX_SEEDS = 1000  # beyond this, "more seeds" is not an answer
-
-
-def seeds_to_resolve(xs: list[float]) -> int | None:
-    """The fewest seeds whose 95 % t interval of the mean would exclude 0 at the observed
-    mean and spread of ``xs`` (None: a mean of 0 or more than ``MAX_SEEDS``)."""
-    n = len(xs)
-    mean = sum(xs) / n
-    sd = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else 0.0
-    if mean == 0:
-        return None
-    if sd == 0:
-        return 2
-    from scipy.stats import t
-
-    for m in range(2, MAX_SEEDS + 1):
-        if float(t.ppf(0.975, m - 1)) * sd / math.sqrt(m) < abs(mean):
-            return m
-    return None
-
-
-def verdict(per_seed_effects: list[list]) -> dict | None:
-    """The three-valued verdict of a claim from each seed's ``effects`` (``claims.effect``:
-    [margin, strict] per comparison, the same comparisons on every seed; paired by seed).
-    Per comparison, the 95 % t interval of the margin over seeds: **holds** when it excludes
-    the opposite direction (low > 0; >= 0 where the claim is not strict), **refuted** when it
-    excludes the claimed one (high < 0; <= 0 where strict); else not resolved. The claim
-    holds when every comparison does, is refuted when one is, and is otherwise not resolved
-    at this scale, with the seeds that would resolve its unresolved comparisons at the
-    observed spread. None with fewer than two seeds or without effects."""
-    if len(per_seed_effects) < 2 or any(not e or len(e) != len(per_seed_effects[0]) for e in per_seed_effects):
-        return None
-    effects, states, need = [], [], []
-    for j in range(len(per_seed_effects[0])):
-        xs = [float(e[j][0]) for e in per_seed_effects]
-        strict = bool(per_seed_effects[0][j][1])
-        m, lo, hi = t_interval(xs)
-        if len(set(xs)) == 1:
-            lo = hi = m  # no spread: the interval is the value
-        state = (HOLDS if (lo > 0 or (not strict and lo >= 0)) else
-                 REFUTED if (hi < 0 or (strict and hi <= 0)) else OPEN)
-        if state == OPEN:
-            need.append(seeds_to_resolve(xs))
-        states.append(state)
-        effects.append({"mean": m, "low": lo, "high": hi, "strict": strict, "verdict": state})
-    word = REFUTED if REFUTED in states else HOLDS if all(x == HOLDS for x in states) else OPEN
-    out = {"verdict": word, "effects": effects}
-    if word == OPEN:
-        out["seeds_to_resolve"] = None if None in need else max(need)
-    return out
+from .verdict import HOLDS, OPEN, REFUTED, SATURATED, verdict  # noqa: E402  (the one verdict system)
 
 
 def over_seeds(on_means: dict, per_seed: list[tuple[int, dict]]) -> dict:
     """One claim's record from its check on the seed means and on each seed (``evaluate``'s
-    records): ``holds`` by the rule above, ``holds_in`` k of ``seeds`` n, ``over_seeds`` the
-    measured numbers as mean [95 % interval], ``per_seed`` every seed's verdict and numbers."""
+    records): the three-valued ``verdict`` (``analysis.verdict``) and ``holds`` = it holds
+    (with one seed, no interval: the check on that seed); ``claimed_way_in`` k of ``seeds``
+    n, the seeds in which the claim's every comparison points the claimed way (a direction
+    count, not a verdict); ``over_seeds`` the measured numbers as mean [95 % interval];
+    ``per_seed`` every seed's numbers."""
     n = len(per_seed)
     k = sum(1 for _, c in per_seed if c["holds"] is True)
+    first = per_seed[0][1] if per_seed else {}
+    three = None
+    if on_means["holds"] is not None:
+        three = verdict([c.get("effects") for _, c in per_seed], bool(first.get("unpaired")),
+                        tuple(first["bounds"]) if first.get("bounds") else None)
     if on_means["holds"] is None:
         holds = None
-    else:
-        holds = bool(on_means["holds"]) and k >= needed(n)
+    elif three is not None:
+        holds = three["verdict"] == HOLDS
+    else:  # one seed (or a check without effects): the check itself, said without an interval
+        holds = bool(on_means["holds"]) and k == n
     merged = merge_measured([c["measured"] for _, c in per_seed if c["holds"] is not None])
-    three = None if holds is None else verdict([c.get("effects") for _, c in per_seed])
-    return {**on_means, "holds": holds, "holds_for_means": on_means["holds"], "seeds": n, "holds_in": k,
-            "needed": needed(n), "over_seeds": merged, **(three or {}),
+    return {**on_means, "holds": holds, "holds_for_means": on_means["holds"], "seeds": n, "claimed_way_in": k,
+            "over_seeds": merged, **(three or {}),
             "per_seed": [{"seed": s, "holds": c["holds"], "measured": c["measured"]} for s, c in per_seed]}
 
 
 def verdict_text(c: dict) -> str:
-    """The three-valued verdict where the claim measures effects ('holds', '**refuted**',
-    '*not resolved at this scale* (about 7 seeds would resolve it)'), with the seed count
-    beside it: 'holds in 3 of 3 seeds' / '**does not hold** (means: yes; 1 of 3 seeds, 2 needed)'."""
+    """The verdict with the direction count beside it: 'holds; the claimed way in 3 of 3
+    seeds', '**refuted**; ...', '*not resolved at this scale* (about 7 seeds would resolve it
+    at this spread); ...'; with one seed 'holds (one seed: no interval)'."""
     if c["holds"] is None:
         return "not checked"
     if c.get("verdict"):
-        word = {HOLDS: "holds", REFUTED: "**refuted**", OPEN: f"*{OPEN}*"}[c["verdict"]]
+        word = {HOLDS: "holds", REFUTED: "**refuted**", OPEN: f"*{OPEN}*", SATURATED: f"*{SATURATED}*"}[c["verdict"]]
         if c["verdict"] == OPEN:
             need = c.get("seeds_to_resolve")
-            word += f" (about {need} seeds would resolve it at this spread)" if need else " (no number of seeds would: effect 0 or too small)"
+            word += (f" (about {need} seeds would resolve it at this spread)" if need
+                     else " (no number of seeds would: effect 0 or too small)")
         return f"{word}; {_k_of_n(c)}"
+    if "seeds" not in c or c["seeds"] <= 1:
+        return ("holds" if c["holds"] else "**does not hold**") + (" (one seed: no interval)" if c.get("seeds") == 1 else "")
     return _k_of_n(c)
 
 
 def _k_of_n(c: dict) -> str:
-    if "seeds" not in c:
-        return "holds" if c["holds"] else "**does not hold**"
-    n, k = c["seeds"], c["holds_in"]
-    if c["holds"]:
-        return f"holds in {k} of {n} seed{'s' if n != 1 else ''}" + (" (one seed: no interval)" if n == 1 else "")
-    means = "holds" if c["holds_for_means"] else "does not hold"
-    return f"**does not hold** (for the means it {means}; in {k} of {n} seeds, {c['needed']} needed)"
+    n, k = c["seeds"], c.get("claimed_way_in", 0)
+    return f"the claimed way in {k} of {n} seed{'s' if n != 1 else ''}"

@@ -23,7 +23,8 @@ import click
 from ..errors import CollapseLabError
 from .common import data_root_option, given_data_root, given_precision, precision_option
 
-FORMAT = 1  # of a record
+from ..analysis.evidence import FORMAT  # of a record written now (2: with each run's evidence)
+READ_FORMATS = (1, FORMAT)  # records kept: format 1 keeps verdicts only, and is read as it is
 
 
 def cells(entries, rungs, preset: str, store: Path, say, where: str = "--rungs") -> list[dict]:
@@ -101,7 +102,7 @@ def kept(out: Path, cell: dict, data: dict) -> dict | None:
         rec = json.loads(p.read_text())
     except (OSError, json.JSONDecodeError):
         return None
-    same = (rec.get("format") == FORMAT and rec.get("runs") == [c.run_name() for c in cell["configs"]]
+    same = (rec.get("format") in READ_FORMATS and rec.get("runs") == [c.run_name() for c in cell["configs"]]
             and rec.get("rounds") == [c.rounds for c in cell["configs"]]
             and rec.get("data", {}).get("test_sha256") == data["test_sha256"])
     return rec if same else None
@@ -148,9 +149,10 @@ def check_store_data(store: Path, configs, data: dict) -> None:
 
 def measure(cell: dict, preset: str, store: Path, fig_dir: Path) -> dict:
     """Render the cell's entry, measure its runs' regime, and return its record."""
+    from ..analysis.evidence import run_evidence
     from ..analysis.ladder import summary
     from ..plan import context
-    from ..analysis.regime import measure_run
+    from ..analysis.regime import measure_run, test_accuracy
     from ..store import RunDir, run_path
     from .figures import render
 
@@ -161,8 +163,10 @@ def measure(cell: dict, preset: str, store: Path, fig_dir: Path) -> dict:
     ms = []
     for c in configs:
         ident = {k: v for k, v in c.identity().items() if k != "seed"}
-        m = measure_run(RunDir(run_path(store, c)), ctx.features, train_src, c.rounds)
-        ms.append({**m, "seed": c.seed, "reg": c.reg, "alpha": c.identity()["alpha"],
+        run = RunDir(run_path(store, c))
+        m = measure_run(run, ctx.features, train_src, c.rounds)
+        ev = run_evidence(ctx, run, c.rounds, test_accuracy(run))
+        ms.append({**m, **ev, "seed": c.seed, "reg": c.reg, "alpha": c.identity()["alpha"],
                    "setting": json.dumps(ident, sort_keys=True, default=str)})
     # Table 1's comparison is not kept here: ladder.claims_of computes it from the measures
     return {"claims": rec["claims"], "figure": rec["files"],
@@ -205,7 +209,8 @@ def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stac
                                    f"{failed[0].get('error') or failed[0]['status']}); the same command continues")
         for c in todo:
             base = {"format": FORMAT, "rung": name, "note": c["rung"].note, "set": list(c["rung"].items),
-                    "entry": c["entry"].name, "preset": preset}
+                    "entry": c["entry"].name, "preset": preset,
+                    **({"seeds": list(c["rung"].seeds)} if c["rung"].seeds else {})}
             if "na" in c:
                 records.append({**base, "na": c["na"]})
                 continue
@@ -229,7 +234,7 @@ def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stac
 def verdict_line(rec: dict) -> str:
     from ..analysis.ladder import claims_of, word
 
-    words = [word(c) for c in claims_of(rec)]
+    words = [word(c, rec["regime"].get("matched")) for c in claims_of(rec)]
     reg = rec["regime"]
     return (", ".join(f"{words.count(w)} {w}" for w in dict.fromkeys(words)) + f"; regime: clients own data "
             f"{_pct(reg['own_acc_min'])} (min), plateau {_num(reg['plateau_max_points'])} points, FedAvg dead units "

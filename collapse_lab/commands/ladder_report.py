@@ -9,6 +9,7 @@ from pathlib import Path
 
 from ..analysis.ladder import BUDGET_S, DEAD_MAX, OWN_ACC_MIN, PLATEAU_MAX, across_samples, choose, claims_of, \
     effect_text, rows, word
+from ..analysis.plateau import SLOPE_MAX, UPPER_MAX
 
 
 def _pct(x) -> str:
@@ -23,19 +24,31 @@ def _min(s):
     return None if s is None else s / 60
 
 
+def _set(r: dict) -> str:
+    seeds = r.get("seeds")
+    return (" ".join(r["set"]) or "(preset)") + (f" seeds {seeds[0]}-{seeds[-1]}" if seeds else "")
+
+
 def regime_table(records: list[dict]) -> list[str]:
-    out = ["| rung | entry | set | clients on own data (min over runs) | plateau: max over settings of the seed-mean "
-           "change over the last 3 rounds (points) | FedAvg dead units (max share) | estimated time on 2 cores (min; the "
-           "rule's cost) | measured training (s, summed over runs) | regime |", "|---|---|---|---|---|---|---|---|---|"]
+    out = ["| rung | entry | set | clients on own data (min over runs) | plateau, slope rule: the setting furthest "
+           "from flat, seed-mean slope [one-sided 95 % upper bound] (points a round, last W rounds) | plateau, old rule: "
+           "max over settings of the seed-mean change over the last 3 rounds (points) | FedAvg dead units (max share) | "
+           "estimated time on 2 cores (min; the rule's cost) | measured training (s, summed over runs) | regime |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for r in records:
         if "na" in r:
-            out.append(f"| {r['rung']} | {r['entry']} | {' '.join(r['set']) or '(preset)'} | {r['na']} | | | | | |")
+            out.append(f"| {r['rung']} | {r['entry']} | {' '.join(r['set']) or '(preset)'} | {r['na']} | | | | | | |")
             continue
         g = r["regime"]
         ch = g["checks"]
         mark = lambda k: "" if ch.get(k) is None else (" ✓" if ch[k] else " ✗")  # noqa: E731
-        out.append(f"| {r['rung']} | {r['entry']} | {' '.join(r['set']) or '(preset)'} | {_pct(g['own_acc_min'])}"
-                   f"{mark('clients')} | {_f(g['plateau_max_points'])}{mark('plateau')} | "
+        sl = g.get("plateau_slope")
+        slope = ("no curves kept (format 1): the old rule decides" if sl is None else
+                 f"{sl['slope_mean_worst']:+.2f} [{sl['slope_upper_worst']:.2f}], W {sl['window']}, "
+                 f"{sl['settings_plateaued']} of {sl['settings']} settings flat{mark('plateau')}")
+        old = "" if sl is None else (" ✓" if g.get("plateau_old_rule") else " ✗")
+        out.append(f"| {r['rung']} | {r['entry']} | {_set(r)} | {_pct(g['own_acc_min'])}"
+                   f"{mark('clients')} | {slope} | {_f(g['plateau_max_points'])}{old if sl else mark('plateau')} | "
                    f"{_pct(g['dead_share_max_fedavg'])}{mark('dead')} | {_f(_min(r.get('estimated_seconds')), 1)} | "
                    f"{_f(g['train_seconds_sum'], 0)} | "
                    f"{'matched' if g['matched'] else 'not matched'} |")
@@ -47,9 +60,12 @@ def claims_table(records: list[dict]) -> list[str]:
     rungs = list(dict.fromkeys(r["rung"] for r in records))
     out.append("|---|---|" + "---|" * len(rungs))
     texts: dict = {}
+    forms: dict = {}
     for r in records:
         for i, c in enumerate(claims_of(r)):
             texts.setdefault((r["entry"], i), c["text"])
+            if c.get("form"):
+                forms.setdefault((r["entry"], i), c["form"])
     for (entry, i), text in texts.items():
         row = []
         for rung in rungs:
@@ -60,8 +76,11 @@ def claims_table(records: list[dict]) -> list[str]:
                 continue
             c = cl[i]
             need = f", ~{c['seeds_to_resolve']} seeds" if c.get("seeds_to_resolve") else ""
-            row.append(f"**{word(c)}**{need}; {effect_text(c)}; {c.get('holds_in', '?')}/{c.get('seeds', '?')} seeds")
-        out.append(f"| {entry} | {i + 1}. {text} | " + " | ".join(row) + " |")
+            way = c.get("claimed_way_in", c.get("holds_in", "?"))
+            row.append(f"**{word(c, rec['regime'].get('matched'))}**{need}; {effect_text(c)}; the claimed way in "
+                       f"{way}/{c.get('seeds', '?')} seeds" + (" (kept verdict)" if c.get("legacy") else ""))
+        form = forms.get((entry, i))
+        out.append(f"| {entry} | {i + 1}. {text}{f' ({form})' if form else ''} | " + " | ".join(row) + " |")
     return out
 
 
@@ -76,18 +95,48 @@ def samples_table(both: list[dict]) -> list[str]:
 def markdown(records: list[dict], title: str, other: list[dict] | None = None) -> str:
     chosen = choose(records)
     lines = [f"# {title}", "", f"The rule (docs/scale.md): clients >= {OWN_ACC_MIN:.0%} on their own data in every run, "
-             f"seed-mean test accuracy changes < {PLATEAU_MAX:g} point over the last 3 rounds in every setting, "
-             f"FedAvg runs < {DEAD_MAX:.0%} dead units; the cheapest such rung within {BUDGET_S / 60:.0f} minutes "
-             "an entry on 2 cores.", "", "## Regime per rung", "", *regime_table(records), "",
+             f"the global model plateaued in every setting (the slope rule of 2026-11-28: |seed-mean slope| < "
+             f"{SLOPE_MAX:g} point a round over the last W = max(5, R/3) rounds, one-sided 95 % upper bound < "
+             f"{UPPER_MAX:g}; records without curves: the old rule, change < {PLATEAU_MAX:g} point over the last 3 "
+             f"rounds), FedAvg runs < {DEAD_MAX:.0%} dead units; the cheapest such rung within {BUDGET_S / 60:.0f} "
+             "minutes an entry on 2 cores.", "", "## Regime per rung", "", *regime_table(records), "",
              "## Chosen rung per entry (by the regime, not the verdicts)", ""]
     lines += [f"- {e}: **{c['rung'] or 'none'}** ({c['why']})" for e, c in chosen.items()]
-    lines += ["", "## Claims x rungs", "", "Each cell: the three-valued verdict over seeds, the deciding effect as mean "
-              "[95 % t interval] (paired by seed; > 0 is the claimed direction), seeds where it holds.", "",
-              *claims_table(records), ""]
+    lines += ["", "## Claims x rungs", "", "Each cell: the verdict over seeds (holds, refuted, not resolved at this "
+              "scale, uninformative where the measure is saturated; \"at an unmatched regime\" where the rung is not "
+              "regime-matched), the deciding comparison as mean [95 % t interval] (paired by seed within an alpha, "
+              "Welch across alphas; > 0 is the claimed direction), and the seeds in which the claim points the claimed "
+              "way (a direction count). A claim over several comparisons holds when every one does (intersection-"
+              "union) and is refuted when one is after Holm's correction. \"(kept verdict)\": a record without "
+              "evidence, its verdict as computed then (paired, no correction).", "", *claims_table(records), ""]
+    sens = sensitivity_lines(records)
+    if sens:
+        lines += ["## Sensitivity of the scale-free count", "", "Seed-mean count of sigma_k / sigma_1 above 10^-1, "
+                  "10^-2 (the claimed form) and 10^-3 among the top 100, per rung, panel and setting (records with "
+                  "evidence).", "", *sens, ""]
     if other:
         lines += ["## Two samples of the data", "", "A verdict that differs on the other sample (no image in common) is "
                   "not resolved at this scale at that rung.", "", *samples_table(across_samples(records, other)), ""]
     return "\n".join(lines)
+
+
+def sensitivity_lines(records: list[dict]) -> list[str]:
+    from ..analysis.catalogue import pick
+    from ..analysis.evidence import SENSITIVITY, sensitivity
+    from ..analysis.ladder import has_evidence
+
+    out = []
+    for r in records:
+        if "claims" not in r or not has_evidence(r):
+            continue
+        if not out:
+            out += ["| rung | entry | panel | setting | " + " | ".join(f"> {x:g}" for x in SENSITIVITY) + " |",
+                    "|---|---|---|---|" + "---|" * len(SENSITIVITY)]
+        params = pick([r["entry"]], "figure")[0].at(r["preset"]).params
+        for row in sensitivity(params, r["regime"]["runs"]):
+            out.append(f"| {r['rung']} | {r['entry']} | {row['panel']} | {row['series']} | "
+                       + " | ".join(f"{v:.1f}" for v in row["n_relative_top"].values()) + " |")
+    return out
 
 
 def csv_text(records: list[dict]) -> str:
@@ -110,7 +159,7 @@ def figure(records: list[dict], title: str):
             col = f"{r['entry']} {i + 1}"
             if col not in columns:
                 columns.append(col)
-            cells[(r["rung"], col)] = (word(c), effect_text(c).split(" [")[0])
+            cells[(r["rung"], col)] = (c.get("verdict") or word(c), effect_text(c).split(" [")[0])
     matched = {}
     for rung in rungs:
         got = [r["regime"]["matched"] for r in records if r["rung"] == rung and "regime" in r]

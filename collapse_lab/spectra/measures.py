@@ -52,9 +52,18 @@ def _check(name: str, fn, info: dict) -> None:
 MEASURES: Registry = Registry("measure", check=_check)
 
 
-def measure(name: str, label: str, unit: str, reads: str, definition: str):
-    """Register ``fn(inputs) -> number`` as the measure ``name``."""
-    return MEASURES.register(name, label=label, unit=unit, reads=reads, definition=definition)
+def measure(name: str, label: str, unit: str, reads: str, definition: str, counts_top: bool = False):
+    """Register ``fn(inputs) -> number`` as the measure ``name``; ``counts_top``: a count
+    among the top k, bounded by 0 and k (a claim comparing it can saturate)."""
+    return MEASURES.register(name, label=label, unit=unit, reads=reads, definition=definition, counts_top=counts_top)
+
+
+def bounds(name: str, top: int) -> tuple[float, float] | None:
+    """The values at which the measure ``name`` cannot move further (0 and k for a count among
+    the top k); None for a measure without such bounds or an unknown name."""
+    if name not in MEASURES.names() or not MEASURES.info(name).get("counts_top"):
+        return None
+    return 0.0, float(top)
 
 
 @measure("n_significant", "n above τ", "singular values", "spectrum",
@@ -64,14 +73,16 @@ def _n_significant(s: Inputs) -> int:
 
 
 @measure("n_significant_top", "n above τ (top k)", "singular values", "top",
-         "singular values above tau among the k largest, as the figures plot them (FedDecorr Fig. 2-3, k = 100)")
+         "singular values above tau among the k largest, as the figures plot them (FedDecorr Fig. 2-3, k = 100)",
+         counts_top=True)
 def _n_significant_top(s: Inputs) -> int:
     return n_significant(s.sv[:s.top], s.tau)
 
 
 @measure("n_relative_top", "n above ρ·σ₁ (top k)", "singular values", "top",
          "singular values with sigma_k / sigma_1 above rho = 0.01 among the k largest: the scale-free form of the "
-         "count above tau (FedDecorr Sec. 3.1 reads tau at MobileNetV2's scale; the ratio reads the same shape at any)")
+         "count above tau (FedDecorr Sec. 3.1 reads tau at MobileNetV2's scale; the ratio reads the same shape at any)",
+         counts_top=True)
 def _n_relative_top(s: Inputs) -> int:
     return n_relative(s.sv[:s.top], DEFAULT_REL)
 

@@ -66,22 +66,24 @@ def test_every_check_returns_its_effects_in_the_claimed_direction():
     from collapse_lab.analysis.claims import above, pointwise, rises_first, settles
 
     v = _values({"inf": 5.0, "0.05": 3.0})
-    assert compare(v, "n_sig", {"alpha": "inf"}, {"alpha": "0.05"}, ">")[2] == [[2.0, True]]
-    assert compare(v, "n_sig", {"alpha": "inf"}, {"alpha": "0.05"}, "<=")[2] == [[-2.0, False]]
-    assert order(v, "n_sig", "alpha", ["inf", "0.05"])[2] == [[2.0, False], [2.0, True]]
-    assert threshold(v, "n_sig", ">=", 4.0, where={"alpha": "inf"})[2] == [[1.0, False]]
-    assert exceeds(v, "n_sig", "other", where={"alpha": "0.05"})[2] == [[2.5, True]]
+    # [margin, strict, a, b]: the compared values ride along (Welch across alphas, saturation)
+    assert compare(v, "n_sig", {"alpha": "inf"}, {"alpha": "0.05"}, ">")[2] == [[2.0, True, 5.0, 3.0]]
+    assert compare(v, "n_sig", {"alpha": "inf"}, {"alpha": "0.05"}, "<=")[2] == [[-2.0, False, 5.0, 3.0]]
+    assert order(v, "n_sig", "alpha", ["inf", "0.05"])[2] == [[2.0, False, 5.0, 3.0], [2.0, True, 5.0, 3.0]]
+    assert threshold(v, "n_sig", ">=", 4.0, where={"alpha": "inf"})[2] == [[1.0, False, 5.0, 4.0]]
+    assert exceeds(v, "n_sig", "other", where={"alpha": "0.05"})[2] == [[2.5, True, 3.0, 0.5]]
     curves = {"panels": [{"title": "g", "series": [
         {"label": "A", "key": {"alpha": "inf"}, "x": [1, 2, 3, 4], "y": [4.0, 3.0, 2.0, 1.0], "metrics": {}},
         {"label": "B", "key": {"alpha": "0.05"}, "x": [1, 2, 3, 4], "y": [3.0, 3.5, 1.0, 0.5], "metrics": {}}]}]}
     # B <= A at 3 of 4 points: 0.75 against 0.9 claimed
-    assert pointwise(curves, "alpha", ["inf", "0.05"], fraction=0.9)[2] == [[0.75 - 0.9, False]]
+    assert [e[:2] for e in pointwise(curves, "alpha", ["inf", "0.05"], fraction=0.9)[2]] == [[0.75 - 0.9, False]]
     # A above B after skipping the first 0 points: at 3 of 4 (not at x=2)
-    assert above(curves, {"alpha": "inf"}, {"alpha": "0.05"}, fraction=0.5, skip=0.0)[2] == [[0.75 - 0.5, False]]
-    assert rises_first(curves)[2] == [[3.0 - 4.0, False], [3.5 - 3.0, False]]
+    got = above(curves, {"alpha": "inf"}, {"alpha": "0.05"}, fraction=0.5, skip=0.0)[2]
+    assert [e[:2] for e in got] == [[0.75 - 0.5, False]]
+    assert [e[:2] for e in rises_first(curves)[2]] == [[3.0 - 4.0, False], [3.5 - 3.0, False]]
     # A: 4 -> 1, its largest step -1/4 (a fall); B: 3 -> 0.5, its largest step a rise of 0.5/3
     eff = settles(curves, max_rise=0.2)[2]
-    assert eff[:2] == [[3.0, False], [0.2 + 0.25, False]] and eff[2][0] == 2.5
+    assert [e[:2] for e in eff[:2]] == [[3.0, False], [0.2 + 0.25, False]] and eff[2][0] == 2.5
     assert abs(eff[3][0] - (0.2 - 0.5 / 3.0)) < 1e-12
 
 

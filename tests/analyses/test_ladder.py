@@ -75,12 +75,12 @@ def test_table1_comparison_is_paired_by_seed_with_the_t_interval():
     half = t.ppf(0.975, 2) * sd / math.sqrt(3)
     e = c["effects"][0]
     assert e["mean"] == pytest.approx(mean) and e["high"] == pytest.approx(mean + half)
-    assert c["verdict"] == "refuted" and c["holds"] is False and c["holds_in"] == 0
+    assert c["verdict"] == "refuted" and c["holds"] is False and c["claimed_way_in"] == 0
     assert "feddecorr > FedAvg at alpha 0.05" in c["text"]
     # a gain in every seed with a spread that leaves 0 inside: not resolved
     reg = [_m(s, reg="feddecorr", acc=a) for s, a in enumerate((0.21, 0.181, 0.30))]
     (c,) = accuracy_claims(base + reg)
-    assert c["verdict"] == "not resolved at this scale" and c["holds_in"] == 3 and c["seeds_to_resolve"] > 3
+    assert c["verdict"] == "not resolved at this scale" and c["claimed_way_in"] == 3 and c["seeds_to_resolve"] > 3
     assert accuracy_claims(base) == []  # no regularizer: no comparison
 
 
@@ -256,15 +256,18 @@ def test_bad_entries_and_options_are_one_line(tmp_path, args, message):
 def test_a_verdict_that_differs_on_the_other_sample_is_not_resolved():
     from collapse_lab.analysis.ladder import across_samples
 
-    def rec(rung, *words):
-        return {"rung": rung, "entry": "e", "claims": [{"text": f"c{i}", "verdict": w, "holds": w == "holds"}
-                                                       for i, w in enumerate(words)]}
+    def rec(rung, *words, matched=True):
+        return {"rung": rung, "entry": "e", "regime": {"matched": matched},
+                "claims": [{"text": f"c{i}", "verdict": w, "holds": w == "holds"} for i, w in enumerate(words)]}
 
     a = [rec("r1", "holds", "refuted", "holds"), rec("r2", "holds"), {"rung": "r3", "entry": "e", "na": "x"}]
     b = [rec("r1", "holds", "refuted", "not resolved at this scale"), rec("r9", "holds")]
     got = across_samples(a, b)
     assert [(c["rung"], c["claim"], c["verdict"], c["agree"]) for c in got] == [
         ("r1", 1, "holds", True), ("r1", 2, "refuted", True), ("r1", 3, "not resolved at this scale", False)]
+    # the words carry the regime: refuted on both samples at an unmatched regime says so
+    got = across_samples([rec("r1", "refuted", matched=False)], [rec("r1", "refuted", matched=False)])
+    assert got[0]["verdict"] == "refuted at an unmatched regime" and got[0]["agree"]
 
 
 def test_other_sample_must_be_other_images(tmp_path):

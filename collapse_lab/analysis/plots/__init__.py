@@ -22,7 +22,9 @@ def save_figure(fig, out_dir: Path, stem: str) -> list[Path]:
         final = out_dir / f"{stem}.{ext}"
         tmp = temp_file(out_dir, f".{stem}.", f".{ext}")
         try:
-            fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight")
+            # no creation date in the PDF: the same figure is the same bytes (a regenerated ladder)
+            fig.savefig(tmp, format=ext, dpi=150, bbox_inches="tight",
+                        **({"metadata": {"CreationDate": None}} if ext == "pdf" else {}))
             os.replace(tmp, final)
         except BaseException:
             os.unlink(tmp)

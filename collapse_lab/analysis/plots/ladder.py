@@ -6,8 +6,9 @@ from __future__ import annotations
 from .style import use
 
 COLOURS = {"holds": "#4daf4a", "refuted": "#e41a1c", "not resolved at this scale": "#fdd49e",
-           "n/a": "#ffffff"}
+           "uninformative (measure saturated)": "#9ecae1", "n/a": "#ffffff"}
 LEGEND = (("holds", "holds"), ("refuted", "refuted"), ("not resolved at this scale", "not resolved at this scale"),
+          ("uninformative (measure saturated)", "uninformative (measure saturated)"),
           ("other", "no interval (one seed, or k-of-n only)"), ("n/a", "does not apply / not run"))
 
 

@@ -1,0 +1,117 @@
+"""A ladder record's evidence: what each run's numbers come from, kept so that every measure,
+rule and verdict is recomputed from the records alone (docs/scale.md, amendment of
+2026-11-28).
+
+Per run the record keeps (``run_evidence``) the global test accuracy of every round, the
+final spectra (every singular value of the covariance, descending, float64, and its
+numerical floor) of the global model and of client 0's local model, beside the regime
+measures (own-data accuracy, dead units). ``spectra_values`` rebuilds the values a
+``spectra`` entry's claims read (``analysis.claims``) from them, for all seeds or one;
+``claims`` checks the entry's claims over seeds (``analysis.seeds.over_seeds``).
+"""
+from __future__ import annotations
+
+import json
+
+import torch
+
+from ..config import alpha_str, parse_alpha
+from ..spectra.functional import DEFAULT_TAU, n_relative
+from ..spectra.measures import Inputs, value
+
+FORMAT = 2  # a record with evidence; format 1 records keep their verdicts only
+SENSITIVITY = (1e-1, 1e-2, 1e-3)  # sigma_k / sigma_1 thresholds printed beside the claims
+
+
+def run_evidence(ctx, run, r: int, curve: dict[int, float]) -> dict:
+    """The evidence of one run at round ``r``: its accuracy curve (points, rounds 1..r; None
+    where a round has none) and the spectra of the global and client-0 models (``ctx``: the
+    analysis context that reads the run's features)."""
+    out = {"acc_curve": [None if q not in curve else round(100.0 * curve[q], 6) for q in range(1, r + 1)]}
+    for name, client in (("global", None), ("client0", 0)):
+        sv, floor = ctx.spectrum(run, r, client)
+        out[f"spectrum_{name}"] = [float(x) for x in sv.to(torch.float64)]
+        out[f"floor_{name}"] = float(floor)
+    return out
+
+
+def _key(m: dict) -> dict:
+    d = json.loads(m["setting"])
+    d["alpha"] = alpha_str(parse_alpha(d["alpha"]))
+    return d
+
+
+def _hit(key: dict, where: dict | None) -> bool:
+    return all(alpha_str(parse_alpha(key.get(k))) == alpha_str(parse_alpha(v)) if k == "alpha" else str(key.get(k)) == str(v)
+               for k, v in (where or {}).items())
+
+
+def _label(key: dict) -> str:
+    reg = key.get("reg", "none")
+    return f"α = {key['alpha']}" + ("" if reg in (None, "none") else f" +{reg}")
+
+
+def spectra_values(params: dict, runs: list[dict], seed: int | None = None) -> dict:
+    """The values of a ``spectra`` entry (``renderers/spectra.py``'s shape, the curves left
+    out) from the runs' evidence: per panel one series per setting, each measure the mean
+    over the setting's seeds (``seed``: that seed's run alone)."""
+    top, tau = int(params.get("top", 100)), float(params.get("tau", DEFAULT_TAU))
+    from .renderers.spectra import CLAIMED
+
+    panels = []
+    for panel in params.get("panels", [{"title": "global model"}]):
+        which = "global" if panel.get("model", "global") == "global" else f"client{panel.get('client', 0)}"
+        groups: dict[str, list[dict]] = {}
+        for m in runs:
+            if (seed is None or m["seed"] == seed) and _hit(_key(m), panel.get("where")):
+                groups.setdefault(m["setting"], []).append(m)
+        series = []
+        for setting, ms in groups.items():
+            per = {name: [] for name in CLAIMED}
+            for m in ms:
+                sv = torch.tensor(m[f"spectrum_{which}"], dtype=torch.float64)
+                for name in CLAIMED:
+                    per[name].append(value(name, Inputs(sv, m[f"floor_{which}"], tau, top)))
+            k = min(top, *(len(m[f"spectrum_{which}"]) for m in ms))
+            key = _key(ms[0])
+            series.append({"label": _label(key), "key": key, "n": len(ms),
+                           "metrics": {**{n: sum(v) / len(v) for n, v in per.items()}, "top": k}})
+        panels.append({"title": panel.get("title", ""), "tau": tau, "series": series})
+    return {"panels": panels}
+
+
+def claims(entry, runs: list[dict]) -> list[dict]:
+    """The entry's claims over the seeds of ``runs`` (their evidence), as ``figures`` checks
+    them on a store: on the seed means and on each seed, then ``over_seeds``."""
+    from .claims_file import evaluate_safely
+    from .seeds import over_seeds
+
+    params = entry.params
+    seeds = sorted({m["seed"] for m in runs})
+    means = spectra_values(params, runs)
+    per = {s: spectra_values(params, runs, s) for s in seeds}
+    out = []
+    for spec in entry.claims:
+        on_means = evaluate_safely(spec, means)
+        out.append(over_seeds(on_means, [(s, evaluate_safely(spec, per[s])) for s in seeds]) if len(seeds) > 1
+                   else on_means)
+    return out
+
+
+def sensitivity(params: dict, runs: list[dict]) -> list[dict]:
+    """Per panel and setting, the seed-mean count of sigma_k / sigma_1 above each of
+    ``SENSITIVITY`` among the top k: how the scale-free count moves with its threshold."""
+    top = int(params.get("top", 100))
+    out = []
+    for panel in params.get("panels", [{"title": "global model"}]):
+        which = "global" if panel.get("model", "global") == "global" else f"client{panel.get('client', 0)}"
+        groups: dict[str, list[dict]] = {}
+        for m in runs:
+            if _hit(_key(m), panel.get("where")):
+                groups.setdefault(m["setting"], []).append(m)
+        for setting, ms in groups.items():
+            counts = {f"{rho:g}": sum(n_relative(torch.tensor(m[f"spectrum_{which}"][:top], dtype=torch.float64), rho)
+                                      for m in ms) / len(ms) for rho in SENSITIVITY}
+            out.append({"panel": panel.get("title", ""), "series": _label(_key(ms[0])), "seeds": len(ms),
+                        "n_relative_top": counts})
+    return out

@@ -1,0 +1,154 @@
+"""The three-valued verdict of a claim over seeds (docs/scale.md, amendment of 2026-11-28).
+
+Each seed gives each of the claim's m comparisons (a panel, a step of an ordering) an
+effect ``[margin, strict, a, b]`` (``claims.effect``: margin > 0 is the claimed direction,
+a and b the compared values). Per comparison, the 95 % Student-t interval of the effect
+over seeds: paired by seed where the runs of a seed share the partition (they differ only in
+the regularizer), Welch's unpaired interval where they do not (another alpha draws another
+partition). The claim
+
+- **holds** when every comparison's interval excludes the opposite direction (low > 0, or
+  >= 0 where the claim is not strict): the intersection-union test, at 5 % with no
+  correction;
+- is **refuted** when some comparison excludes the claimed direction after Holm's
+  correction over the m comparisons: its one-sided p-value (effect < 0) at or below
+  0.025 / m for the smallest (Holm's first step; a refutation needs one). An exact tie in
+  every seed (no spread) fails a strict comparison (p = 0);
+- is **uninformative (measure saturated)** when a strict comparison ties in every seed at
+  the measure's floor or ceiling (a count at 0 or at k): the measure cannot see the
+  difference the claim is about (this wins over refuted for that comparison);
+- is otherwise **not resolved at this scale**, with the seeds that would resolve its open
+  comparisons at the observed spread.
+"""
+from __future__ import annotations
+
+import math
+
+HOLDS, REFUTED, OPEN, SATURATED = "holds", "refuted", "not resolved at this scale", "uninformative (measure saturated)"
+WORDS = (HOLDS, REFUTED, OPEN, SATURATED)
+ALPHA = 0.05  # two-sided: each comparison's interval is 95 %, each one-sided test at 2.5 %
+
+
+def _t(q: float, df: float) -> float:
+    from scipy.stats import t
+
+    return float(t.ppf(q, df))
+
+
+def _cdf(x: float, df: float) -> float:
+    from scipy.stats import t
+
+    return float(t.cdf(x, df))
+
+
+def _var(xs: list[float]) -> float:
+    n = len(xs)
+    m = sum(xs) / n
+    return sum((x - m) ** 2 for x in xs) / (n - 1)
+
+
+def paired(margins: list[float]) -> tuple[float, float, float]:
+    """(mean, standard error, degrees of freedom) of the per-seed margins."""
+    n = len(margins)
+    return sum(margins) / n, math.sqrt(_var(margins) / n), n - 1
+
+
+def welch(a: list[float], b: list[float], sign: float) -> tuple[float, float, float]:
+    """(mean, standard error, Welch-Satterthwaite degrees of freedom) of sign x (mean a -
+    mean b), a and b unpaired samples."""
+    va, vb, na, nb = _var(a), _var(b), len(a), len(b)
+    se2 = va / na + vb / nb
+    mean = sign * (sum(a) / na - sum(b) / nb)
+    if se2 == 0:
+        return mean, 0.0, na + nb - 2
+    df = se2 ** 2 / ((va / na) ** 2 / (na - 1) + (vb / nb) ** 2 / (nb - 1))
+    return mean, math.sqrt(se2), df
+
+
+def _seeds_to_resolve(mean: float, sd: float, max_seeds: int = 1000) -> int | None:
+    """The fewest seeds whose paired 95 % interval would exclude 0 at this mean and per-seed
+    spread (None: a zero mean, or more than ``max_seeds``)."""
+    if mean == 0:
+        return None
+    if sd == 0:
+        return 2
+    for m in range(2, max_seeds + 1):
+        if _t(1 - ALPHA / 2, m - 1) * sd / math.sqrt(m) < abs(mean):
+            return m
+    return None
+
+
+def comparison(effects: list[list], unpaired: bool, bounds: tuple[float, float] | None) -> dict:
+    """One comparison over seeds: mean, 95 % interval, one-sided p-value against the claim,
+    and its own word."""
+    margins = [float(e[0]) for e in effects]
+    strict = bool(effects[0][1])
+    has_ab = all(len(e) >= 4 for e in effects)
+    if unpaired and has_ab:
+        a, b = [float(e[2]) for e in effects], [float(e[3]) for e in effects]
+        sign = 1.0 if (margins[0] == a[0] - b[0]) else -1.0
+        mean, se, df = welch(a, b, sign)
+        sd_seed = se * math.sqrt(len(margins) / 2)  # the per-seed spread a paired design would need
+    else:
+        mean, se, df = paired(margins)
+        sd_seed = se * math.sqrt(len(margins))
+    half = _t(1 - ALPHA / 2, df) * se
+    low, high = mean - half, mean + half
+    if se == 0:  # no spread: the value is its interval; a tie fails a strict comparison
+        p = 0.0 if (mean < 0 or (mean == 0 and strict)) else 1.0
+    else:
+        p = _cdf(mean / se, df)
+    saturated = bool(strict and has_ab and bounds is not None and se == 0 and mean == 0
+                     and all(float(e[2]) == float(e[3]) and float(e[2]) in bounds for e in effects))
+    if saturated:
+        state = SATURATED
+    elif low > 0 or (not strict and low >= 0):
+        state = HOLDS
+    else:
+        state = OPEN  # refuted is decided over the comparisons (Holm)
+    out = {"mean": mean, "low": low, "high": high, "strict": strict, "p_against": p,
+           "design": "welch" if unpaired and has_ab else "paired", "verdict": state}
+    if state == OPEN:
+        out["seeds_to_resolve"] = _seeds_to_resolve(mean, sd_seed)
+    return out
+
+
+def verdict(per_seed_effects: list[list], unpaired: bool = False,
+            bounds: tuple[float, float] | None = None) -> dict | None:
+    """The claim's verdict from each seed's effects (the same comparisons on every seed);
+    None with fewer than two seeds or without effects (module docstring)."""
+    if len(per_seed_effects) < 2 or any(not e or len(e) != len(per_seed_effects[0]) for e in per_seed_effects):
+        return None
+    m = len(per_seed_effects[0])
+    comps = [comparison([e[j] for e in per_seed_effects], unpaired, bounds) for j in range(m)]
+    live = [c for c in comps if c["verdict"] != SATURATED]
+    ps = sorted(c["p_against"] for c in live)
+    if ps and ps[0] <= (ALPHA / 2) / len(live):  # Holm's first step over the informative comparisons
+        for c in live:
+            if c["p_against"] <= (ALPHA / 2) / len(live):
+                c["verdict"] = REFUTED
+    states = [c["verdict"] for c in comps]
+    word = (REFUTED if REFUTED in states else SATURATED if SATURATED in states and OPEN not in states
+            else HOLDS if all(s == HOLDS for s in states) else OPEN)
+    out = {"verdict": word, "effects": comps}
+    if word == OPEN:
+        need = [c.get("seeds_to_resolve") for c in comps if c["verdict"] == OPEN]
+        out["seeds_to_resolve"] = None if not need or None in need else max(need)
+    return out
+
+
+def regime_word(word: str, matched: bool | None) -> str:
+    """The verdict with its regime: at a rung that is not regime-matched, "refuted at an
+    unmatched regime" (the regime rule of docs/scale.md), never a bare "refuted"."""
+    if matched is True or word not in (HOLDS, REFUTED):
+        return word
+    return f"{word} at an unmatched regime"
+
+
+def direction_count(per_seed_effects: list[list]) -> list[int]:
+    """Per comparison, the seeds in which it points the claimed way (margin > 0, or >= 0
+    where not strict): a direction count, not a verdict."""
+    if not per_seed_effects:
+        return []
+    return [sum(1 for e in per_seed_effects if (e[j][0] > 0 or (not e[j][1] and e[j][0] >= 0)))
+            for j in range(len(per_seed_effects[0]))]

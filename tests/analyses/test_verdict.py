@@ -1,0 +1,84 @@
+"""The one verdict system (analysis/verdict.py, docs/scale.md amendment of 2026-11-28):
+intervals against scipy's own tests, the intersection-union rule for holds, Holm's first
+step for refuted, Welch across alphas, saturation at a count's bounds, and the regime in the
+word."""
+from __future__ import annotations
+
+import math
+
+import pytest
+from scipy import stats
+
+from collapse_lab.analysis.verdict import HOLDS, OPEN, REFUTED, SATURATED, direction_count, regime_word, verdict
+
+
+def _eff(a: list[float], b: list[float], strict: bool = True) -> list[list]:
+    return [[x - y, strict, x, y] for x, y in zip(a, b)]
+
+
+def test_a_paired_comparison_is_scipys_paired_t_test():
+    a, b = [5.1, 4.0, 6.2, 5.5], [4.0, 3.9, 4.4, 5.0]
+    c = verdict([[e] for e in _eff(a, b)])["effects"][0]
+    d = [x - y for x, y in zip(a, b)]
+    want = stats.ttest_1samp(d, 0.0, alternative="less")
+    assert c["design"] == "paired" and math.isclose(c["p_against"], want.pvalue, rel_tol=1e-9)
+    ci = stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
+    assert math.isclose(c["low"], ci.low, rel_tol=1e-9) and math.isclose(c["high"], ci.high, rel_tol=1e-9)
+
+
+def test_across_alphas_the_interval_is_welchs():
+    a, b = [10.0, 14.0, 9.0, 12.0], [8.0, 8.5, 7.0, 9.5]
+    out = verdict([[e] for e in _eff(a, b)], unpaired=True)
+    c = out["effects"][0]
+    want = stats.ttest_ind(a, b, equal_var=False, alternative="less")
+    ci = stats.ttest_ind(a, b, equal_var=False).confidence_interval(0.95)
+    assert c["design"] == "welch" and math.isclose(c["p_against"], want.pvalue, rel_tol=1e-9)
+    assert math.isclose(c["low"], ci.low, rel_tol=1e-9) and math.isclose(c["high"], ci.high, rel_tol=1e-9)
+
+
+def test_pairing_matters_where_seeds_share_nothing_but_the_initialisation():
+    # a seed effect common to a and b: paired sees a sure difference, Welch does not
+    a, b = [10.0, 20.0, 30.0], [9.0, 19.1, 28.9]
+    assert verdict([[e] for e in _eff(a, b)])["verdict"] == HOLDS
+    assert verdict([[e] for e in _eff(a, b)], unpaired=True)["verdict"] == OPEN
+
+
+def test_holds_needs_every_comparison_and_refuted_one_after_holm():
+    strong = _eff([5.0, 6.0, 7.0, 6.5], [1.0, 1.0, 1.0, 1.0])
+    against = _eff([1.0, 1.1, 0.9, 1.05], [2.0, 2.1, 2.05, 1.95])  # t about -40: p far below 0.025 / m
+    weak = _eff([1.0, 2.0, 0.5, 1.6], [1.5, 1.0, 1.0, 1.2])
+    assert verdict([[s, s] for s in strong])["verdict"] == HOLDS
+    assert verdict([[s, w] for s, w in zip(strong, weak)])["verdict"] == OPEN  # intersection-union: not all
+    assert verdict([[s, x] for s, x in zip(strong, against)])["verdict"] == REFUTED
+
+
+def test_holm_does_not_refute_on_a_p_that_only_a_single_test_would():
+    d = [-1.0, -0.3, -1.2, -0.5]  # one-sided p 0.0188: below 0.025, above 0.025 / 3
+    p = stats.ttest_1samp(d, 0.0, alternative="less").pvalue
+    assert 0.025 / 3 < p < 0.025
+    one = [[[x, True]] for x in d]
+    assert verdict(one)["verdict"] == REFUTED
+    many = [[[x, True], [2.0 + i, True], [3.0 + i, True]] for i, x in enumerate(d)]
+    assert verdict(many)["verdict"] == OPEN
+
+
+def test_a_strict_tie_at_the_ceiling_is_saturation_not_refutation():
+    ceiling = [[[0.0, True, 100.0, 100.0]] for _ in range(3)]
+    assert verdict(ceiling, bounds=(0.0, 100.0))["verdict"] == SATURATED
+    assert verdict(ceiling)["verdict"] == REFUTED  # no bounds known: a tie fails a strict claim
+    inside = [[[0.0, True, 57.0, 57.0]] for _ in range(3)]
+    assert verdict(inside, bounds=(0.0, 100.0))["verdict"] == REFUTED
+    mixed = [[[0.0, True, 100.0, 100.0], [-5.0 - i, True, 90.0, 95.0 + i]] for i in range(3)]
+    assert verdict(mixed, bounds=(0.0, 100.0))["verdict"] == REFUTED  # the other panel refutes
+
+
+@pytest.mark.parametrize("word,matched,want", [
+    (REFUTED, False, "refuted at an unmatched regime"), (HOLDS, None, "holds at an unmatched regime"),
+    (REFUTED, True, REFUTED), (OPEN, False, OPEN), (SATURATED, False, SATURATED)])
+def test_the_word_carries_the_regime(word, matched, want):
+    assert regime_word(word, matched) == want
+
+
+def test_the_direction_count_is_per_comparison():
+    effs = [[[1.0, True], [0.0, False]], [[-1.0, True], [0.0, True]], [[2.0, True], [-1.0, False]]]
+    assert direction_count(effs) == [2, 1]
