@@ -53,15 +53,15 @@ def plateau(curves: list[list[float]]) -> dict:
     bound, the projected change over the window, and whether it has plateaued; beside it the
     old rule's change from R - 3 to R."""
     r = len(curves[0])
-    if any(len(c) != r for c in curves) or r < 4:
-        raise ValueError("the curves must have the same rounds, at least 4")
+    if any(len(c) != r for c in curves) or r < 2:
+        raise ValueError("the curves must have the same rounds, at least 2")
     w = window(r)
     slopes = [slope(c[-w:]) for c in curves]
     mean, up = sum(slopes) / len(slopes), _upper(slopes)
-    old = sum(c[-1] - c[-4] for c in curves) / len(curves)
+    old = sum(c[-1] - c[-4] for c in curves) / len(curves) if r >= 4 else None  # the old rule needs round R - 3
     return {"window": w, "slopes": slopes, "slope_mean": mean, "slope_upper": up, "projected_change": mean * w,
             "plateaued": abs(mean) < SLOPE_MAX and up < UPPER_MAX,
-            "old_change": old, "old_plateaued": abs(old) < OLD_MAX}
+            "old_change": old, "old_plateaued": None if old is None else abs(old) < OLD_MAX}
 
 
 def simulate(sigma: float, rounds: int, seeds: int, true_slope: float, trials: int = 20000,

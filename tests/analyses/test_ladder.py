@@ -157,7 +157,7 @@ def test_a_ladder_keeps_each_rung_and_never_trains_it_twice(tmp_path):
                                                          ("r4", {"rounds": 4, "local_epochs": 1})]
     assert recs[0]["runs"] == recs[1]["runs"] and [r["rounds"] for r in recs] == [[3] * 12, [4] * 12]
     for r, rounds in zip(recs, (3, 4)):
-        assert len(r["regime"]["runs"]) == 12 and len(r["claims"]) == 3
+        assert len(r["regime"]["runs"]) == 12 and len(r["claims"]) == 8
         for m in r["regime"]["runs"]:
             meta = json.loads((tmp_path / "st" / m["run"] / "run.json").read_text())
             assert meta["rounds"] == 4 and m["round"] == rounds and 0 <= m["own_acc"] <= 1
@@ -167,11 +167,29 @@ def test_a_ladder_keeps_each_rung_and_never_trains_it_twice(tmp_path):
             assert m["test_acc"] == acc[rounds] and m["plateau_points"] == pytest.approx(
                 100 * (acc[rounds] - acc[rounds - 3]))
             assert m["dead_units"] <= m["units"] == 128
-            assert all(c["verdict"] in ("holds", "refuted", "not resolved at this scale") for c in r["claims"])
+            # the evidence: the accuracy curve as logged, the spectra the claims are recomputed from
+            assert m["acc_curve"] == [round(100 * acc[q], 6) for q in range(1, rounds + 1)]
+            assert len(m["spectrum_global"]) == len(m["spectrum_client0"]) == 128
+            assert m["spectrum_global"] == sorted(m["spectrum_global"], reverse=True)
+        assert r["format"] == 2
+        # every claim recomputed from the record alone equals the claim rendered from the store
+        from collapse_lab.analysis.ladder import claims_of
+
+        again_ = claims_of(r)[:len(r["claims"])]
+        for stored, recomputed in zip(r["claims"], again_):
+            assert stored["verdict"] == recomputed["verdict"] and stored["claimed_way_in"] == recomputed["claimed_way_in"]
+            assert [e["mean"] for e in stored["effects"]] == pytest.approx([e["mean"] for e in recomputed["effects"]])
     md = (tmp_path / "lad" / "LADDER.md").read_text()
     assert "| r3 | feddecorr-fig2 | rounds=3 local_epochs=1 |" in md and "## Claims x rungs" in md
     rows = (tmp_path / "lad" / "ladder.csv").read_text().splitlines()
-    assert len(rows) == 1 + 2 * 3 and rows[0].startswith("rung,entry,claim,text,verdict")
+    assert len(rows) == 1 + 2 * 8 and rows[0].startswith("rung,entry,claim,text,form,verdict")
+    # from the records alone: the store gone, --no-train writes the same bytes
+    outs = {p.name: p.read_bytes() for p in (tmp_path / "lad").iterdir() if p.is_file() and p.suffix != ".pdf"}
+    (tmp_path / "st").rename(tmp_path / "st-away")
+    alone = invoke(*args, "--no-train")
+    assert alone.exit_code == 0, alone.output
+    assert {p.name: p.read_bytes() for p in (tmp_path / "lad").iterdir() if p.is_file() and p.suffix != ".pdf"} == outs
+    (tmp_path / "st-away").rename(tmp_path / "st")
     assert (tmp_path / "lad" / "ladder.png").stat().st_size > 10_000
     # again: every record is kept, nothing trains, the same numbers come back
     stamp = {p: p.stat().st_mtime_ns for p in (tmp_path / "st").glob("*/run.json")}

@@ -1,0 +1,47 @@
+"""The plateau's slope rule (analysis/plateau.py, docs/scale.md amendment of 2026-11-28):
+the slope against numpy's least squares, the rule on hand curves, and its simulated power
+against the closed form for a rule on the mean alone."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from collapse_lab.analysis.plateau import SLOPE_MAX, plateau, simulate, slope, window
+
+
+def test_the_window_is_a_third_of_the_rounds_and_at_least_five():
+    assert [window(r) for r in (3, 5, 10, 15, 16, 30, 100)] == [3, 5, 5, 5, 6, 10, 34]
+
+
+def test_the_slope_is_least_squares():
+    ys = [3.0, 1.0, 4.0, 1.0, 5.0, 9.0]
+    assert slope(ys) == pytest.approx(np.polyfit(np.arange(6), ys, 1)[0], rel=1e-12)
+
+
+def test_a_flat_curve_plateaus_and_a_rising_one_does_not():
+    flat = [[50.0 + (0.3 if (i + s) % 2 else -0.3) for i in range(30)] for s in range(6)]
+    out = plateau(flat)
+    assert out["window"] == 10 and out["plateaued"] and abs(out["slope_mean"]) < 0.1
+    rising = [[20.0 + 0.5 * i + c[i] - 50.0 for i in range(30)] for c in flat]
+    out = plateau(rising)
+    assert not out["plateaued"] and out["slope_mean"] == pytest.approx(0.5, abs=0.1)
+    assert out["projected_change"] == pytest.approx(out["slope_mean"] * 10)
+    assert out["old_change"] == pytest.approx(sum(c[-1] - c[-4] for c in rising) / 6)
+
+
+def test_the_simulated_rate_matches_the_closed_form_where_the_mean_decides():
+    # sigma tiny: the upper bound never binds, and a flat curve always passes, a 0.5 rise never
+    assert simulate(0.01, 30, 6, 0.0, trials=2000)["passes"] == 1.0
+    assert simulate(0.01, 30, 6, 0.5, trials=2000)["passes"] == 0.0
+    # with noise, the mean slope over W = 10 rounds and 6 seeds is normal with sd sigma / sqrt(82.5 x 6):
+    # P(|mean| < 0.25) is the rule's ceiling (the upper-bound condition can only lower it)
+    sigma = 2.0
+    sd = sigma / math.sqrt(82.5 * 6)
+    from scipy.stats import norm
+
+    ceiling = norm.cdf(SLOPE_MAX / sd) - norm.cdf(-SLOPE_MAX / sd)
+    got = simulate(sigma, 30, 6, 0.0, trials=20000)
+    assert got["passes"] <= ceiling + 0.01 and got["passes"] > 0.9
+    assert simulate(sigma, 30, 6, 0.0, trials=20000) == got  # one seeded stream: the same rates
