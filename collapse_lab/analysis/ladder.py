@@ -135,8 +135,20 @@ def claims_of(rec: dict) -> list[dict]:
         entry = pick([rec["entry"]], "figure")[0].at(rec["preset"])
         own = claims(entry, runs)
     else:
-        own = [legacy(c) for c in rec["claims"]]
+        metric = _metrics_by_text(rec)
+        own = [legacy(c, metric.get(c.get("text"))) for c in rec["claims"]]
     return own + accuracy_claims(runs)
+
+
+def _metrics_by_text(rec: dict) -> dict:
+    """The metric each claim of the record's entry reads, by its text (as the spec says now)."""
+    from .catalogue import pick
+
+    try:
+        entry = pick([rec["entry"]], "figure")[0]
+    except Exception:  # noqa: BLE001 -- an entry no longer in the catalogue: its claims as kept
+        return {}
+    return {c["text"]: c.get("metric") for c in entry.claims}
 
 
 def has_evidence(rec: dict) -> bool:
@@ -148,17 +160,20 @@ def has_evidence(rec: dict) -> bool:
 _TITLES = re.compile(r"α = [^,:)]+|client \d+|\(\w\)")
 
 
-def legacy(c: dict) -> dict:
+def legacy(c: dict, metric: str | None = None) -> dict:
     """A claim kept by a record without evidence: its verdict as kept (paired by seed, no
-    correction over panels), but uninformative where a strict count claim tied at the top-k
-    ceiling (or 0) in every seed and every comparison: the kept numbers say so."""
+    correction over panels), but uninformative where a count claim among the top 100
+    (``metric`` one of the bounded counts) tied at 100 (or 0) in every seed and every
+    comparison, one of them strict: the kept numbers say so."""
+    from ..spectra.measures import bounds
     from .seeds import NUMBER
 
     effs = c.get("effects") or []
     texts = [p.get("measured", "") for p in c.get("per_seed", [])] or [c.get("measured", "")]
     nums = {x for t in texts for x in NUMBER.findall(_TITLES.sub("", t))}
-    ties = effs and all(e.get("mean") == e.get("low") == e.get("high") == 0 and e.get("strict") for e in effs)
-    if c.get("verdict") and ties and "n_sig" in c.get("text", "") and nums and nums <= {"100", "0"}:
+    ties = bool(effs) and all(e.get("mean") == e.get("low") == e.get("high") == 0 for e in effs)
+    at_bound = metric is not None and bounds(metric, 100) is not None and nums and nums <= {"100", "0"}
+    if c.get("verdict") and ties and any(e.get("strict") for e in effs) and at_bound:
         return {**c, "verdict": SATURATED, "legacy": True}
     return {**c, "legacy": True} if c.get("verdict") else c
 

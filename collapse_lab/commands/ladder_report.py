@@ -167,6 +167,16 @@ def figure(records: list[dict], title: str):
     return draw(rungs, columns, cells, matched, title)
 
 
+def regenerate(out: Path, source: Path, other: list[dict] | None = None) -> list[Path]:
+    """The outputs of the ladder kept in ``source`` (its ``ladder.json``: title and records)
+    written again into ``out``: the files are a function of the records alone (``other``:
+    the other sample's records, as ``--other-sample`` read them)."""
+    import json
+
+    d = json.loads((Path(source) / "ladder.json").read_text())
+    return write(Path(out), d["records"], d["title"], other)
+
+
 def write(out: Path, records: list[dict], title: str, other: list[dict] | None = None) -> list[Path]:
     from ..analysis.plots import save_figure
     from ..files import make_dirs, write_bytes, write_json
@@ -175,6 +185,8 @@ def write(out: Path, records: list[dict], title: str, other: list[dict] | None =
     write_bytes(out / "LADDER.md", markdown(records, title, other).encode())
     write_bytes(out / "ladder.csv", csv_text(records).encode())
     write_json(out / "ladder.json", {"title": title, "chosen": choose(records), "records": records,
+                                     **({"other_sample": [{"rung": r["rung"], "entry": r["entry"]} for r in other]}
+                                        if other else {}),
                                      **({"across_samples": across_samples(records, other)} if other else {})})
     return [out / "LADDER.md", out / "ladder.csv", out / "ladder.json",
             *save_figure(figure(records, title), out, "ladder")]
