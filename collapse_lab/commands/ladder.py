@@ -250,7 +250,7 @@ def _num(x) -> str:
 
 
 def _duration(s: float) -> str:
-    return f"{s / 60:.0f} min" if s >= 60 else f"{s:.0f} s"
+    return f"{s / 3600:.1f} h" if s >= 7200 else f"{s / 60:.0f} min" if s >= 60 else f"{s:.0f} s"
 
 
 def dry(cells_: list[dict], store: Path, as_json: bool) -> None:
@@ -263,18 +263,24 @@ def dry(cells_: list[dict], store: Path, as_json: bool) -> None:
         runs = {r.run_name(): r for c in todo if c.get("kept") is None for r in c["configs"]}
         missing = [r for n, r in runs.items() if (n, r.rounds) not in planned and not complete(store, r)]
         planned |= {(n, r.rounds) for n, r in runs.items()}
-        hours = estimate(missing)["total"]["hours"].get("cpu-2core", 0.0) if missing else 0.0
+        est = estimate(missing)["total"]["hours"] if missing else {}
+        hours, gpu = est.get("cpu-2core", 0.0), est.get("H100", 0.0)
         out.append({"rung": name, "entries": [c["entry"].name for c in todo],
                     "kept": [c["entry"].name for c in todo if c.get("kept") is not None],
                     "runs": len(runs), "to_train": len(missing), "cpu_2core_hours": round(hours, 4),
+                    "h100_hours": round(gpu, 4),
                     "overrides": [c["rung"].items for c in todo][:1]})
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return
     for r in out:
         click.echo(f"{r['rung']}: {', '.join(r['entries']) or 'no entry'}; {r['runs']} run(s), {r['to_train']} to "
-                   f"train, about {_duration(r['cpu_2core_hours'] * 3600)} on 2 cores (estimated from the "
-                   f"project's measurements)" + (f"; kept: {', '.join(r['kept'])}" if r["kept"] else ""))
+                   f"train, about {_duration(r['cpu_2core_hours'] * 3600)} on 2 cores or "
+                   f"{_duration(r['h100_hours'] * 3600)} on one H100 (estimated from the project's measurements)"
+                   + (f"; kept: {', '.join(r['kept'])}" if r["kept"] else ""))
+    total = sum(r["cpu_2core_hours"] for r in out), sum(r["h100_hours"] for r in out)
+    click.echo(f"in all: {sum(r['to_train'] for r in out)} run(s) to train, about {_duration(total[0] * 3600)} on 2 "
+               f"cores or {_duration(total[1] * 3600)} on one H100")
 
 
 @click.command("ladder", short_help="The papers' claims on a ladder of scales: regime and verdict per rung.")
