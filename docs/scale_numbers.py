@@ -1,0 +1,126 @@
+"""Every number docs/scale.md quotes from the ladder, printed from the committed records
+(docs/scale/a and b): ``python docs/scale_numbers.py [summary|plateau|dead]`` prints the
+block that stands in the page between ``<!-- numbers:NAME -->`` and ``<!-- /numbers -->``;
+``--check`` says which blocks differ from the page (tests/test_docs_numbers.py runs it).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SCALE = HERE / "scale"
+PAGE = HERE / "scale.md"
+
+
+def records(sample: str) -> list[dict]:
+    return [r for r in json.loads((SCALE / sample / "ladder.json").read_text())["records"] if "claims" in r]
+
+
+def _seeds(rec: dict) -> int:
+    return len({m["seed"] for m in rec["regime"]["runs"]})
+
+
+def summary() -> str:
+    """Claim x form: the verdict at the best rung (the most samples, then the most seeds, then
+    a matched regime, then the later rung), with its deciding effect, seeds and samples."""
+    from collapse_lab.analysis.ladder import claims_of, effect_text, word
+    from collapse_lab.analysis.verdict import OPEN
+
+    a, b = records("a"), records("b")
+    order = {(r["rung"], r["entry"]): i for i, r in enumerate(a)}
+    other = {(r["rung"], r["entry"]): r for r in b}
+    best: dict[tuple, tuple] = {}
+    for r in a:
+        o = other.get((r["rung"], r["entry"]))
+        mine, theirs = claims_of(r), claims_of(o) if o else []
+        for i, c in enumerate(mine):
+            matched = r["regime"].get("matched")
+            w = word(c, matched)
+            if theirs:
+                wb = word(theirs[i], o["regime"].get("matched"))
+                w = w if w == wb else f"{OPEN} (samples disagree: a {w}, b {wb})"
+            rank = (2 if theirs else 1, _seeds(r), bool(matched), order[(r["rung"], r["entry"])])
+            key = (r["entry"], c["text"])
+            if key not in best or rank > best[key][0]:
+                best[key] = (rank, r["rung"], c.get("form", "literal"), w, effect_text(c), _seeds(r))
+    lines = ["| entry | claim | form | verdict at the best rung | deciding effect, mean [95 % interval] (sample a) "
+             "| rung | seeds | samples |", "|---|---|---|---|---|---|---|---|"]
+    for (entry, text), (rank, rung, form, w, eff, n) in best.items():
+        lines.append(f"| {entry} | {text} | {form} | {w} | {eff} | {rung} | {n} | {'a, b' if rank[0] == 2 else 'a'} |")
+    from collapse_lab.analysis.catalogue import pick
+
+    for e in pick(["feddecorr-fig2", "feddecorr-fig3"], "figure"):  # forms no record computes yet
+        for c in e.claims:
+            if (e.name, c["text"]) not in best:
+                lines.append(f"| {e.name} | {c['text']} | {c.get('form', 'literal')} | no record keeps the evidence "
+                             "yet | | | | |")
+    return "\n".join(lines)
+
+
+def plateau() -> str:
+    """The slope rule's power at the noise the BatchNorm rungs' records imply (as the amendment
+    of 2026-11-28 states it)."""
+    from collapse_lab.analysis.plateau import noise_from_changes, simulate
+
+    def sigma(rungs: list[str]) -> float:
+        changes, seen = [], set()
+        for rung in rungs:
+            for entry in ("feddecorr-fig2", "feddecorr-fig3"):
+                rec = json.loads((SCALE / "a" / "records" / f"{rung}--{entry}.json").read_text())
+                by: dict[str, list] = {}
+                for m in rec["regime"]["runs"]:
+                    if m["run"] not in seen:
+                        seen.add(m["run"])
+                        by.setdefault(m["setting"], []).append(m["plateau_points"])
+                changes += list(by.values())
+        return noise_from_changes(changes)
+
+    s10, s30 = sigma(["n300-e10-bn", "n300-e10-bn-lr0.01"]), sigma(["n300-e10-bn-r30"])
+    lines = [f"sigma at 10 rounds {s10:.2f}, at round 30 {s30:.2f} points", "",
+             "| R, seeds, sigma | W | flat curve passes (new / old) | rising 0.5 point a round fails (new / old) |",
+             "|---|---|---|---|"]
+    for r, n, s in ((30, 6, s30), (30, 6, s10), (30, 3, s30), (10, 6, s10)):
+        flat, rise = simulate(s, r, n, 0.0), simulate(s, r, n, 0.5)
+        lines.append(f"| {r}, {n}, {s:.2f} | {flat['window']} | {100 * flat['passes']:.1f} % / "
+                     f"{100 * flat['old_passes']:.1f} % | {100 * (1 - rise['passes']):.1f} % / "
+                     f"{100 * (1 - rise['old_passes']):.1f} % |")
+    return "\n".join(lines)
+
+
+def dead() -> str:
+    """Dead units of the final global model at the cpu preset, per regularizer and alpha
+    (min-max over seeds), from the cpu rung's fig3 record."""
+    rec = json.loads((SCALE / "a" / "records" / "cpu--feddecorr-fig3.json").read_text())
+    by: dict[tuple, list] = {}
+    for m in rec["regime"]["runs"]:
+        by.setdefault((m["reg"], m["alpha"]), []).append(m["dead_units"])
+    units = rec["regime"]["runs"][0]["units"]
+    return "\n".join(f"- {'FedDecorr' if reg != 'none' else 'FedAvg'} at alpha {alpha}: {min(v)}-{max(v)} of {units} "
+                     f"dead ({len(v)} seeds)" for (reg, alpha), v in sorted(by.items()))
+
+
+BLOCKS = {"summary": summary, "plateau": plateau, "dead": dead}
+
+
+def page_block(name: str, text: str) -> str | None:
+    start, end = f"<!-- numbers:{name} -->\n", "\n<!-- /numbers -->"
+    if start not in text:
+        return None
+    return text.split(start, 1)[1].split(end, 1)[0]
+
+
+def main(argv: list[str]) -> int:
+    if argv[:1] == ["--check"]:
+        page = PAGE.read_text()
+        bad = [n for n, f in BLOCKS.items() if page_block(n, page) != f()]
+        print("differ: " + ", ".join(bad) if bad else "every block equals the page")
+        return 1 if bad else 0
+    for name in argv or list(BLOCKS):
+        print(BLOCKS[name]())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

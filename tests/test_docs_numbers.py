@@ -1,0 +1,33 @@
+"""Every ladder number docs/scale.md quotes in a numbers block is what docs/scale_numbers.py
+prints from the committed records (and the script's dead-unit counts match a record read
+here by hand)."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parents[1] / "docs"
+
+
+def _script():
+    sys.path.insert(0, str(DOCS))
+    try:
+        import scale_numbers
+    finally:
+        sys.path.remove(str(DOCS))
+    return scale_numbers
+
+
+def test_every_numbers_block_of_the_scale_page_is_printed_from_the_records():
+    sn = _script()
+    page = (DOCS / "scale.md").read_text()
+    for name, block in sn.BLOCKS.items():
+        assert sn.page_block(name, page) == block(), name
+
+
+def test_the_dead_units_block_reads_the_cpu_record():
+    sn = _script()
+    rec = json.loads((DOCS / "scale" / "a" / "records" / "cpu--feddecorr-fig3.json").read_text())
+    fd = [m["dead_units"] for m in rec["regime"]["runs"] if m["reg"] != "none" and m["alpha"] == "0.05"]
+    assert f"FedDecorr at alpha 0.05: {min(fd)}-{max(fd)} of 256 dead" in sn.dead()
