@@ -91,7 +91,43 @@ def markdown(s: dict) -> str:
     return "\n".join(lines)
 
 
+def findings(d: dict) -> str:
+    """The page's statements as paired comparisons over seeds (mean [95 % interval]):
+    depth (each layer's collapse ratio minus the previous layer's, the same seed), the early
+    rounds of z (erank at alpha 0.01 and inf, and their paired difference), and FedDecorr's
+    effect on client 0's local model per layer."""
+    layers = list(dict.fromkeys(k[4] for k in d))
+    last = max(k[5] for k in d)
+
+    def ratio(model, layer, r=last):
+        return [a / b for a, b in zip(series(d, "none", "0.01", model, layer, r), series(d, "none", "inf", model, layer, r))]
+
+    out = [f"Depth (round {last}; collapse ratio of a layer minus the previous layer's, paired by seed; < 0: "
+           "deeper collapses more):", ""]
+    for model in ("global", "client_0"):
+        for a, b in zip(layers, layers[1:]):
+            diff = [x - y for x, y in zip(ratio(model, b), ratio(model, a))]
+            out.append(f"- {model}, {b} - {a}: {fmt(*t_interval(diff))}")
+    z = layers[-1]
+    out += ["", f"The early rounds of {z} (global model, effective rank; alpha 0.01 - inf paired by seed):", ""]
+    for r in range(0, min(last, 3) + 1):
+        lo, hi = series(d, "none", "0.01", "global", z, r), series(d, "none", "inf", "global", z, r)
+        out.append(f"- round {r}: alpha 0.01 {fmt(*t_interval(lo), 1)}, inf {fmt(*t_interval(hi), 1)}, difference "
+                   f"{fmt(*t_interval([x - y for x, y in zip(lo, hi)]), 1)}")
+    if any(k[0] == "feddecorr" and k[3] == "client_0" for k in d):
+        out += ["", f"FedDecorr - FedAvg at alpha 0.01, client 0's local model, round {last}:", ""]
+        for layer in layers:
+            dec = [a - b for a, b in zip(series(d, "feddecorr", "0.01", "client_0", layer, last),
+                                         series(d, "none", "0.01", "client_0", layer, last))]
+            out.append(f"- {layer}: {fmt(*t_interval(dec))}")
+    return "\n".join(out)
+
+
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if a != "--json"]
-    s = summary(load_logged(args[1:]) if args[0] == "--logged" else load(args[0]))
-    print(json.dumps(s, indent=1) if "--json" in sys.argv else markdown(s))
+    args = [a for a in sys.argv[1:] if a not in ("--json", "--findings")]
+    d = load_logged(args[1:]) if args[0] == "--logged" else load(args[0])
+    if "--findings" in sys.argv:
+        print(findings(d))
+    else:
+        s = summary(d)
+        print(json.dumps(s, indent=1) if "--json" in sys.argv else markdown(s))

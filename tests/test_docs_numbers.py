@@ -31,3 +31,14 @@ def test_the_dead_units_block_reads_the_cpu_record():
     rec = json.loads((DOCS / "scale" / "a" / "records" / "cpu--feddecorr-fig3.json").read_text())
     fd = [m["dead_units"] for m in rec["regime"]["runs"] if m["reg"] != "none" and m["alpha"] == "0.05"]
     assert f"FedDecorr at alpha 0.05: {min(fd)}-{max(fd)} of 256 dead" in sn.dead()
+
+
+def test_the_layers_findings_on_the_analyses_page_are_printed_from_the_kept_json():
+    import subprocess
+
+    page = (DOCS / "analyses.md").read_text()
+    sn = _script()
+    for name, path in (("layers-cnn", "cnn_layers.json"), ("layers-resnet20", "resnet20_logged.json")):
+        got = subprocess.run([sys.executable, str(DOCS / "layers_finding.py"), str(DOCS / "layers" / path), "--findings"],
+                             capture_output=True, text=True, check=True).stdout.rstrip("\n")
+        assert sn.page_block(name, page) == got, name
