@@ -9,7 +9,8 @@ YAML, a mapping with one key ``rungs``, a list; each rung is a mapping::
       note: clients train 5 local epochs
     - name: bn
       set: {local_epochs: 5, model: cnn-bn}
-      entries: [feddecorr-fig2]       # only where it applies (default: every entry named)
+      entries: [feddecorr-fig2]       # only where it applies (default: every entry named; a rung
+                                      # whose entries are not on the command line is skipped)
     - name: bn-s6
       set: {model: cnn-bn}
       seeds: [0, 1, 2, 3, 4, 5]       # the entries' seed list replaced (the same runs, more seeds)
@@ -71,12 +72,16 @@ def _rung(i: int, d, where: str, entry_names: list[str]) -> Rung:
     entries = d.get("entries")
     if entries is not None:
         if not isinstance(entries, list) or not entries or not all(isinstance(x, str) for x in entries):
-            raise CollapseLabError(f"{where}: rung {name}: entries must be a list of the ladder's entry names")
-        bad = [x for x in entries if x not in entry_names]
+            raise CollapseLabError(f"{where}: rung {name}: entries must be a list of the catalogue's figure names")
+        from ..analysis.catalogue import catalogue
+
+        known = {e.name for e in catalogue("figure")}
+        bad = [x for x in entries if x not in known]
         if bad:
-            raise CollapseLabError(f"{where}: rung {name}: entry {bad[0]!r} is not on the ladder (its entries: "
-                                   f"{', '.join(entry_names)}); name it on the command line or drop it here")
-        entries = tuple(entries)
+            raise CollapseLabError(f"{where}: rung {name}: entry {bad[0]!r} is not a figure of the catalogue "
+                                   "(`collapse-lab figures --list`); correct it or drop it here")
+        # a rung for entries this ladder does not climb applies to none of them (a ladder of a subset)
+        entries = tuple(x for x in entries if x in entry_names)
     seeds = d.get("seeds")
     if seeds is not None:
         if (not isinstance(seeds, list) or not seeds or len(set(seeds)) != len(seeds)
@@ -106,6 +111,7 @@ def load_rungs(path: str | Path, entry_names: list[str]) -> list[Rung]:
         raise CollapseLabError(f"{where}: the file is a mapping with one key, rungs: a non-empty list of rungs "
                                "(name, set, note, entries)")
     rungs = [_rung(i, r, where, entry_names) for i, r in enumerate(d["rungs"])]
+    rungs = [r for r in rungs if r.entries is None or r.entries]  # rungs of entries not on this ladder: skipped
     seen: dict[str, int] = {}
     for r in rungs:
         if r.name in seen:

@@ -231,7 +231,11 @@ BAD_RUNGS = [
     ("rungs:\n- name: a\n  set: {lr: -1}\n", "--lr must be > 0"),
     ("rungs:\n- name: a\n  set: {device: cpu}\n", "rung a: --set device: device is not part of what a run computes"),
     ("rungs:\n- name: a\n  set: {dataset_options: {x: 1}}\n", "rung a: dataset_options: give one value"),
-    ("rungs:\n- name: a\n  set: {lr: 0.1}\n  entries: [feddecorr-fig3]\n", "rung a: entry 'feddecorr-fig3' is not on"),
+    ("rungs:\n- name: a\n  set: {lr: 0.1}\n  entries: [feddecorr-fig33]\n",
+     "rung a: entry 'feddecorr-fig33' is not a figure of the catalogue"),
+    # a rung only for entries this ladder does not climb is skipped: here none is left
+    ("rungs:\n- name: a\n  set: {lr: 0.1}\n  entries: [feddecorr-fig3]\n", "no rung applies to feddecorr-fig2"),
+    ("rungs:\n- name: a\n  seeds: [0, 0]\n", "rung a: seeds must be a list of distinct seeds"),
     ("rungs:\n- name: a\n  set: {lr: 0.1}\n  entries: feddecorr-fig2\n", "rung a: entries must be a list"),
     ("rungs:\n- name: a\n  note: 5\n", "rung a: note must be a text"),
     ("rungs:\n- name: a\n- name: a\n  set: {lr: 0.1}\n", "rung name 'a' is given twice"),
@@ -240,6 +244,21 @@ BAD_RUNGS = [
     ("rungs:\n- name: a\n  set: {alpha: 0.1}\n  entries: [feddecorr-fig2]\n",
      "rung a: does not apply to feddecorr-fig2: --set alpha: feddecorr-fig2 varies alpha"),
 ]
+
+
+def test_a_ladder_of_a_subset_skips_the_rungs_of_other_entries_and_a_rung_may_set_the_seeds(tmp_path):
+    from collapse_lab.commands.rungs import load_rungs
+
+    f = tmp_path / "rungs.yaml"
+    f.write_text("rungs:\n- name: a\n  set: {lr: 0.1}\n  entries: [feddecorr-fig3]\n- name: b\n  set: {lr: 0.2}\n"
+                 "  seeds: [0, 1, 2, 3]\n  entries: [feddecorr-fig2, journal-fig4]\n")
+    (b,) = load_rungs(f, ["feddecorr-fig2"])
+    assert b.name == "b" and b.entries == ("feddecorr-fig2",) and b.seeds == (0, 1, 2, 3)
+    res = invoke("ladder", "feddecorr-fig2", "--preset", "quick", "--rungs", f, "--store", tmp_path / "st",
+                 "--out", tmp_path / "lad", "--dry-run", "--json")
+    assert res.exit_code == 0, res.output
+    (row,) = json.loads(res.stdout)
+    assert row["rung"] == "b" and row["runs"] == 16  # 4 alphas x 4 seeds: the rung's seeds replace the spec's 3
 
 
 @pytest.mark.parametrize("text,message", BAD_RUNGS)
