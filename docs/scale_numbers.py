@@ -102,7 +102,43 @@ def dead() -> str:
                      f"dead ({len(v)} seeds)" for (reg, alpha), v in sorted(by.items()))
 
 
-BLOCKS = {"summary": summary, "plateau": plateau, "dead": dead}
+def sixseeds() -> str:
+    """The six-seed rung on sample a: per panel and alpha, each measure's mean [95 % interval]
+    over the seeds, the final test accuracy, and the regime (both plateau rules)."""
+    from collapse_lab.analysis.catalogue import pick
+    from collapse_lab.analysis.evidence import spectra_values
+    from collapse_lab.analysis.seeds import t_interval
+
+    rung = "n300-e10-bn-lr0.01-s6"
+    rec = json.loads((SCALE / "a" / "records" / f"{rung}--feddecorr-fig2.json").read_text())
+    params = pick(["feddecorr-fig2"], "figure")[0].at(rec["preset"]).params
+    runs = rec["regime"]["runs"]
+    seeds = sorted({m["seed"] for m in runs})
+    per = {s: spectra_values(params, runs, s) for s in seeds}
+    names = ("effective_rank", "n_relative_top", "n_significant_top", "tail_share")
+    fmt = lambda xs, d: "{:.{d}f} [{:.{d}f}, {:.{d}f}]".format(*t_interval(xs), d=d)  # noqa: E731
+    lines = [f"{rung}, sample a, {len(seeds)} seeds, round 10:", "",
+             "| panel | alpha | effective rank | n(sigma_k / sigma_1 > 0.01) | n(sigma_k > 0.01) | tail share of the "
+             "trace | final test accuracy (%) |", "|---|---|---|---|---|---|---|"]
+    for i, panel in enumerate(params["panels"]):
+        for j, series in enumerate(per[seeds[0]]["panels"][i]["series"]):
+            alpha = series["key"]["alpha"]
+            vals = {n: [per[s]["panels"][i]["series"][j]["metrics"][n] for s in seeds] for n in names}
+            acc = [100 * m["test_acc"] for m in runs if m["alpha"] == alpha] if i == 0 else None
+            lines.append(f"| {panel['title']} | {alpha} | {fmt(vals['effective_rank'], 1)} | "
+                         f"{fmt(vals['n_relative_top'], 1)} | {fmt(vals['n_significant_top'], 0)} | "
+                         f"{fmt(vals['tail_share'], 4)} | {fmt(acc, 1) if acc else ''} |")
+    g = rec["regime"]
+    sl = g["plateau_slope"]
+    lines += ["", f"Regime (fig2's runs): clients on their own data {100 * g['own_acc_min']:.1f} % (min); plateau, "
+                  f"slope rule: no setting flat ({sl['settings_plateaued']} of {sl['settings']}), the steepest "
+                  f"{sl['slope_mean_worst']:+.2f} point a round [upper {sl['slope_upper_worst']:.2f}] over the last "
+                  f"{sl['window']} rounds; old rule: {g['plateau_max_points']:.2f} points; FedAvg dead units "
+                  f"{100 * g['dead_share_max_fedavg']:.1f} %."]
+    return "\n".join(lines)
+
+
+BLOCKS = {"summary": summary, "plateau": plateau, "dead": dead, "sixseeds": sixseeds}
 
 
 def page_block(name: str, text: str) -> str | None:
