@@ -263,7 +263,11 @@ def across_samples(records: list[dict], other: list[dict]) -> list[dict]:
         o = theirs.get((r["rung"], r["entry"]))
         if "claims" not in r or o is None:
             continue
-        for i, (a, b) in enumerate(zip(claims_of(r), claims_of(o))):
+        theirs_by_text = {c["text"]: c for c in claims_of(o)}  # a claim is told by its text (records' formats differ)
+        for i, a in enumerate(claims_of(r)):
+            b = theirs_by_text.get(a["text"])
+            if b is None:
+                continue
             wa, wb = word(a, r["regime"].get("matched")), word(b, o["regime"].get("matched"))
             out.append({"rung": r["rung"], "entry": r["entry"], "claim": i + 1, "text": a["text"], "a": wa, "b": wb,
                         "verdict": wa if wa == wb else OPEN, "agree": wa == wb})

@@ -55,32 +55,43 @@ def regime_table(records: list[dict]) -> list[str]:
     return out
 
 
+def claim_columns(records: list[dict]) -> dict[tuple[str, str], int]:
+    """Each (entry, claim text) of the records, numbered per entry in order of first
+    appearance: a record that keeps the evidence has more claims than an older one, so a
+    claim is told by its text, not its place in a record."""
+    out: dict[tuple[str, str], int] = {}
+    for r in records:
+        for c in claims_of(r):
+            key = (r["entry"], c["text"])
+            if key not in out:
+                out[key] = 1 + sum(1 for e, _ in out if e == r["entry"])
+    entries = list(dict.fromkeys(e for e, _ in out))
+    return dict(sorted(out.items(), key=lambda kv: (entries.index(kv[0][0]), kv[1])))
+
+
 def claims_table(records: list[dict]) -> list[str]:
-    out = ["| entry | claim | " + " | ".join(dict.fromkeys(r["rung"] for r in records)) + " |"]
     rungs = list(dict.fromkeys(r["rung"] for r in records))
-    out.append("|---|---|" + "---|" * len(rungs))
-    texts: dict = {}
+    out = ["| entry | claim | " + " | ".join(rungs) + " |", "|---|---|" + "---|" * len(rungs)]
+    cells: dict = {}
     forms: dict = {}
     for r in records:
-        for i, c in enumerate(claims_of(r)):
-            texts.setdefault((r["entry"], i), c["text"])
+        for c in claims_of(r):
+            cells[(r["rung"], r["entry"], c["text"])] = (r, c)
             if c.get("form"):
-                forms.setdefault((r["entry"], i), c["form"])
-    for (entry, i), text in texts.items():
+                forms.setdefault((r["entry"], c["text"]), c["form"])
+    for (entry, text), i in claim_columns(records).items():
         row = []
         for rung in rungs:
-            rec = next((r for r in records if r["rung"] == rung and r["entry"] == entry), None)
-            cl = claims_of(rec or {})
-            if rec is None or "na" in rec or i >= len(cl):
+            if (rung, entry, text) not in cells:
                 row.append("n/a")
                 continue
-            c = cl[i]
+            rec, c = cells[(rung, entry, text)]
             need = f", ~{c['seeds_to_resolve']} seeds" if c.get("seeds_to_resolve") else ""
             way = c.get("claimed_way_in", c.get("holds_in", "?"))
             row.append(f"**{word(c, rec['regime'].get('matched'))}**{need}; {effect_text(c)}; the claimed way in "
                        f"{way}/{c.get('seeds', '?')} seeds" + (" (kept verdict)" if c.get("legacy") else ""))
-        form = forms.get((entry, i))
-        out.append(f"| {entry} | {i + 1}. {text}{f' ({form})' if form else ''} | " + " | ".join(row) + " |")
+        form = forms.get((entry, text))
+        out.append(f"| {entry} | {i}. {text}{f' ({form})' if form else ''} | " + " | ".join(row) + " |")
     return out
 
 
@@ -153,12 +164,12 @@ def figure(records: list[dict], title: str):
     from ..analysis.plots.ladder import draw
 
     rungs = list(dict.fromkeys(r["rung"] for r in records))
-    columns, cells = [], {}
+    numbers = claim_columns(records)
+    columns = [f"{e} {i}" for (e, _), i in numbers.items()]
+    cells = {}
     for r in records:
-        for i, c in enumerate(claims_of(r)):
-            col = f"{r['entry']} {i + 1}"
-            if col not in columns:
-                columns.append(col)
+        for c in claims_of(r):
+            col = f"{r['entry']} {numbers[(r['entry'], c['text'])]}"
             cells[(r["rung"], col)] = (c.get("verdict") or word(c), effect_text(c).split(" [")[0])
     matched = {}
     for rung in rungs:
