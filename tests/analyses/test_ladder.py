@@ -342,3 +342,16 @@ def test_the_effect_shown_is_the_one_that_decides():
     open_ = {"verdict": "not resolved at this scale",
              "effects": [dict(e, verdict="not resolved at this scale") for e in panels]}
     assert effect_text(open_) == "-0.304 [-0.624, 0.016]"
+
+
+def test_a_claim_keeps_its_column_whatever_its_place_in_a_record():
+    from collapse_lab.commands.ladder_report import claim_columns, claims_table
+
+    def rec(rung, *texts):
+        return {"rung": rung, "entry": "e", "regime": {"matched": False, "runs": []},
+                "claims": [{"text": t, "verdict": "holds", "holds": True} for t in texts]}
+
+    recs = [rec("old", "t1", "t2"), rec("new", "t1", "t3", "t2")]
+    assert claim_columns(recs) == {("e", "t1"): 1, ("e", "t2"): 2, ("e", "t3"): 3}
+    rows = {line.split(" | ")[1]: line for line in claims_table(recs)[2:]}
+    assert rows["2. t2"].count("holds at an unmatched regime") == 2 and rows["3. t3"].count("n/a") == 1
