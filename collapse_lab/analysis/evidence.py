@@ -51,6 +51,16 @@ def _label(key: dict) -> str:
     return f"α = {key['alpha']}" + ("" if reg in (None, "none") else f" +{reg}")
 
 
+def _panel_groups(panel: dict, runs: list[dict], seed: int | None = None) -> tuple[str, dict[str, list[dict]]]:
+    """The spectrum a panel reads (``global`` or ``client<k>``) and its runs by setting."""
+    which = "global" if panel.get("model", "global") == "global" else f"client{panel.get('client', 0)}"
+    groups: dict[str, list[dict]] = {}
+    for m in runs:
+        if (seed is None or m["seed"] == seed) and _hit(_key(m), panel.get("where")):
+            groups.setdefault(m["setting"], []).append(m)
+    return which, groups
+
+
 def spectra_values(params: dict, runs: list[dict], seed: int | None = None) -> dict:
     """The values of a ``spectra`` entry (``renderers/spectra.py``'s shape, the curves left
     out) from the runs' evidence: per panel one series per setting, each measure the mean
@@ -60,11 +70,7 @@ def spectra_values(params: dict, runs: list[dict], seed: int | None = None) -> d
 
     panels = []
     for panel in params.get("panels", [{"title": "global model"}]):
-        which = "global" if panel.get("model", "global") == "global" else f"client{panel.get('client', 0)}"
-        groups: dict[str, list[dict]] = {}
-        for m in runs:
-            if (seed is None or m["seed"] == seed) and _hit(_key(m), panel.get("where")):
-                groups.setdefault(m["setting"], []).append(m)
+        which, groups = _panel_groups(panel, runs, seed)
         series = []
         for setting, ms in groups.items():
             per = {name: [] for name in CLAIMED}
@@ -104,11 +110,7 @@ def sensitivity(params: dict, runs: list[dict]) -> list[dict]:
     top = int(params.get("top", 100))
     out = []
     for panel in params.get("panels", [{"title": "global model"}]):
-        which = "global" if panel.get("model", "global") == "global" else f"client{panel.get('client', 0)}"
-        groups: dict[str, list[dict]] = {}
-        for m in runs:
-            if _hit(_key(m), panel.get("where")):
-                groups.setdefault(m["setting"], []).append(m)
+        which, groups = _panel_groups(panel, runs)
         for setting, ms in groups.items():
             counts = {f"{rho:g}": sum(n_relative(torch.tensor(m[f"spectrum_{which}"][:top], dtype=torch.float64), rho)
                                       for m in ms) / len(ms) for rho in SENSITIVITY}

@@ -144,11 +144,3 @@ def regime_word(word: str, matched: bool | None) -> str:
         return word
     return f"{word} at an unmatched regime"
 
-
-def direction_count(per_seed_effects: list[list]) -> list[int]:
-    """Per comparison, the seeds in which it points the claimed way (margin > 0, or >= 0
-    where not strict): a direction count, not a verdict."""
-    if not per_seed_effects:
-        return []
-    return [sum(1 for e in per_seed_effects if (e[j][0] > 0 or (not e[j][1] and e[j][0] >= 0)))
-            for j in range(len(per_seed_effects[0]))]

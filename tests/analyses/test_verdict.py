@@ -9,7 +9,7 @@ import math
 import pytest
 from scipy import stats
 
-from collapse_lab.analysis.verdict import HOLDS, OPEN, REFUTED, SATURATED, direction_count, regime_word, verdict
+from collapse_lab.analysis.verdict import HOLDS, OPEN, REFUTED, SATURATED, regime_word, verdict
 
 
 def _eff(a: list[float], b: list[float], strict: bool = True) -> list[list]:
@@ -78,7 +78,3 @@ def test_a_strict_tie_at_the_ceiling_is_saturation_not_refutation():
 def test_the_word_carries_the_regime(word, matched, want):
     assert regime_word(word, matched) == want
 
-
-def test_the_direction_count_is_per_comparison():
-    effs = [[[1.0, True], [0.0, False]], [[-1.0, True], [0.0, True]], [[2.0, True], [-1.0, False]]]
-    assert direction_count(effs) == [2, 1]
