@@ -319,50 +319,26 @@ def _restore_handlers(old: dict) -> None:
         signal.signal(sig, h)
 
 
-from .commands.spectrum import compare_cmd, spectrum_cmd  # noqa: E402
-
-cli.add_command(spectrum_cmd)
-cli.add_command(compare_cmd)
-
-from .commands.representations import cka_cmd, nc_cmd  # noqa: E402
-from .commands.layers import layers_cmd  # noqa: E402
-
-cli.add_command(layers_cmd)
-
-cli.add_command(cka_cmd)
-cli.add_command(nc_cmd)
-
-from .commands.report import report_cmd  # noqa: E402
-
-cli.add_command(report_cmd)
-
-from .commands.theory import theory  # noqa: E402
-
-cli.add_command(theory)
-
-from .commands.bench import bench_cmd  # noqa: E402
-from .commands.runs_table import runs_cmd  # noqa: E402
-from .commands.figures import figures_cmd  # noqa: E402
-from .commands.tables import tables_cmd  # noqa: E402
-from .commands.ladder import ladder_cmd  # noqa: E402
-from .commands.units import units_cmd  # noqa: E402
-from .commands.sweep import sweep_cmd  # noqa: E402
-
-cli.add_command(bench_cmd)
-cli.add_command(sweep_cmd)
-cli.add_command(runs_cmd)
-cli.add_command(figures_cmd)
-cli.add_command(tables_cmd)
-cli.add_command(ladder_cmd)
-cli.add_command(units_cmd)
-
-from .commands.export import export_cmd  # noqa: E402
-from .commands.import_cmd import import_cmd  # noqa: E402
-
-cli.add_command(export_cmd)
-
-cli.add_command(import_cmd)
-
+# The commands beyond train, each imported when called (``commands.lazy``): name, where it
+# lives, and its line in the command table (its one home).
+for _name, _target, _help in (
+        ("spectrum", "spectrum:spectrum_cmd", "Covariance spectra of global and local models."),
+        ("compare", "spectrum:compare_cmd", "Local vs global spectrum of each run, with the gap R."),
+        ("layers", "layers:layers_cmd", "Per-layer covariance spectra over rounds: where collapse starts."),
+        ("cka", "representations:cka_cmd", "CKA between the global model and each client, and between clients."),
+        ("nc", "representations:nc_cmd", "Neural-collapse metrics NC1-NC4 of global and local models."),
+        ("report", "report:report_cmd", "One self-contained HTML page per run store."),
+        ("theory", "theory:theory", "Numerical checks of Proposition 1 and Theorem 1."),
+        ("bench", "bench:bench_cmd", "Time the fast path against the reference loop."),
+        ("sweep", "sweep:sweep_cmd", "Train a grid of runs on a local pool, a Ray cluster or SLURM."),
+        ("runs", "runs_table:runs_cmd", "List the runs in a store, with status and accuracy."),
+        ("figures", "figures:figures_cmd", "Render the papers' figures (training missing runs) and check their claims."),
+        ("tables", "tables:tables_cmd", "Reproduce the papers' tables beside the printed numbers (training missing runs)."),
+        ("ladder", "ladder:ladder_cmd", "The papers' claims on a ladder of scales: regime and verdict per rung."),
+        ("units", "units:units_cmd", "Why representation units die: a client's local training replayed."),
+        ("export", "export:export_cmd", "Write a store's metrics as TensorBoard event files."),
+        ("import", "import_cmd:import_cmd", "Turn per-round checkpoints of other code into a run of the store.")):
+    cli.add_lazy(_name, f"collapse_lab.commands.{_target}", _help)
 
 strict(cli)
 

@@ -11,7 +11,7 @@ from ..errors import CollapseLabError
 from .common import data_root_option, given_data_root
 
 
-@click.command("bench", short_help="Time the fast path against the reference loop.")
+@click.command("bench")
 @click.option("--workload", "preset", default="cpu", show_default=True,
               help="What to time (not a training preset): cpu (the paper's round scaled down: 640 images, 10 local epochs) or paper-cifar10 (50,000 images, 10 clients, alpha 0.5, "
                    "10 local epochs, batch 64: the paper's CIFAR-10 round); released-parity: no timing, collapse-lab's "

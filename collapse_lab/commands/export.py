@@ -39,7 +39,7 @@ def live_log(kind: str, folder: Path, run_path: Path, memo: dict):
     return WandbLog(Path(folder), RunDir(run_path), memo=memo)
 
 
-@click.command("export", short_help="Write a store's metrics as TensorBoard event files.")
+@click.command("export")
 @click.argument("kind", type=click.Choice(["tensorboard"]))
 @click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False), help="Run store.")
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="TensorBoard log folder (one sub-folder per run).")

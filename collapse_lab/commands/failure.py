@@ -18,6 +18,7 @@ import click
 
 from ..errors import CollapseLabError
 from ..signals import exit_status, signame_of, sigterm_as_interrupt
+from .lazy import LazyGroup
 
 
 def one_line(text: str) -> str:
@@ -83,7 +84,10 @@ def refuse_repeats(command: click.Command, args: list[str]) -> None:
 
 
 def strict(command: click.Command) -> click.Command:
-    """Refuse repeated single-valued options in ``command`` and all its sub-commands."""
+    """Refuse repeated single-valued options in ``command`` and all its sub-commands (lazy ones
+    as they load)."""
+    if isinstance(command, LazyGroup):
+        command.on_load = strict
     if isinstance(command, click.Group):
         for sub in command.commands.values():
             strict(sub)
@@ -104,13 +108,16 @@ def strict(command: click.Command) -> click.Command:
     return command
 
 
-class Group(click.Group):
-    """The top-level group: every failure ends as the module docstring says."""
+class Group(LazyGroup):
+    """The top-level group: every failure ends as the module docstring says; its commands load when called."""
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         try:
             rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
             code = rv if isinstance(rv, int) and not isinstance(rv, bool) else 0
+        except click.exceptions.NoArgsIsHelpError as e:  # a group called alone: its help, as --help prints it
+            click.echo(e.ctx.get_help())
+            code = 0
         except click.UsageError as e:
             where = f"{e.ctx.command_path}: " if e.ctx is not None else ""
             hint = f" (see {e.ctx.command_path} --help)" if e.ctx is not None else ""

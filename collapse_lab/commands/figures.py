@@ -77,7 +77,7 @@ def render(entry, ctx, out: Path) -> dict:
             "seconds": round(time.time() - t0, 2)}
 
 
-@click.command("figures", short_help="Render the papers' figures (training missing runs) and check their claims.")
+@click.command("figures")
 @catalogue_options("figures", "Figure folder.", "List the catalogue's figures: runs present/missing, last rendered.",
                    "Print every entry's record (files, claims) as JSON on stdout.")
 @click.option("--check", is_flag=True, help="Print each claim with its numbers (always written to "

@@ -155,7 +155,7 @@ def model_check(model: str, dataset: str):
 TRAINING = {"lr": float, "momentum": float, "weight_decay": float, "local_epochs": int, "batch_size": int}
 
 
-@click.command("import", short_help="Turn per-round checkpoints of other code into a run of the store.")
+@click.command("import")
 @click.argument("src", type=click.Path(file_okay=False, exists=True))
 @click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False), help="Run store.")
 @click.option("--global", "global_pattern", required=True, metavar="PATTERN",

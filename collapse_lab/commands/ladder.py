@@ -283,7 +283,7 @@ def dry(cells_: list[dict], store: Path, as_json: bool) -> None:
                f"cores or {_duration(total[1] * 3600)} on one H100")
 
 
-@click.command("ladder", short_help="The papers' claims on a ladder of scales: regime and verdict per rung.")
+@click.command("ladder")
 @click.argument("names", nargs=-1, required=True)
 @click.option("--rungs", "rungs_file", required=True, type=click.Path(dir_okay=False),
               help="YAML file of rungs: each a name and a set of train options (docs/scale.md).")

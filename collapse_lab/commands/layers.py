@@ -80,7 +80,7 @@ def groups(selected) -> dict:
     return {r.path: lab[key[r.path]] if unique else r.path.name for r in selected}
 
 
-@click.command("layers", short_help="Per-layer covariance spectra over rounds: where collapse starts.")
+@click.command("layers")
 @common_options(foreign_layer=False)
 @click.option("--rounds", "rounds_spec", default=None, help="Rounds: all, A:B or A,B,C (default: the last, or --round).")
 @click.option("--layer", "layers", multiple=True, metavar="NAME",

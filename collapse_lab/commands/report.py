@@ -167,7 +167,7 @@ def layers_section(run, fs, tau: float) -> tuple[list[dict], str]:
     return rows, part
 
 
-@click.command("report", short_help="One self-contained HTML page per run store.")
+@click.command("report")
 @click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False), help="Run store.")
 @click.option("--figures", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False),
               help="Rendered figures (PNG) and the claims (claims-<preset>.json) to include, when the folder exists.")

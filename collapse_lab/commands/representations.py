@@ -26,7 +26,7 @@ def _rounds(run, spec: str | None, round_: int | None) -> list[int]:
     return parse_rounds(spec, int(run.meta.get("rounds_complete", 0))) if spec else [pick_round(run, round_)]
 
 
-@click.command("cka", short_help="CKA between the global model and each client, and between clients.")
+@click.command("cka")
 @common_options
 @click.option("--rounds", "rounds_spec", default=None, help="all, A:B or A,B,C: CKA(client, global) over rounds too.")
 def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device,
@@ -109,7 +109,7 @@ def nc_record(fs, run, r, k) -> dict:
     return {"run": run.path.name, "round": r, "model": "global" if k is None else f"client_{k}", **out}
 
 
-@click.command("nc", short_help="Neural-collapse metrics NC1-NC4 of global and local models.")
+@click.command("nc")
 @common_options
 @click.option("--rounds", "rounds_spec", default=None, help="all, A:B or A,B,C: the metrics over rounds.")
 def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device,

@@ -25,7 +25,7 @@ def row(run) -> dict:
             "size": size, "meta": m}
 
 
-@click.command("runs", short_help="List the runs in a store, with status and accuracy.")
+@click.command("runs")
 @click.option("--store", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
               help="Run store.")
 @click.option("--where", "filters", multiple=True, metavar="FIELD=VALUE",

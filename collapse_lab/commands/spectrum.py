@@ -8,9 +8,7 @@ import click
 
 from ..errors import CollapseLabError
 from .common import data_root_option, feature_source, model_factory_options
-from ..spectra.measures import TOP, Inputs, measures, value
-from ..spectra.rank import live_units
-from ..spectra.functional import DEFAULT_TAU, local_global_gap, log10_mean_std, spectrum
+from ..spectra.constants import DEFAULT_TAU, TOP
 from ..analysis.labels import describe
 from ..analysis.select import seed_groups
 from .selection import parse_rounds, pick_round, select_runs
@@ -79,6 +77,8 @@ def local_kept(run, r: int, k: int, warned: set | None = None) -> bool:
 
 def entry(run, r, which, sv, floor, tau, z=None, classifier=None) -> dict:
     """One model's numbers (``spectra.measures``) with the run, round and model they are of."""
+    from ..spectra.measures import measures
+
     return {"run": run.path.name, "alpha": run.meta.get("alpha"), "reg": run.meta.get("reg"),
             "method": run.meta.get("method"), "round": r, "model": which,
             **measures(sv, floor, tau, z, classifier)}
@@ -93,7 +93,7 @@ def print_table(rows: list[dict]) -> None:
                    f"{e.get('stable_rank', float('nan')):>8.3f}")
 
 
-@click.command("spectrum", short_help="Covariance spectra of global and local models.")
+@click.command("spectrum")
 @common_options
 @click.option("--rounds", "rounds_spec", default=None, help="all, A:B or A,B,C: draw the evolution over rounds.")
 @click.option("--top", type=int, default=None, help="Indices used for R (default: all above the numerical floor).")
@@ -146,6 +146,8 @@ def _spectra(selected, fs, round_, client: int, tau: float, live_only: bool):
     """Per run its global and client model's record (``entry``), per seed group its curves
     (mean +- std of log10 over seeds where a group has several), and those aggregates."""
     from ..analysis.plots.spectrum import Curve, alpha_colors
+    from ..spectra.functional import log10_mean_std, spectrum
+    from ..spectra.rank import live_units
 
     colors = alpha_colors([r.meta.get("alpha", "inf") for r in selected])
     rows, curves, agg = [], {"global": [], "local": []}, []
@@ -183,6 +185,8 @@ def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
     from ..analysis.plots import save_figure
     from ..analysis.plots.style import grid
     from ..analysis.plots.rounds import plot_series, plot_spectra_over_rounds
+    from ..spectra.functional import local_global_gap, spectrum
+    from ..spectra.measures import Inputs, value
 
     fig, axes = grid(len(selected), 3)
     out, warned = [], set()
@@ -225,7 +229,7 @@ def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
         click.echo("figures: " + ", ".join(str(p) for p in paths))
 
 
-@click.command("compare", short_help="Local vs global spectrum of each run, with the gap R.")
+@click.command("compare")
 @common_options
 @click.option("--top", type=int, default=None, help="Indices used for R (default: all above the numerical floor).")
 def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device, fig_dir, as_json, top):
@@ -233,6 +237,8 @@ def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clien
     from ..analysis.plots import save_figure
     from ..analysis.plots.style import panels
     from ..analysis.plots.spectrum import Curve, plot_compare
+    from ..spectra.functional import local_global_gap, spectrum
+    from ..spectra.measures import Inputs, value
 
     check_common(tau, client, top)
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)

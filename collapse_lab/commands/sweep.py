@@ -45,7 +45,7 @@ def _fmt(seconds: float | None) -> str:
     return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s"
 
 
-@click.command("sweep", short_help="Train a grid of runs on a local pool, a Ray cluster or SLURM.")
+@click.command("sweep")
 @click.argument("spec", type=click.Path(dir_okay=False))
 @click.option("--store", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
               help="Run store (on Ray: a filesystem every node sees).")

@@ -13,7 +13,7 @@ from .overrides import describe
 from .catalogue_cmd import catalogue_options
 
 
-@click.command("tables", short_help="Reproduce the papers' tables beside the printed numbers (training missing runs).")
+@click.command("tables")
 @catalogue_options("tables", "Output folder.", "List the catalogue's tables with their runs present/missing.",
                    "Print every table's cells (with their runs) as JSON on stdout.")
 @click.option("--compare-paper", is_flag=True, help="Put the paper's printed value and the difference beside each cell.")

@@ -14,7 +14,7 @@ from ..errors import CollapseLabError
 from .common import Progress, data_root_option, feature_source, given_data_root
 
 
-@click.group("theory", short_help="Numerical checks of Proposition 1 and Theorem 1.")
+@click.group("theory")
 def theory():
     """Numerical checks of Proposition 1 and Theorem 1 (FedDecorr App. A, B)."""
 

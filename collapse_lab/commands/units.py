@@ -138,7 +138,7 @@ def trace(run, r: int, client: int, epochs: int | None, data_root: str | None) -
     return out
 
 
-@click.command("units", short_help="Why representation units die: a client's local training replayed.")
+@click.command("units")
 @click.option("--run", "run_path", required=True, type=click.Path(file_okay=False), help="A run folder.")
 @click.option("--round", "round_", type=int, default=1, show_default=True,
               help="The round whose local training is replayed (from the global model of the round before).")

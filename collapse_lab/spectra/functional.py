@@ -11,9 +11,7 @@ from __future__ import annotations
 import torch
 
 from ..linalg import covariance, covariance_spectrum, numerical_floor
-
-DEFAULT_TAU = 1e-2  # the paper's significance threshold, log10 tau = -2
-DEFAULT_REL = 1e-2  # the scale-free threshold on sigma_k / sigma_1 (the same two decades as tau)
+from .constants import DEFAULT_REL, DEFAULT_TAU  # noqa: F401  (re-exported: their home is constants)
 
 
 # The covariance and its spectrum live in ``linalg`` (training logs a probe spectrum each

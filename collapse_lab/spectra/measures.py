@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import torch
 
 from ..registry import Registry
+from .constants import TOP  # noqa: F401  (re-exported)
 from .functional import DEFAULT_REL, DEFAULT_TAU, effective_rank, n_relative, n_significant, tail_mean, tail_share, variance_share
 
-TOP = 100  # singular values kept in a record, and the k of the top-k measures (the papers plot the top 100)
 READS = ("spectrum", "top", "z", "classifier")
 # the measures the training probe logs each round as ``probe_<name>`` (``training.probe``;
 # TensorBoard shows them as ``spectrum/<name>``)

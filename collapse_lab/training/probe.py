@@ -25,10 +25,9 @@ import torch
 from ..layerwise import layer_spectra
 from ..linalg import covariance, eigen_spectrum
 from ..spectra.functional import DEFAULT_TAU
-from ..spectra.measures import PROBED, Inputs, layer_measures, value
+from ..spectra.measures import PROBED, TOP, Inputs, layer_measures, value
 from ..seeds import PURPOSE_PROBE, seed_for
 
-TOP = 100
 
 
 def probe_indices(n_test: int, size: int, seed: int) -> torch.Tensor:

@@ -10,7 +10,8 @@ from collapse_lab.cli import cli
 
 
 def commands(group: click.Group, path=()):
-    for name, cmd in group.commands.items():
+    every = group.all_commands() if hasattr(group, "all_commands") else group.commands
+    for name, cmd in every.items():
         yield (*path, name), cmd
         if isinstance(cmd, click.Group):
             yield from commands(cmd, (*path, name))
@@ -25,8 +26,29 @@ def test_help_renders_and_lists_whole_sentences(path, cmd):
     assert res.exit_code == 0, res.output
     if isinstance(cmd, click.Group):
         listing = res.output.split("Commands:", 1)[1]
-        for name, sub in cmd.commands.items():
+        every = cmd.all_commands() if hasattr(cmd, "all_commands") else cmd.commands
+        for name, sub in every.items():
             line = next(ln for ln in listing.splitlines() if ln.strip().startswith(name + " "))
             shown = " ".join(line.split()[1:])
             assert sub.short_help and shown == sub.short_help, (name, shown)  # not cut by click
             assert shown.endswith(".") and not shown.endswith("..."), shown
+
+
+def test_top_level_help_loads_neither_torch_nor_numpy():
+    """``collapse-lab --help`` lists every command from its declared line, importing none."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from collapse_lab.cli import cli; cli.main(['--help'], standalone_mode=False); "
+            "print('LOADED', sorted(m for m in ('torch', 'numpy', 'matplotlib') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert "LOADED []" in out, out
+    assert all(f"  {name} " in out for name in cli.list_commands(None)), out
+
+
+@pytest.mark.parametrize("path", [[], ["theory"]])
+def test_a_group_called_alone_prints_its_help(path):
+    res = CliRunner().invoke(cli, path, terminal_width=100, prog_name="collapse-lab")
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith("Usage: collapse-lab") and "\nCommands:\n" in res.output
+    assert "error:" not in res.output
