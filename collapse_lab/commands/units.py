@@ -114,6 +114,9 @@ def trace(run, r: int, client: int, epochs: int | None, data_root: str | None) -
     from ..regularizers import build_regularizer
 
     cfg = run.config
+    if cfg.reg == "none" or not cfg.beta:
+        raise CollapseLabError(f"--run {run.path.name}: trained without a regularizer (reg {cfg.reg}, beta {cfg.beta}), so "
+                               "both replays would be one; give a run trained with --reg (e.g. feddecorr)")
     if not 1 <= r <= int(run.meta.get("rounds_complete", 0)):
         raise CollapseLabError(f"--round {r}: the run has rounds 1..{run.meta.get('rounds_complete', 0)}")
     part = run.partition()
@@ -127,10 +130,10 @@ def trace(run, r: int, client: int, epochs: int | None, data_root: str | None) -
         start = build_model(builder(cfg.model, cfg.model_revision), ds.num_classes, ds.input_shape)
         start.load_state_dict(run.load_state(r - 1, None, start, extra_ok=True))
     state = {k: v.clone() for k, v in start.state_dict().items()}
-    reg = None if cfg.reg == "none" else build_regularizer(cfg.reg, ds.num_classes, **cfg.reg_options)
+    reg = build_regularizer(cfg.reg, ds.num_classes, **cfg.reg_options)
     out = {"run": run.path.name, "round": r, "client": client, "images": len(idx), "reg": cfg.reg,
            "reg_options": cfg.reg_options, "beta": cfg.beta, "units": int(start.feature_dim)}
-    for label, beta in (("with", cfg.beta if reg is not None else 0.0), ("without", 0.0)):
+    for label, beta in (("with", cfg.beta), ("without", 0.0)):
         torch.manual_seed(cfg.seed)
         start.load_state_dict(state)
         out[label] = replay(start, x, y, ds.to_float, reg, beta, cfg.lr, cfg.momentum, cfg.weight_decay,

@@ -72,11 +72,23 @@ def test_bad_input_is_one_line(stored, args, message):
     assert got.exit_code == 2 and message in got.stderr and len(got.stderr.strip().splitlines()) == 1, got.output
 
 
-def test_the_replay_without_a_regularizer_is_the_runs_own_plain_twin(tmp_path):
+def test_the_two_replays_differ_only_by_the_regularizer(stored):
+    """From one start model: the replay without the regularizer carries no beta R and ends
+    elsewhere; the one with it carries the run's beta R from its first epoch."""
+    got = invoke("units", "--run", stored, "--json", "--epochs", "2")
+    assert got.exit_code == 0, got.output
+    out = json.loads(got.stdout)
+    assert out["reg"] == "feddecorr" and out["beta"] == 0.1
+    assert out["with"][0] == out["without"][0]  # the same start model (epoch 0: dead units only)
+    assert all(e["beta_reg"] == 0.0 and e["z_unit_grad_reg"] == 0.0 for e in out["without"][1:])
+    assert all(e["beta_reg"] > 0.0 for e in out["with"][1:])
+    assert out["with"][1]["ce"] != out["without"][1]["ce"] or out["with"][2]["ce"] != out["without"][2]["ce"]
+
+
+def test_a_run_without_a_regularizer_is_refused_in_one_line(tmp_path):
     res = invoke("train", "--rounds", "1", "--alpha", "0.05", "--local-epochs", "1", "--store", tmp_path / "s")
     assert res.exit_code == 0, res.output
     (run,) = [p for p in (tmp_path / "s").iterdir() if (p / "run.json").is_file()]
-    got = invoke("units", "--run", run, "--json")
-    assert got.exit_code == 0, got.output
-    out = json.loads(got.stdout)
-    assert out["with"] == out["without"] and out["reg"] == "none" and len(out["with"]) == 2
+    got = invoke("units", "--run", run)
+    assert got.exit_code == 2 and len(got.stderr.strip().splitlines()) == 1, got.output
+    assert "--run" in got.stderr and "without a regularizer" in got.stderr and got.stdout == ""
