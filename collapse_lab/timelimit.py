@@ -84,6 +84,11 @@ def check_first_round(limit: str, first_round_s: float, what: str, source: str) 
                                "give a longer limit")
 
 
+def without_no_train() -> str:
+    """The command line as given, less ``--no-train``: the one that trains what it lacked."""
+    return " ".join(shlex.quote(a) for a in ["collapse-lab", *(a for a in sys.argv[1:] if a != "--no-train")])
+
+
 def continue_command(resume: bool = False) -> str:
     """The command line that continues this one (``--resume`` added for ``train``)."""
     args = [a for a in sys.argv[1:] if a != "--overwrite"]

@@ -26,6 +26,14 @@ def _md(text) -> str:
     return s
 
 
+def override_folder(over: dict) -> str:
+    """The folder a render with ``--set`` writes to, beside the default render and never over
+    it: ``set-lr=0.05,rounds=1`` (characters outside ``[A-Za-z0-9._=,+-]`` become ``_``)."""
+    import re
+
+    return "set-" + re.sub(r"[^A-Za-z0-9._=,+-]", "_", _overrides_text(over).replace(", ", ","))
+
+
 def _overrides_text(over: dict) -> str:
     """``--set``'s overrides as the command wrote them (``commands.overrides.describe``)."""
     parts = []
@@ -38,8 +46,12 @@ def claims_markdown(records: list[dict], preset: str) -> str:
     from .seeds import verdict_text
 
     lines = [f"# Claims of the papers' figures, checked on the `{preset}` runs", "",
-             "A claim holds when it holds for the seed means and in at least n - 1 of n seeds (every seed when "
-             "n <= 2). Over seeds: each number that differs between seeds as mean [95 % Student-t interval].", "",
+             "Verdict over seeds (`analysis/verdict.py`): **holds** when every comparison's 95 % Student-t interval "
+             "excludes the opposite direction; **refuted** when one excludes the claimed direction after Holm's "
+             "correction; *uninformative (measure saturated)* when a strict claim's values all sit at the measure's "
+             "ceiling or floor; else *not resolved at this scale*. The direction count beside it (the claimed way in "
+             "k of n seeds) is not a verdict. Over seeds: each number that differs between seeds as mean [95 % "
+             "Student-t interval].", "",
              "| entry | claim | measured (seed means) | over seeds | verdict | per seed |", "|---|---|---|---|---|---|"]
     for rec in records:
         for c in rec.get("claims", []):

@@ -13,7 +13,7 @@ from typing import Callable
 
 from ..config import MOVED_FIELDS, RunConfig, alpha_str, parse_alpha
 from ..partition import takes
-from ..errors import CollapseLabError
+from ..errors import CollapseLabError, RunMissing
 from ..store import RunDir, find_runs, run_path
 from .catalogue import Entry, matches
 from .labels import describe, label
@@ -99,13 +99,11 @@ def groups(entry: Entry, preset: str, store: Path, where: dict | None, configs: 
         if not run.is_complete():
             status = (f"{run.status} ({run.meta.get('rounds_complete', 0)} of {run.meta.get('rounds')} rounds)"
                       if run.exists() else "missing")
-            raise CollapseLabError(f"{entry.name}: run {path.name} is {status} in {store}; "
-                                   f"`collapse-lab figures {entry.name} --preset {preset}"
-                                   f"{' --smoke' if cfg.smoke else ''} --precision {cfg.precision}` trains it")
+            raise RunMissing(f"{entry.name}: run {path.name} is {status} in {store}")
         done = int(run.meta.get("rounds_complete", 0))
         if done < cfg.rounds:  # a shorter run of the same identity (rounds is not part of a run's name)
-            raise CollapseLabError(f"{entry.name}: run {path.name} holds {done} of the {cfg.rounds} rounds the entry "
-                                   f"reads in {store}; `collapse-lab figures {entry.name} --preset {preset}` extends it")
+            raise RunMissing(f"{entry.name}: run {path.name} holds {done} of the {cfg.rounds} rounds the entry reads in "
+                             f"{store}")
         run.read_round = cfg.rounds  # a longer run (extended by another entry or rung) is read where this one ends
         runs.append(run)
     return group(configs, runs, fields)

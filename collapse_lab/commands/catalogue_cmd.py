@@ -64,6 +64,10 @@ def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: d
     store, out = smoke_paths(o["smoke"], store, out, kind)
     say = (lambda m: click.echo(m if m.startswith(kind) else f"{kind}: {m}", err=True))
     runs = command_plan(preset, o["smoke"])
+    if runs.overrides:  # a render with --set lives beside the default one, never over it
+        from ..analysis.claims_file import override_folder
+
+        out = out / override_folder(runs.overrides)
     notes: list[str] = []  # said after the first line, which names the precision
     configs, per_entry, by_name = plan(entries, runs, store, lambda m: None, o["keep"], note=notes.append)
     if o["list_"]:
@@ -187,6 +191,15 @@ def lacking_data(names: list[str], failed: list[dict]) -> str | None:
     missing = {f["run"]: f["error"] for f in failed if f.get("missing_data")}
     lacking = sorted({missing[n] for n in names if n in missing})
     return f"{'; '.join(lacking)} (the folder expected is named above; give --data-root)" if lacking else None
+
+
+def missing_line(err: Exception) -> str:
+    """Why an entry did not render; a run it lacks comes with the command that trains it: this
+    one as given (its --set, --store, --data-root), less --no-train."""
+    from ..errors import RunMissing
+    from ..timelimit import without_no_train
+
+    return f"{err}; `{without_no_train()}` trains it" if isinstance(err, RunMissing) else str(err)
 
 
 def stop_if_late(failed: list[dict], say) -> None:

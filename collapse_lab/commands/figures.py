@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from ..errors import CollapseLabError
-from .catalogue_cmd import begin, catalogue_options, lacking_data
+from .catalogue_cmd import begin, catalogue_options, lacking_data, missing_line
 from ..analysis.claims_file import evaluate_safely, merge_claims
 
 SMOKE_NOTE = "SMOKE: one round, one local step per client, a small test set: proves the path, not the papers' numbers"
@@ -122,6 +122,7 @@ def record_of(e, run, preset: str) -> dict:
     try:
         rec = render(e, run.ctx, run.out)
     except CollapseLabError as err:
+        err = missing_line(err)
         say(f"figures: {e.name}: not rendered: {err}")
         return {"entry": e.name, "error": str(err)}
     held = [c["holds"] for c in rec["claims"]]

@@ -46,7 +46,7 @@ def table_of(e, run, preset: str, smoke: bool, compare_paper: bool, print_md: bo
     from ..analysis import RENDERERS
     from ..analysis.renderers.table_format import render_all
     from ..files import write_bytes, write_json
-    from .catalogue_cmd import lacking_data
+    from .catalogue_cmd import lacking_data, missing_line
 
     say, ctx, out, per_entry = run.say, run.ctx, run.out, run.per_entry
     if isinstance(per_entry[e.name], str) or e.not_rendered:
@@ -59,6 +59,7 @@ def table_of(e, run, preset: str, smoke: bool, compare_paper: bool, print_md: bo
     try:
         values = RENDERERS.get(e.renderer).compute(e.at(preset), ctx)
     except CollapseLabError as err:
+        err = missing_line(err)
         say(f"{e.name}: not rendered: {err}")
         return {"entry": e.name, "error": str(err)}
     values["smoke"] = smoke  # the header says so

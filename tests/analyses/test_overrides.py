@@ -34,6 +34,11 @@ def test_a_mapping_is_merged_key_by_key():
 @pytest.mark.slow
 def test_figures_with_set_train_other_runs_and_say_so(tmp_path):
     store, out = tmp_path / "s", tmp_path / "f"
+    out.mkdir()  # a default render already there (its files stand for it): never overwritten by --set
+    default = {n: f"the default render's {n}" for n in ("feddecorr-fig1.json", "feddecorr-fig1.png", "CLAIMS-quick-smoke.md",
+                                                          "claims-quick-smoke.json")}
+    for n, text in default.items():
+        (out / n).write_text(text)
     res = invoke("figures", "feddecorr-fig1", "--smoke", "--set", "lr=0.02", "--store", store, "--out", out, "--json")
     assert res.exit_code == 0, res.output
     # runs that cannot stack are said, not trained alone in silence (issue 47)
@@ -42,6 +47,9 @@ def test_figures_with_set_train_other_runs_and_say_so(tmp_path):
     assert rec["overrides"] == {"lr": 0.02}
     runs = [json.loads(p.read_text()) for p in store.glob("*/run.json")]
     assert len(runs) == 3 and {r["lr"] for r in runs} == {0.02}
+    assert {n: (out / n).read_text() for n in default} == default
+    assert rec["files"] == [str(out / "set-lr=0.02" / f"feddecorr-fig1.{x}") for x in ("pdf", "png")]
+    out = out / "set-lr=0.02"  # beside the default render
     saved = json.loads((out / "feddecorr-fig1.json").read_text())
     assert saved["overrides"] == {"lr": 0.02}
     assert "every run with --set lr=0.02 (replacing the preset's value named above)" in saved["differs"]
