@@ -178,6 +178,11 @@ def train(ctx, **params):
             click.echo(f"{s['run']}: {acc}")
         click.echo(f"{len(todo) - len(report.diverged)} run(s) trained in {time.time() - t0:.1f} s"
                    + (f"; {len(report.diverged)} diverged: {', '.join(report.diverged)}" if report.diverged else ""))
+    if log_to:
+        from .commands.export import where_logs_went
+
+        for kind, folder in dict.fromkeys(log_to):
+            click.echo(where_logs_went(kind, folder), err=True)
     if report.diverged:
         ctx.exit(1)
 

@@ -17,15 +17,20 @@ PROBE_KEYS = {f"probe_{m}": f"spectrum/{m}" for m in PROBED}  # the probe's meas
 HEATMAP = "effective_rank"  # the measure of the layer x round image
 
 
-def points(e: dict, tau: float = DEFAULT_TAU) -> list[tuple[str, int, float]]:
-    """One event's scalars as (tag, step, value): step is the round, for a client's local
-    loss round * 1000 + epoch; non-finite and non-numeric values are left out."""
+def points(e: dict, tau: float = DEFAULT_TAU, local_epochs: int = 1) -> list[tuple[str, int, float]]:
+    """One event's scalars as (tag, step, value): the step is the round, so every tag shares
+    one x axis. A client's local loss is ``client_k/loss`` at its round (the round's last
+    epoch, ``local_epochs``) and, epoch by epoch, ``client_k/loss_by_epoch`` at step
+    (round - 1) * local_epochs + epoch (the local epochs counted over the run). Non-finite and
+    non-numeric values are left out."""
     kind, r = e.get("event"), e.get("round")
     out = []
     if kind == "round":
         out = [(f"global/{k}", r, e.get(k)) for k in ROUND_KEYS]
     elif kind == "local_epoch":
-        out = [(f"client_{e['client']}/loss", r * 1000 + e["epoch"], e.get("loss"))]
+        out = [(f"client_{e['client']}/loss_by_epoch", (r - 1) * local_epochs + e["epoch"], e.get("loss"))]
+        if e["epoch"] == local_epochs:
+            out.append((f"client_{e['client']}/loss", r, e.get("loss")))
     elif kind == "probe":
         out = [(tag, r, e.get(k)) for k, tag in PROBE_KEYS.items()]
         if e.get("probe_sv"):

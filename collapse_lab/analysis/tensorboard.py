@@ -24,11 +24,12 @@ def _writer(logdir: Path):
 
 
 def tag_values(run: RunDir, tau: float = DEFAULT_TAU) -> dict[str, list[tuple[int, float]]]:
-    """The scalars a run's export holds: tag -> [(step, value)] (step: the round; for local
-    losses round * 1000 + epoch), read from metrics.jsonl."""
+    """The scalars a run's export holds: tag -> [(step, value)] (``run_log.points``: the step
+    is the round; local epochs counted over the run under ``loss_by_epoch``), from metrics.jsonl."""
     out: dict[str, list[tuple[int, float]]] = {}
+    epochs = int(run.meta.get("local_epochs") or 1)
     for e in run.metrics():
-        for tag, step, v in points(e, tau):
+        for tag, step, v in points(e, tau, epochs):
             out.setdefault(tag, []).append((step, v))
     return out
 
@@ -50,7 +51,7 @@ class Board:
 
         fresh = self.feed.new(run)
         for e in fresh:
-            for tag, step, v in points(e, self.tau):
+            for tag, step, v in points(e, self.tau, int(run.meta.get("local_epochs") or 1)):
                 self.w.add_scalar(tag, v, step)
             if e.get("event") == "probe" and e.get("probe_sv"):
                 sv = np.asarray(e["probe_sv"], dtype=np.float64)

@@ -18,20 +18,14 @@ from .run_log import HEATMAP, RoundFeed, points, round_heatmap
 PROJECT = "collapse-lab"
 
 
-def round_rows(events: list[dict], tau: float = DEFAULT_TAU) -> dict[int, dict[str, float]]:
-    """round -> {tag: value}: the events' scalars with each client's local loss at its last
-    epoch of the round."""
+def round_rows(events: list[dict], tau: float = DEFAULT_TAU, local_epochs: int = 1) -> dict[int, dict[str, float]]:
+    """round -> {tag: value}: the events' scalars, each client's local loss at its round's last
+    epoch (W&B has one step a round; the epoch-by-epoch tags are TensorBoard's)."""
     rows: dict[int, dict[str, float]] = {}
-    last_epoch: dict[tuple[int, str], int] = {}
     for e in events:
-        for tag, step, v in points(e, tau):
-            if e.get("event") == "local_epoch":
-                r, epoch = divmod(step, 1000)
-                if last_epoch.get((r, tag), -1) > epoch:
-                    continue
-                last_epoch[(r, tag)] = epoch
-                step = r
-            rows.setdefault(step, {})[tag] = v
+        for tag, step, v in points(e, tau, local_epochs):
+            if not tag.endswith("/loss_by_epoch"):
+                rows.setdefault(step, {})[tag] = v
     return rows
 
 
@@ -55,7 +49,7 @@ class WandbLog:
 
     def update(self, run: RunDir) -> None:
         fresh = self.feed.new(run)
-        rows = round_rows(fresh, self.tau)
+        rows = round_rows(fresh, self.tau, int(run.meta.get("local_epochs") or 1))
         if any(e.get("event") == "probe_layers" for e in fresh):
             img = round_heatmap(self.name, self.feed, self.memo)
             rows.setdefault(self.feed.done, {})[f"layers/{HEATMAP}"] = self.wandb.Image(img)

@@ -23,6 +23,38 @@ def check_log(kind: str, folder: str) -> None:
     except ImportError:
         raise CollapseLabError(f"--log {kind} needs the {kind} package: pip install 'collapse-lab[{kind}]'") from None
     check_store_for_writing(folder, f"--log {kind} DIR")  # a file or read-only folder: one line, before training
+    if kind == "wandb":
+        _check_wandb_mode()
+
+
+def _check_wandb_mode() -> None:
+    """An online W&B log needs an API key: without one W&B fails after the first round is
+    stored, so it is refused here, before anything trains (offline, the default, needs none)."""
+    import netrc
+    import os
+
+    mode = os.environ.get("WANDB_MODE", "offline")
+    if mode in ("offline", "disabled", "dryrun"):
+        return
+    try:
+        has_netrc = netrc.netrc().authenticators("api.wandb.ai") is not None
+    except (OSError, netrc.NetrcParseError):
+        has_netrc = False
+    if not os.environ.get("WANDB_API_KEY") and not has_netrc:
+        raise CollapseLabError(f"--log wandb: WANDB_MODE={mode} needs an API key and none is configured; run `wandb "
+                               "login` (or set WANDB_API_KEY), or leave WANDB_MODE unset to log offline and `wandb sync` later")
+
+
+def where_logs_went(kind: str, folder: str) -> str:
+    """The line ``train --log`` ends with: where the logs are and the command that shows them."""
+    if kind == "tensorboard":
+        return f"logs: TensorBoard event files in {folder}/<run>; view them with: tensorboard --logdir {folder}"
+    import os
+
+    if os.environ.get("WANDB_MODE", "offline") in ("offline", "dryrun"):
+        return (f"logs: W&B offline runs in {folder}/wandb/offline-run-*; upload them with: "
+                f"wandb sync {folder}/wandb/offline-run-*")
+    return f"logs: W&B runs in project collapse-lab (local files in {folder}/wandb)"
 
 
 def live_log(kind: str, folder: Path, run_path: Path, memo: dict):

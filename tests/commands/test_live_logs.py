@@ -70,6 +70,9 @@ def test_live_logs_read_back_equal_the_metrics_file(tmp_path):
                                    "--probe", "200", "--probe-layers", "--store", str(store),
                                    "--log", "tensorboard", str(tmp_path / "tb"), "--log", "wandb", str(tmp_path / "wb")])
     assert res.exit_code == 0, res.output
+    tb_dir, wb_dir = tmp_path / "tb", tmp_path / "wb"  # train says where its logs went and how to see them
+    assert f"logs: TensorBoard event files in {tb_dir}/<run>; view them with: tensorboard --logdir {tb_dir}" in res.stderr
+    assert f"wandb sync {wb_dir}/wandb/offline-run-*" in res.stderr and list(wb_dir.glob("wandb/offline-run-*"))
     (run,) = find_runs(store)
     events = run.metrics()
     layers = [e for e in events if e["event"] == "probe_layers"]
@@ -101,3 +104,15 @@ def test_live_logs_read_back_equal_the_metrics_file(tmp_path):
         assert wb[e["round"]]["global/test_acc"] == e["test_acc"]
     last = [e for e in events if e["event"] == "local_epoch" and e["epoch"] == 2]
     assert len(last) == 3 * 3 and all(wb[e["round"]][f"client_{e['client']}/loss"] == e["loss"] for e in last)
+
+
+def test_an_online_wandb_log_without_a_key_is_refused_before_training(tmp_path, monkeypatch):
+    monkeypatch.setenv("WANDB_MODE", "online")
+    monkeypatch.delenv("WANDB_API_KEY", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))  # no ~/.netrc
+    monkeypatch.setenv("NETRC", str(tmp_path / "none"))
+    res = CliRunner().invoke(cli, ["train", "--rounds", "1", "--store", str(tmp_path / "ck"), "--log", "wandb",
+                                   str(tmp_path / "wb")])
+    assert res.exit_code == 2 and res.output.count("\n") == 1, res.output
+    assert "--log wandb: WANDB_MODE=online needs an API key" in res.output
+    assert not (tmp_path / "ck").exists() and not (tmp_path / "wb").exists()

@@ -35,9 +35,12 @@ def test_logged_values_equal_the_metrics_file(tmp_path):
     got = {s.step: s.value for s in acc.Scalars("global/test_acc")}  # float32 in the event file
     assert sorted(got) == [0, 1, 2] and all(math.isclose(got[e["round"]], e["test_acc"], rel_tol=1e-6) for e in rounds)
     local = [e for e in events if e["event"] == "local_epoch" and e["client"] == 1]
+    # every tag's step is the round; the local epochs, counted over the run, under their own tag
     tb = {s.step: s.value for s in acc.Scalars("client_1/loss")}
-    assert sorted(tb) == sorted(e["round"] * 1000 + e["epoch"] for e in local)
-    assert all(math.isclose(tb[e["round"] * 1000 + e["epoch"]], e["loss"], rel_tol=1e-6) for e in local)
+    assert tb.keys() == {1, 2} and all(math.isclose(tb[e["round"]], e["loss"], rel_tol=1e-6) for e in local if e["epoch"] == 2)
+    tb = {s.step: s.value for s in acc.Scalars("client_1/loss_by_epoch")}
+    assert sorted(tb) == [1, 2, 3, 4] == sorted((e["round"] - 1) * 2 + e["epoch"] for e in local)
+    assert all(math.isclose(tb[(e["round"] - 1) * 2 + e["epoch"]], e["loss"], rel_tol=1e-6) for e in local)
     probes = [e for e in events if e["event"] == "probe"]
     dead = {s.step: s.value for s in acc.Scalars("spectrum/dead_units")}
     assert dead == {e["round"]: e["probe_dead_units"] for e in probes}
