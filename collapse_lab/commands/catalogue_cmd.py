@@ -60,7 +60,7 @@ def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: d
         raise CollapseLabError("--time-limit has no effect with --dry-run (nothing trains); drop it")
     entries = pick(names, kind[:-1])
     if o["dry_run_"]:
-        return dry_run(entries, o["smoke"], o["as_json"], None, o["keep"])
+        return dry_run(entries, o["smoke"], o["as_json"], None, o["keep"], presets=_given_presets(preset))
     store, out = smoke_paths(o["smoke"], store, out, kind)
     say = (lambda m: click.echo(m if m.startswith(kind) else f"{kind}: {m}", err=True))
     runs = command_plan(preset, o["smoke"])
@@ -339,14 +339,24 @@ def catalogue_options(out_default: str, out_help: str, list_help: str, json_help
     return deco
 
 
-def dry_run(entries, smoke: bool, as_json: bool, say, keep: str = "read") -> None:
-    """``--dry-run``: the plan of every preset (``bench.estimate``) and each entry's
-    checkpoint bytes (a run shared by entries counts in each; the total counts it once), as
-    text or JSON."""
+def _given_presets(preset: str) -> tuple[str, ...]:
+    """The presets a --dry-run plans: the one --preset named, or all three when none was given."""
+    from click.core import ParameterSource
+
+    ctx = click.get_current_context(silent=True)
+    given = ctx is not None and ctx.get_parameter_source("preset") not in (None, ParameterSource.DEFAULT)
+    return (preset,) if given else ("quick", "cpu", "paper")
+
+
+def dry_run(entries, smoke: bool, as_json: bool, say, keep: str = "read",
+            presets: tuple[str, ...] = ("quick", "cpu", "paper")) -> None:
+    """``--dry-run``: the plan of each preset (``bench.estimate``; every preset unless one was
+    named) and each entry's checkpoint bytes (a run shared by entries counts in each; the
+    total counts it once), as text or JSON."""
     from ..bench.estimate import estimate, human_bytes, lines
 
     plans = {}
-    for preset in ("quick", "cpu", "paper"):
+    for preset in presets:
         configs, per_entry, by_name = plan(entries, command_plan(preset, smoke), Path("."), lambda m: None, keep)
         plans[preset] = estimate(configs)
         plans[preset]["entries"] = {

@@ -130,6 +130,11 @@ def test_dry_run_plans_both_presets_and_trains_nothing(tmp_path):
     (cnn,) = json.loads(res.stdout)["presets"]["cpu"]["models"]
     assert cnn["runs"] == 12 and math.isclose(cnn["images"], 12 * 10 * (2 * 10_000 + 2_000 / 3))  # 4 alphas x 3 seeds
     assert math.isclose(cnn["hours"]["cpu-2core"], cnn["images"] / 4_013 / 3600)
+    # a --preset named plans that preset alone; none named plans all three
+    res = CliRunner().invoke(cli, ["figures", "feddecorr-fig2", "--dry-run", "--json", "--preset", "cpu"])
+    assert list(json.loads(res.stdout)["presets"]) == ["cpu"]
+    assert list(json.loads(CliRunner().invoke(cli, ["tables", "--dry-run", "--json"]).stdout)["presets"]) == \
+        ["quick", "cpu", "paper"]
 
 
 @pytest.mark.slow
