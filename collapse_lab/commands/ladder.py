@@ -285,8 +285,9 @@ def dry(cells_: list[dict], store: Path, as_json: bool) -> None:
 
 @click.command("ladder")
 @click.argument("names", nargs=-1, required=True)
-@click.option("--rungs", "rungs_file", required=True, type=click.Path(dir_okay=False),
-              help="YAML file of rungs: each a name and a set of train options (docs/scale.md).")
+@click.option("--rungs", "rungs_file", default="rungs", show_default=True,
+              help="YAML file of rungs, each a name and a set of train options, or a packaged ladder: rungs (the study's "
+                   "of docs/scale.md), rungs-gpu (docs/scale.md).")
 @click.option("--preset", type=click.Choice(["quick", "cpu", "paper"]), default="cpu", show_default=True,
               help="The catalogue preset every rung starts from.")
 @click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
@@ -311,7 +312,7 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
     from ..analysis.catalogue import pick
     from .catalogue_cmd import check_training
     from .ladder_report import write
-    from .rungs import load_rungs
+    from .rungs import load_rungs, rungs_path
 
     check_training(workers, stack)
     if no_train and (dry_run_ or workers is not None):
@@ -332,13 +333,24 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
 
     source = FeatureSource(split="test", data_root=given_data_root())
     train_source = FeatureSource(split="train", data_root=given_data_root())
+    unread = []  # data sets a --dry-run could not read: their kept records cannot be matched
     for c in cells_:
         if "na" not in c:
-            c["data"], c["train_source"] = data_identity(c, source), train_source
+            try:
+                c["data"] = data_identity(c, source)
+            except CollapseLabError as err:
+                if not dry_run_:
+                    raise
+                c["data"], c["kept"], c["train_source"] = None, None, None
+                unread.append(str(err))
+                continue
+            c["train_source"] = train_source
             c["kept"] = kept(out, c, c["data"])
             if c["kept"] is None:
                 check_store_data(store, c["configs"], c["data"])
     if dry_run_:
+        if unread and not as_json:
+            say(f"ladder: no data to match kept records against, so every run is counted ({unread[0]})")
         return dry(cells_, store, as_json)
     say(f"ladder: {len(rungs)} rung(s) x {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} at --preset "
         f"{preset}, store {store}, records in {out / 'records'}")
@@ -353,7 +365,7 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
         say(f"ladder interrupted ({e.signame}): finished runs and the rungs' records are kept; the same command "
             "continues")
         raise SystemExit(exit_status(e.signame)) from None
-    title = f"ladder: {', '.join(names)} at --preset {preset} ({Path(rungs_file).name})"
+    title = f"ladder: {', '.join(names)} at --preset {preset} ({rungs_path(rungs_file).name})"
     files = write(out, records, title, other)
     say(f"ladder: {out / 'LADDER.md'}, {out / 'ladder.png'} (rungs x claims, coloured by verdict)")
     if as_json:

@@ -95,14 +95,33 @@ def _rung(i: int, d, where: str, entry_names: list[str]) -> Rung:
     return Rung(name, overrides, items, note, entries, seeds)
 
 
+def packaged() -> dict[str, Path]:
+    """The ladders that ship with the package (``analyses/ladder/``): name -> file."""
+    from importlib.resources import files
+
+    folder = Path(str(files("collapse_lab.analyses") / "ladder"))
+    return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
+
+
+def rungs_path(path: str | Path) -> Path:
+    """``--rungs``: a YAML file, or the name of a packaged ladder (``rungs``, the study's of
+    docs/scale.md; ``rungs-gpu``): a file of that name wins."""
+    p = Path(path)
+    if p.is_file():
+        return p
+    ladders = packaged()
+    if str(path) in ladders:
+        return ladders[str(path)]
+    raise CollapseLabError(f"--rungs {path}: no such file or packaged ladder; give a YAML file with a list of rungs, or "
+                           f"one of {', '.join(ladders)} (docs/scale.md)")
+
+
 def load_rungs(path: str | Path, entry_names: list[str]) -> list[Rung]:
-    """The rungs of FILE, checked (module docstring)."""
+    """The rungs of FILE (or of a packaged ladder), checked (module docstring)."""
     import yaml
 
-    p = Path(path)
     where = f"--rungs {path}"
-    if not p.is_file():
-        raise CollapseLabError(f"{where}: no such file; give a YAML file with a list of rungs (docs/scale.md)")
+    p = rungs_path(path)
     try:
         d = yaml.safe_load(p.read_text())
     except (yaml.YAMLError, UnicodeDecodeError) as e:

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU rung of docs/scale.md (rungs-gpu.yaml: ResNet-20, lr 0.01, 10 local epochs, 1,000 images
+# The GPU rung of docs/scale.md (analyses/ladder/rungs-gpu.yaml: ResNet-20, lr 0.01, 10 local epochs, 1,000 images
 # a class, 30 rounds, 5 seeds; fig2, fig3, journal fig4 and fig6), run first whenever a GPU is lent:
 #   docs/scale/gpu_rung.sh DATA_ROOT [OUT] [STORE] [PILOT_SECONDS]
 # 1. the plan (runs, estimate); 2. a pilot: PILOT_SECONDS (default 120) split between one process and
@@ -9,7 +9,7 @@ set -euo pipefail
 DATA=${1:?usage: gpu_rung.sh DATA_ROOT [OUT] [STORE] [PILOT_SECONDS]}
 OUT=${2:-ladder-gpu}; STORE=${3:-ck-gpu}; PILOT=${4:-120}
 ENTRIES="feddecorr-fig2 feddecorr-fig3 journal-fig4 journal-fig6"
-RUNGS=docs/scale/rungs-gpu.yaml
+RUNGS=rungs-gpu
 cd "$(dirname "$0")/../.."
 python3 -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 2)" \
   || { echo "gpu_rung: no CUDA device here; this script is for a GPU machine" >&2; exit 2; }

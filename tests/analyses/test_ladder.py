@@ -261,6 +261,28 @@ def test_a_ladder_of_a_subset_skips_the_rungs_of_other_entries_and_a_rung_may_se
     assert row["rung"] == "b" and row["runs"] == 16  # 4 alphas x 4 seeds: the rung's seeds replace the spec's 3
 
 
+def test_the_packaged_ladder_is_the_default_and_plans_without_the_data(tmp_path, monkeypatch):
+    """``ladder ENTRY --dry-run`` with no --rungs reads the study's ladder as installed
+    (analyses/ladder/rungs.yaml, in the wheel) and plans it with no data at hand."""
+    import yaml
+
+    from collapse_lab.commands.rungs import packaged
+
+    monkeypatch.chdir(tmp_path)  # an empty folder: nothing of the repository's docs/
+    monkeypatch.delenv("COLLAPSE_LAB_DATA", raising=False)
+    ladder = packaged()
+    assert set(ladder) == {"rungs", "rungs-gpu"}
+    want = [r["name"] for r in yaml.safe_load(ladder["rungs"].read_text())["rungs"]
+            if "feddecorr-fig2" in r.get("entries", ["feddecorr-fig2"])]
+    res = invoke("ladder", "feddecorr-fig2", "--dry-run", "--json")
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.stdout)
+    assert [r["rung"] for r in got] == want and all(0 <= r["to_train"] <= r["runs"] for r in got)
+    assert got[0]["to_train"] == got[0]["runs"] == 12  # nothing kept here: the first rung trains all it reads
+    assert "no data to match kept records against" not in res.stderr  # --json: the JSON alone on stdout
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
 @pytest.mark.parametrize("text,message", BAD_RUNGS)
 def test_a_bad_rungs_file_is_one_line_and_exit_2(tmp_path, text, message):
     f = tmp_path / "rungs.yaml"
