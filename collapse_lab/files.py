@@ -69,11 +69,42 @@ def temp_dir(folder: Path, prefix: str) -> Path:
     return tmp
 
 
+def missing_folders(folder: Path) -> list[Path]:
+    """The folders ``mkdir -p folder`` would create, deepest first (a failed write removes
+    what it created: no empty output folder is left)."""
+    folder, out = Path(folder), []
+    while not folder.exists() and folder != folder.parent:
+        out.append(folder)
+        folder = folder.parent
+    return out
+
+
+def remove_empty(folders: list[Path]) -> None:
+    """Remove ``folders`` (deepest first) while they are empty."""
+    for d in folders:
+        try:
+            d.rmdir()
+        except OSError:
+            return
+
+
+def naming(e: BaseException, path: Path) -> BaseException:
+    """An OSError without a file name (a failed ``write``) as the same error naming ``path``
+    (the one-line message says which file met a full disk)."""
+    if isinstance(e, OSError) and not e.filename and e.errno is not None:
+        named = OSError(e.errno, e.strerror or os.strerror(e.errno), str(path))
+        named.__cause__ = e
+        return named
+    return e
+
+
 def _atomic(path: Path, write: Callable[[str], None], fault: Callable[[str], None] = no_fault) -> None:
     path = Path(path)
+    created = missing_folders(path.parent)
     make_dirs(path.parent)
-    tmp = temp_file(path.parent, f".{path.name}.", ".tmp")
+    tmp = None
     try:
+        tmp = temp_file(path.parent, f".{path.name}.", ".tmp")
         write(tmp)
         with open(tmp, "rb+") as f:
             os.fchmod(f.fileno(), file_mode())  # a writer may have made the file anew (safetensors does, 0600)
@@ -81,9 +112,13 @@ def _atomic(path: Path, write: Callable[[str], None], fault: Callable[[str], Non
         fault("write")
         os.replace(tmp, path)
         _fsync_dir(path.parent)
-    except BaseException:
-        if os.path.exists(tmp):
+    except BaseException as e:
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+        remove_empty(created)
+        named = naming(e, path)
+        if named is not e:
+            raise named from e
         raise
 
 

@@ -231,6 +231,32 @@ def test_a_full_disk_is_one_line_and_the_run_resumes(tmpfs, monkeypatch):
     assert round_events(run) == list(range(7))
 
 
+@pytest.mark.parametrize("args", [
+    ["spectrum", "--out", "OUT/fig"], ["layers", "--out", "OUT/lay"], ["report", "--out", "OUT/rep/r.html"],
+    ["export", "tensorboard", "--out", "OUT/tb"], ["compare", "--out", "OUT/cmp"]])
+def test_a_full_disk_under_an_analysis_writer_is_one_line_and_leaves_nothing(tmpfs, tmp_path, args):
+    """Every writer but training on a full disk: one line naming the path and what to do (not
+    training's --resume), exit 1, and nothing left there: no file, no empty folder."""
+    store = tmp_path / "ck"
+    res = CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--store", str(store), "--keep-local", "all"])
+    assert res.exit_code == 0, res.output
+    filler = tmpfs / "filler"
+    with open(filler, "wb", buffering=0) as f:  # the tmpfs (3 MB) filled to the last byte
+        try:
+            while True:
+                f.write(b"\0" * 4096)
+        except OSError:
+            pass
+    res = CliRunner().invoke(cli, [a.replace("OUT", str(tmpfs)) for a in args] + ["--store", str(store)])
+    out = str(tmpfs / args[-1].split("/")[1])
+    assert res.exit_code == 1, res.output
+    errors = [ln for ln in res.stderr.splitlines() if ln.startswith(("error", "internal", "Traceback"))]
+    assert errors == res.stderr.strip().splitlines()[-1:], res.stderr  # one line, after any progress
+    assert ("the disk is full writing " + out) in errors[0] and "free some space there and run the command again" in errors[0]
+    assert "--resume" not in res.stderr and "internal error" not in res.output
+    assert sorted(p.name for p in tmpfs.iterdir()) == ["filler"]
+
+
 def test_a_read_only_store_is_analysed_and_refused_for_training(tmpfs, tmp_path):
     subprocess.run(["mount", "-o", "remount,size=40m", str(tmpfs)], check=True)
     store = tmpfs / "ck"

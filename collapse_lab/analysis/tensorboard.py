@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import CollapseLabError
+from ..files import missing_folders, remove_empty
 from ..spectra.functional import DEFAULT_TAU
 from ..store import RunDir
 from .run_log import HEATMAP, RoundFeed, points, round_heatmap
@@ -20,7 +21,28 @@ def _writer(logdir: Path):
         from torch.utils.tensorboard import SummaryWriter
     except ImportError:
         raise CollapseLabError("TensorBoard logging needs the tensorboard package: pip install 'collapse-lab[tensorboard]'") from None
+    _quiet_writer_threads()
     return SummaryWriter(log_dir=str(logdir), flush_secs=3600)
+
+
+def _quiet_writer_threads() -> None:
+    """TensorBoard writes from a thread; when a write fails (a full disk) the thread prints its
+    traceback and the error comes back in the writing thread, where ``Board`` answers it. So
+    the writer thread's own traceback is not printed (other threads' are, as before)."""
+    import threading
+
+    from tensorboard.summary.writer.event_file_writer import _AsyncWriterThread
+
+    hook = threading.excepthook
+    if getattr(hook, "collapse_lab", False):
+        return
+
+    def quiet(args):
+        if not isinstance(args.thread, _AsyncWriterThread):
+            hook(args)
+
+    quiet.collapse_lab = True
+    threading.excepthook = quiet
 
 
 def tag_values(run: RunDir, tau: float = DEFAULT_TAU) -> dict[str, list[tuple[int, float]]]:
@@ -42,11 +64,39 @@ class Board:
     def __init__(self, logdir: Path, run_name: str, tau: float = DEFAULT_TAU, memo: dict | None = None):
         self.folder, self.tau, self.name, self.feed = Path(logdir) / run_name, tau, run_name, RoundFeed()
         self.memo = {} if memo is None else memo  # the run's heatmap, shared with its other live logs
+        self.created = missing_folders(self.folder)
         for old in self.folder.glob("events.out.tfevents.*"):
             old.unlink()
-        self.w = _writer(self.folder)
+        try:
+            self.w = _writer(self.folder)
+        except CollapseLabError:
+            raise
+        except Exception as e:
+            self.w = None
+            raise self._failed(e) from e
+
+    def _failed(self, e: BaseException) -> BaseException:
+        """A write that failed: the writer closed quietly, this log's event files and the
+        folders it created removed; the error to raise (a full disk names the folder)."""
+        try:
+            if self.w is not None:
+                self.w.close()
+        except Exception:  # noqa: BLE001 -- the first failure is the one reported
+            pass
+        for f in self.folder.glob("events.out.tfevents.*"):
+            f.unlink(missing_ok=True)
+        remove_empty(self.created)
+        from .plots import disk_full
+
+        return disk_full(e, self.folder) or e
 
     def update(self, run: RunDir) -> None:
+        try:
+            self._update(run)
+        except Exception as e:
+            raise self._failed(e) from e
+
+    def _update(self, run: RunDir) -> None:
         import numpy as np
 
         fresh = self.feed.new(run)
@@ -63,7 +113,10 @@ class Board:
         self.w.flush()
 
     def close(self) -> None:
-        self.w.close()
+        try:
+            self.w.close()
+        except Exception as e:
+            raise self._failed(e) from e
 
 
 def export(run: RunDir, logdir: Path, tau: float = DEFAULT_TAU) -> Path:

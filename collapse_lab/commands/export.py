@@ -85,9 +85,16 @@ def export_cmd(kind, store, out, as_json):
     runs = find_runs(check_store_for_reading(store))
     if not runs:
         raise CollapseLabError(f"no runs in {store}; train some first (collapse-lab train --store {store})")
+    from ..files import missing_folders, remove_empty
+
+    created = missing_folders(Path(out))
     check_store_for_writing(out, "--out")  # a read-only or file target: one line, exit 2, before anything is written
     from ..analysis.tensorboard import export
 
-    folders = [str(export(r, Path(out))) for r in runs]
+    try:
+        folders = [str(export(r, Path(out))) for r in runs]
+    except BaseException:
+        remove_empty(created)  # no empty --out left (each run's log removes its own files)
+        raise
     click.echo(json.dumps({"folders": folders}, indent=1) if as_json else
                f"{len(folders)} run(s) written to {out}; view with: tensorboard --logdir {out}")

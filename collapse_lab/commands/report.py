@@ -22,7 +22,7 @@ import click
 
 from ..errors import CollapseLabError
 from .common import data_root_option, feature_source, model_factory_options
-from ..files import make_dirs, write_bytes
+from ..files import write_bytes
 
 SELF_CHECK = """<script>
 window.__errors = 0;
@@ -218,8 +218,7 @@ def report_cmd(store, fig_dir, out, tau, device, as_json):
             f"{html.escape(str(store))}</title>{STYLE}</head><body><h1>collapse-lab report</h1>"
             f"<p>store {html.escape(str(Path(store).resolve()))}, {len(runs)} complete run(s), "
             f"written {time.strftime('%Y-%m-%d %H:%M')}</p>" + "".join(parts) + SELF_CHECK + "</body></html>")
-    make_dirs(out.parent)
-    write_bytes(out, page.encode())  # atomic, with the umask's mode
+    write_bytes(out, page.encode())  # atomic, with the umask's mode; its folder made (and removed if it fails)
     if as_json:
         click.echo(json.dumps({"report": str(out), "bytes": out.stat().st_size, "runs": numbers,
                                "figures": [str(p) for p in figs]}, indent=1))
