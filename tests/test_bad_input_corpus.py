@@ -217,8 +217,21 @@ SET = [
     (F1 + ["--set", "lr.x=1"], "--set lr.x: only the mappings"),
     (["tables", "feddecorr-table1", "--set", "bogus=1"], "--set bogus: no such train option"),
 ]
+# issue 58's held-out cases
+HELD_OUT = [
+    (F1 + ["--set", "rounds=1e3"], "--set rounds=1e3: rounds is a whole number"),
+    (F1 + ["--set", "local_epochs=2.0"], "--set local_epochs=2.0: local_epochs is a whole number"),
+    (["layers", "--layer", ""], "--layer is empty"),
+    (["layers", "--layer", " "], "--layer is empty"),
+    (["ladder", "feddecorr-fig2", "--other-sample", "MISSING", "--dry-run"], "--other-sample"),
+    (["ladder", "feddecorr-fig2", "--other-sample", "ADIR", "--no-train"], "holds no records/ folder"),
+    (["ladder", "feddecorr-fig2", "--rungs", "nosuch"], "--rungs nosuch: no such file or packaged ladder"),
+    (["train", "--model", "m" * 400], "--model: unknown model"),
+    (["train", "--method", "x" * 300], "--method: unknown method"),
+    (["units", "--run", "STORE"], "--run"),
+]
 CASES = (_train_numbers() + _analysis() + REPORT + RUNS + BENCH + SWEEP + FIGURES + THEORY + TOP + TRAIN_MORE
-         + CONFIG_CASES + ISSUE47 + SET)
+         + CONFIG_CASES + ISSUE47 + SET + HELD_OUT)
 
 
 @pytest.fixture(scope="module")

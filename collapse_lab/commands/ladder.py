@@ -323,6 +323,9 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
         if not e.at(preset).claims:
             raise CollapseLabError(f"{e.name} has no claims to check; a ladder compares claims (choose entries "
                                    "with claims: `collapse-lab figures --list`)")
+    if other_sample is not None and not (Path(other_sample) / "records").is_dir():
+        raise CollapseLabError(f"--other-sample {other_sample}: " + ("no such folder" if not Path(other_sample).exists()
+                               else "holds no records/ folder") + "; give the --out of a ladder run on another sample")
     rungs = load_rungs(rungs_file, [e.name for e in entries])
     say = (lambda m: click.echo(m, err=True))
     store, out = Path(store), Path(out)
@@ -365,6 +368,9 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
         say(f"ladder interrupted ({e.signame}): finished runs and the rungs' records are kept; the same command "
             "continues")
         raise SystemExit(exit_status(e.signame)) from None
+    if no_train and all("na" in r for r in records):
+        raise CollapseLabError(f"--no-train: no rung has its runs in --store {store} or a record in --out {out}; "
+                               "drop --no-train to train them, or point --store/--out at a ladder's")
     title = f"ladder: {', '.join(names)} at --preset {preset} ({rungs_path(rungs_file).name})"
     files = write(out, records, title, other)
     say(f"ladder: {out / 'LADDER.md'}, {out / 'ladder.png'} (rungs x claims, coloured by verdict)")

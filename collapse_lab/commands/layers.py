@@ -100,6 +100,8 @@ def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client
     global model and client --client's, at --rounds; a layer x round heatmap per run and the
     layers' spectra at --spectra-at."""
     check_common(tau, client, None)
+    if any(not name.strip() for name in layers):
+        raise CollapseLabError("--layer is empty; name a module of model.named_modules() (or z, the representation)")
     if round_ is not None and rounds_spec is not None:
         raise CollapseLabError("--round has no effect with --rounds (which names the rounds); drop one")
     if positions < 0 or (logged and positions):

@@ -27,7 +27,7 @@ def parse(items) -> dict:
     import dataclasses
 
     from ..config import SPEED_ONLY, RunConfig
-    from ..runspec.resolve import DICT_FIELDS, coerce, parse_key_values
+    from ..runspec.resolve import DICT_FIELDS, INT_FIELDS, coerce, parse_key_values
 
     fields = {f.name for f in dataclasses.fields(RunConfig)}
     out: dict = {}
@@ -46,8 +46,16 @@ def parse(items) -> dict:
         else:
             if head in out:
                 raise CollapseLabError(f"--set {head} is given twice; give it once")
+            if head in INT_FIELDS and isinstance(value, float):  # as train --rounds 1e3 is refused
+                raise CollapseLabError(f"--set {key}={items_value(items, key)}: {head} is a whole number; write it with "
+                                       "digits only (e.g. rounds=1000)")
             out[head] = coerce(head, value, "--set: ") if head not in ("alpha",) else value
     return out
+
+
+def items_value(items, key: str) -> str:
+    """The text the user wrote for ``key`` in ``KEY=VALUE`` items."""
+    return next((i.split("=", 1)[1] for i in items if i.split("=", 1)[0].strip() == key), "")
 
 
 def _store(ctx, param, value):

@@ -371,7 +371,8 @@ def check_config(cfg: RunConfig) -> RunConfig:
 
     _check_values(cfg)
     check_tag(cfg.tag)
-    check_name(cfg.run_name(), "the run folder name")
+    MODELS.get(cfg.model)  # a name not in a registry is said as such, before it makes a folder name too long
+    METHODS.get(cfg.method)
     cfg = _no_negative_zero(cfg)
     # the derived values of the record itself: the method's defaults, the data set's augmentation
     cfg = dataclasses.replace(
@@ -393,6 +394,7 @@ def check_config(cfg: RunConfig) -> RunConfig:
                                "own stream) or released (the released codes' np.random.seed stream)")
     parse_keep_local(cfg.keep_local)
     parse_keep_global(cfg.keep_global)
+    check_name(cfg.run_name(), "the run folder name")
     device = resolve_device(cfg.device)
     speed.check_speed(cfg, device)
     return dataclasses.replace(cfg, precision=speed.resolve_precision(cfg.precision, device))
