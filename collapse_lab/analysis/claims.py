@@ -259,14 +259,18 @@ def rises_first(values: dict, tolerance: float = 0.0, panels: list[int] | None =
 
 
 @CHECKS.register("settles")
-def settles(values: dict, max_rise: float = 0.2, panels: list[int] | None = None):
+def settles(values: dict, max_rise: float = 0.2, panels: list[int] | None = None, points: int | None = None):
     """Each series ends at or below where it starts, and never rises by more than
-    ``max_rise`` (relative) from one x to the next."""
+    ``max_rise`` (relative) from one x to the next. ``points``: how many x the claim reads
+    (ICLR Fig. 11: 10 local epochs); runs with fewer (an override) cannot test it."""
     ok, said, worst = True, [], 0.0
     bad, effects = [], []
     for p in _panels(values, panels):
         for s in p["series"]:
             y = s["y"]
+            if points is not None and len(y) < points:
+                raise CollapseLabError(f"the claim reads {points} points of each series and these runs have {len(y)} "
+                                       "(their settings, e.g. a --set, leave too few to test it)")
             rises = [(b - a) / abs(a) if a else 0.0 for a, b in zip(y, y[1:])]
             w = max(rises, default=0.0)
             worst = max(worst, w)

@@ -7,8 +7,9 @@ ladder's:
 
 - ``docs/scale/a/dead-units-timeline.json``: per round, the probe's dead units
   (``probe_dead_units``, 1,000 test images) of the global model in the cpu rung's FedDecorr
-  runs of ICLR Fig. 3 at seed 0, alpha 0.01 and 0.05 (the same runs as the ladder's cpu record:
-  each run's final dead units are checked against that record before anything is written);
+  runs of ICLR Fig. 3 at seed 0, alpha 0.01 and 0.05 (the runs of the ladder's cpu record,
+  trained again: each keeps the record's final dead units and test accuracy beside its own, so a
+  run that did not come out the same is seen);
 - ``docs/scale/a/units.json``: ``collapse-lab units --json`` (``commands.units.trace``) for
   client 0's local training of round 1 at alpha 0.01, seed 0, in four networks at the cpu
   preset's lr 0.05 and 2 local epochs: the CNN at 1,000 and at 300 images a class, the CNN with
@@ -66,7 +67,8 @@ def timeline(data_root: str, store: Path) -> dict:
             raise SystemExit(f"{run.path.name}: no probe of its final round")
         out[run.path.name] = {"alpha": run.meta["alpha"], "seed": 0, "units": final["units"],
                               "probe_dead_units": [probe[r] for r in sorted(probe)],
-                              "record_dead_units_final": final["dead_units"]}
+                              "test_acc_final": [e for e in run.metrics() if e.get("event") == "round"][-1]["test_acc"],
+                              "record_dead_units_final": final["dead_units"], "record_test_acc": final["test_acc"]}
     return {"source": "the probe's dead units (metrics.jsonl, probe_dead_units; 1,000 test images) of the "
                       "cpu rung's FedDecorr runs of feddecorr-fig3, rounds 0..10", "runs": out}
 

@@ -156,6 +156,11 @@ def test_claim_checks_flip_on_inputs_that_violate_them():
     assert evaluate({"text": "", "check": "settles", "max_rise": 0.2}, curves)["holds"] is True
     curves["panels"][0]["series"][0]["y"] = [1.0, 1.5, 0.8]
     assert evaluate({"text": "", "check": "settles", "max_rise": 0.2}, curves)["holds"] is False
+    # a claim that reads 10 epochs cannot be tested on 3 (runs overridden to fewer): not checked, said why
+    from collapse_lab.analysis.claims_file import evaluate_safely
+
+    got = evaluate_safely({"text": "", "check": "settles", "max_rise": 0.2, "points": 10}, curves)
+    assert got["holds"] is None and "reads 10 points of each series and these runs have 3" in got["measured"]
     abl = {"panels": [{"title": "p", "series": [{**_series({}, [80.0, 81.0, 82.0]), "x": [0.01, 0.05, 0.1]}]}]}
     assert evaluate({"text": "", "check": "near_best", "x": 0.1, "tolerance": 1.0}, abl)["holds"] is True
     assert evaluate({"text": "", "check": "rises_first"}, abl)["holds"] is True
