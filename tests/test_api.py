@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from pathlib import Path
 import math
 
 import pytest
@@ -178,3 +179,32 @@ def test_train_from_python_stores_the_bytes_train_stores(tmp_path):
     assert cl.configs(**opts)[0].run_name() == run.name
     assert [r.name for r in cl.open_store(tmp_path / "api", alpha="0.5")] == [run.name]
     assert cl.open_store(tmp_path / "api", alpha="0.1") == []
+
+
+SUBSET = Path(__file__).resolve().parents[2] / "shared" / "data" / "cifar10-subset"  # real CIFAR-10 (../shared)
+
+
+@pytest.mark.skipif(not (SUBSET / "cifar-10-batches-py").is_dir(), reason="needs ../shared/data/cifar10-subset")
+def test_the_cpu_preset_trains_cifar10_as_the_catalogues_cpu_runs():
+    """``train --preset cpu --dataset cifar10``: the small CNN on 1,000 training and 200 test
+    images a class, 10 rounds of 2 epochs at lr 0.05: the very runs (same folder names) of the
+    catalogue's cpu preset of ICLR Fig. 2; a flag given overrides the data set's cpu values."""
+    from collapse_lab.analysis.catalogue import pick
+    from collapse_lab.api import configs
+    from collapse_lab.plan import Plan
+
+    cifar_root = SUBSET
+    got = configs(dataset="cifar10", preset="cpu", data_root=str(cifar_root))
+    assert {(c.model, c.rounds, c.local_epochs, c.lr) for c in got} == {("cnn", 10, 2, 0.05)}
+    assert {json.dumps(c.dataset_options, sort_keys=True) for c in got} == {
+        '{"max_test_per_class": 200, "max_train_per_class": 1000}'}
+    (fig2,) = pick(["feddecorr-fig2"], "figure")
+    seed0 = {c.run_name() for c in Plan("cpu", data_root=str(cifar_root)).runs(fig2) if c.seed == 0}
+    assert {c.run_name() for c in got} == seed0 and len(seed0) == 4
+    mine = configs(dataset="cifar10", preset="cpu", data_root=str(cifar_root), model="resnet20",
+                   dataset_options={"max_train_per_class": 300})
+    assert {(c.model, json.dumps(c.dataset_options, sort_keys=True)) for c in mine} == {
+        ("resnet20", '{"max_test_per_class": 200, "max_train_per_class": 300}')}
+    # the paper preset is untouched: MobileNetV2 on every image
+    assert {(c.model, json.dumps(c.dataset_options)) for c in configs(dataset="cifar10", data_root=str(cifar_root))} \
+        == {("mobilenetv2", "{}")}

@@ -135,7 +135,13 @@ def run_section(run, fs, tau: float) -> tuple[dict, str]:
     keys = ["round", "dim", *REPORTED, "nc1", "nc3", "nc4"]
     cka_txt = "" if "cka_with_global" not in nums else ", ".join(
         f"{k}: {v:.3f}" for k, v in nums["cka_with_global"].items())
-    return nums, (f"<h3>{html.escape(run.path.name)}</h3><img alt='{html.escape(run.path.name)}' src='{uri}'>"
+    m = run.meta  # the settings two runs of a store differ by, beside the hash of the folder name
+    settings = ", ".join(f"{k.replace('_', ' ')} {m.get(k)}" for k in ("dataset", "model", "method", "reg", "alpha", "seed",
+                                                                      "rounds", "local_epochs", "lr", "batch_size")
+                         if m.get(k) is not None)
+    nums["settings"] = {k: m.get(k) for k in ("lr", "local_epochs", "rounds", "batch_size")}
+    return nums, (f"<h3>{html.escape(run.path.name)}</h3><p>{html.escape(settings)}</p>"
+                  f"<img alt='{html.escape(run.path.name)}' src='{uri}'>"
                   + table(keys, [[nums[k] for k in keys]])
                   + (f"<p>CKA(client, global), last round: {html.escape(cka_txt)}</p>" if cka_txt else ""))
 

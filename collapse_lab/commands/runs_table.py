@@ -8,7 +8,8 @@ import click
 from ..analysis.labels import partition_text, reg_text
 from ..errors import CollapseLabError
 
-COLUMNS = ("run", "dataset", "model", "method", "reg", "partition", "seed", "rounds", "acc", "status", "size")
+COLUMNS = ("run", "dataset", "model", "method", "reg", "partition", "seed", "rounds", "epochs", "lr", "acc", "status",
+           "size")
 
 
 def row(run) -> dict:
@@ -21,7 +22,8 @@ def row(run) -> dict:
     size = sum(f.stat().st_size for f in run.path.rglob("*") if f.is_file())
     return {"run": run.path.name, "dataset": m.get("dataset"), "model": m.get("model"), "method": m.get("method"),
             "reg": reg_text(m), "partition": partition_text(m), "seed": m.get("seed"),
-            "rounds": f"{m.get('rounds_complete', 0)}/{m.get('rounds')}", "acc": acc, "status": run.status + (f" after round {m.get('rounds_complete', 0)}" if run.status == "interrupted" else ""),
+            "rounds": f"{m.get('rounds_complete', 0)}/{m.get('rounds')}", "epochs": m.get("local_epochs"),
+            "lr": m.get("lr"), "acc": acc, "status": run.status + (f" after round {m.get('rounds_complete', 0)}" if run.status == "interrupted" else ""),
             "size": size, "meta": m}
 
 

@@ -123,7 +123,11 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
     fs = feature_source(split=split, dtype=feature_dtype, device=device)
     if rounds_spec is not None:
         return _rounds(selected, fs, rounds_spec, client, tau, top, fig_dir, as_json)
-    rows, curves, agg = _spectra(selected, fs, round_, client, tau, live_only)
+    iid = iid_reference(Path(store), selected, alpha, runs, dataset, model, regs, methods)
+    if iid:
+        click.echo(f"spectrum: the store's IID run(s) of the same settings drawn beside as the reference (alpha inf: "
+                   f"{len(iid)} run(s)); give --alpha inf yourself to choose otherwise", err=True)
+    rows, curves, agg = _spectra(selected + iid, fs, round_, client, tau, live_only)
     m = selected[0].meta
     fig, axes = grid(1, 2 if curves["local"] else 1, sharey=True)
     plot_spectrum(axes[0][0], curves["global"], TOP, tau, "(a) global model")
@@ -140,6 +144,27 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
         for a in agg:
             click.echo(f"{a['label']} [{a['model']}]: mean +- std of log10 singular values over {a['n']} seeds drawn")
         click.echo("figures: " + ", ".join(str(p) for p in paths))
+
+
+def iid_reference(store: Path, selected: list, alphas, run_paths, dataset, model, regs, methods) -> list:
+    """A collapse figure needs its reference: where --alpha names only skewed settings, the
+    store's IID runs (alpha inf) with the selected runs' other settings (seeds included)."""
+    from ..analysis import select as sel
+    from ..config import alpha_str, parse_alpha
+
+    if not alphas or run_paths or any(alpha_str(parse_alpha(a)) == "inf" for a in alphas):
+        return []
+    try:
+        iid = sel.select_runs(store, ("inf",), (), dataset, model, regs, methods, warn=lambda m: None)
+    except CollapseLabError:
+        return []
+
+    def key(run) -> str:  # the settings but alpha
+        ident = {k: v for k, v in run.config.identity().items() if k != "alpha"}
+        return json.dumps(ident, sort_keys=True, default=str)
+
+    want = {key(r) for r in selected}
+    return [r for r in iid if key(r) in want]
 
 
 def _spectra(selected, fs, round_, client: int, tau: float, live_only: bool):

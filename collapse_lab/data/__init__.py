@@ -26,7 +26,7 @@ from .caps import capped_per_class
 
 # shape and classes: what a model built for the data set takes, known without reading its files
 # (collapse-lab import checks a checkpoint against the model on a machine without the data)
-INFO_KEYS = {"model", "partition", "augment", "clients", "paper", "shape", "classes"}
+INFO_KEYS = {"model", "partition", "augment", "clients", "paper", "cpu", "shape", "classes"}  # cpu: its --preset cpu values
 FLAGS = {"data_root": "--data-root", "download": "--download", "image_size": "--image-size"}
 GENERIC = ("val_fraction", "max_train_per_class", "max_test_per_class")  # options every data set takes
 

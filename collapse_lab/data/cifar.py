@@ -117,7 +117,8 @@ def _load(name: str, folder: str, train_files: list[str], test_file: str, label_
 
 # FedDecorr Sec. 5.1 and its code: 100 rounds, weight decay 1e-5 for CIFAR-10 (1e-4 elsewhere), crop (4-pixel
 # zero padding) + flip; CIFAR-100 the same followed by AutoAugment.
-@DATASETS.register("cifar10", shape=(3, 32, 32), classes=10, model="mobilenetv2", augment="crop+flip", paper=dict(rounds=100, weight_decay=1e-5))
+@DATASETS.register("cifar10", shape=(3, 32, 32), classes=10, model="mobilenetv2", augment="crop+flip", paper=dict(rounds=100, weight_decay=1e-5),
+                   cpu=dict(model="cnn", dataset_options=dict(max_train_per_class=1000, max_test_per_class=200)))
 def load_cifar10(data_root=None, download: bool = False) -> Dataset:
     return _load("cifar10", "cifar-10-batches-py", [f"data_batch_{i}" for i in range(1, 6)], "test_batch",
                  "labels", "batches.meta", "label_names", 10, data_root, download)

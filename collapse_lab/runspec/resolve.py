@@ -39,6 +39,8 @@ MOVED = {old: (reg, option) for reg, moved in MOVED_REG_OPTIONS.items() for opti
 KEY_VALUE = {"dataset_option": ("dataset_options", "dim=64"), "method_option": ("method_options", "mu=0.01"),
              "reg_option": ("reg_options", "groups=8"), "partition_option": ("partition_options", "shards=2")}
 
+KEY_VALUE_FIELDS = tuple(field for field, _ in KEY_VALUE.values())
+
 
 def parse_key_values(items, flag: str, example: str) -> dict:
     """``KEY=VALUE`` items (values read as JSON where they parse, else text); a key given
@@ -177,14 +179,19 @@ def _values(given: dict, flags: dict, file_values: dict, data_root) -> tuple[dic
     dataset = given.get("dataset", "digits")
     info = DATASETS.info(dataset)
     values: dict = {"dataset": dataset, "model": info["model"], "partition": info.get("partition", "dirichlet")}
-    values.update(preset_values(given.get("preset", "paper"), info.get("paper")))
+    preset = given.get("preset", "paper")
+    values.update(preset_values(preset, info.get("paper")))
+    # --preset cpu: what the data set declares for a CPU (cifar10: the small CNN and the
+    # catalogue's caps of 1,000 training and 200 test images a class), below what is given
+    own = dict(info.get("cpu") or {}) if preset == "cpu" else {}
+    values.update({k: v for k, v in own.items() if k not in KEY_VALUE_FIELDS})
     values.update(given)
     if values.get("data_root") is None and "data_root" in option_names(DATASETS.get(dataset)):
         values["data_root"] = default_data_root(data_root)[0]  # --data-root of the command, $COLLAPSE_LAB_DATA, user config
     if "clients" in info and "clients" not in given and values["partition"] == info.get("partition"):
         values["clients"] = info["clients"]  # e.g. one client per domain, counted when the data are read
     for flag, (field, example) in KEY_VALUE.items():
-        values[field] = {**file_values.get(field, {}),
+        values[field] = {**own.get(field, {}), **file_values.get(field, {}),
                          **parse_key_values(flags.get(flag, ()), f"--{flag.replace('_', '-')}", example)}
     values["method_options"].update({k: file_values[k] for k in METHOD_FLAGS if k in file_values})
     values["method_options"].update({k: flags[k] for k in METHOD_FLAGS if flags.get(k) is not None})

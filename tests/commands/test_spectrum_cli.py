@@ -35,10 +35,13 @@ def test_spectrum_json_matches_direct_computation(store, tmp_path):
     res = invoke("spectrum", "--store", str(store), "--alpha", "0.1", "--out", str(tmp_path), "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
-    # alpha 0.1 with and without FedDecorr: 2 runs x (global, client_0)
-    assert len(out["spectra"]) == 4
-    assert {(e["reg"], e["model"]) for e in out["spectra"]} == {("none", "global"), ("none", "client_0"),
-                                                                 ("feddecorr", "global"), ("feddecorr", "client_0")}
+    # alpha 0.1 with and without FedDecorr: 2 runs x (global, client_0); and the reference a
+    # collapse figure needs, said on stderr: the store's IID run of the plain settings (FedDecorr
+    # has none at alpha inf here, so none is drawn for it)
+    assert len(out["spectra"]) == 6
+    assert {(e["alpha"], e["reg"], e["model"]) for e in out["spectra"]} == {
+        (a, r, m) for a, r in (("0.1", "none"), ("0.1", "feddecorr"), ("inf", "none")) for m in ("global", "client_0")}
+    assert "the store's IID run(s) of the same settings drawn beside as the reference" in res.stderr
     runs = {r.path.name: r for r in find_runs(store)}
     for e in out["spectra"]:
         assert set(e) >= {"run", "alpha", "round", "model", "singular_values", "n_significant", "tau", "effective_rank"}

@@ -51,3 +51,16 @@ def test_train_seconds_sum_every_start_and_a_resume_keeps_provenance(tmp_path):
     assert meta["train_seconds"] <= second["train_seconds"] <= meta["train_seconds"] + (time.time() - t)
     for k in ("parallel_clients", "cuda_graphs"):
         assert second[k] == first[k], (k, second[k], first[k])
+
+
+def test_runs_shows_what_two_runs_differ_by(tmp_path):
+    """``runs`` shows local epochs and lr beside the settings a run's name carries."""
+    for lr in ("0.05", "0.02"):
+        res = invoke("train", *tiny_train_args(epochs=1, rounds=1, clients=3, alpha="0.5"), "--lr", lr, "--store", tmp_path)
+        assert res.exit_code == 0, res.output
+    header, *lines = invoke("runs", "--store", tmp_path).stdout.splitlines()
+    at = {c: header.index(c) for c in ("epochs", "lr", "acc")}
+    assert sorted(ln[at["lr"]:at["acc"]].strip() for ln in lines[:2]) == ["0.02", "0.05"]
+    assert {ln[at["epochs"]:at["lr"]].strip() for ln in lines[:2]} == {"1"}
+    rows = json.loads(invoke("runs", "--store", tmp_path, "--json").stdout)
+    assert sorted((r["epochs"], r["lr"]) for r in rows) == [(1, 0.02), (1, 0.05)]

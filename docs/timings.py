@@ -1,0 +1,77 @@
+"""The times the README and docs/analyses.md quote, measured on this machine.
+
+    python docs/timings.py [--tests] [--out docs/timings.json]
+    python docs/timings.py --table            # the Markdown table, from docs/timings.json
+
+runs each command of the README's set-up and of the analyses' progress table in a fresh
+folder (the default store: four digits runs of 30 rounds; the feature cache cold), with
+``--tests`` also ``pytest -m "not slow"`` and ``pytest``, and writes the wall times with the
+machine's facts: its cores and its load average before and after (a time measured beside
+other work is said as such, not taken for an idle machine's).
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+COMMANDS = [  # (what, the command line): in this order, each on the store the first makes
+    ("train", ["collapse-lab", "train"]),
+    ("spectrum", ["collapse-lab", "spectrum"]),
+    ("theory prop1", ["collapse-lab", "theory", "prop1"]),
+    ("theory thm1", ["collapse-lab", "theory", "thm1"]),
+    ("cka", ["collapse-lab", "cka"]),
+    ("nc", ["collapse-lab", "nc"]),
+    ("report", ["collapse-lab", "report", "--out", "report.html"]),
+]
+TESTS = [("pytest -m 'not slow'", [sys.executable, "-m", "pytest", "-q", "-m", "not slow", "-p", "no:cacheprovider"]),
+         ("pytest", [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"])]
+
+
+def timed(cmd: list[str], cwd: Path) -> float:
+    t0 = time.perf_counter()
+    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return round(time.perf_counter() - t0, 1)
+
+
+def measure(tests: bool) -> dict:
+    load0 = os.getloadavg()
+    out = {"cores": os.cpu_count(), "load_before": [round(x, 2) for x in load0], "seconds": {}}
+    with tempfile.TemporaryDirectory() as d:
+        for name, cmd in COMMANDS:
+            out["seconds"][name] = timed(cmd, Path(d))
+            print(f"{name}: {out['seconds'][name]} s", file=sys.stderr)
+    for name, cmd in TESTS if tests else []:
+        out["seconds"][name] = timed(cmd, REPO)
+        print(f"{name}: {out['seconds'][name]} s", file=sys.stderr)
+    out["load_after"] = [round(x, 2) for x in os.getloadavg()]
+    out["idle"] = max(load0[0], out["load_after"][0]) < 0.5 * (out["cores"] or 1) + 0.5
+    out["date"] = time.strftime("%Y-%m-%d")
+    return out
+
+
+def table(rec: dict) -> str:
+    where = (f"{rec['cores']} cores, {'idle' if rec['idle'] else 'loaded'} (load {rec['load_before'][0]} before, "
+             f"{rec['load_after'][0]} after), {rec['date']}")
+    rows = "\n".join(f"| `{k}` | {v} s |" for k, v in rec["seconds"].items())
+    return f"| command | time ({where}) |\n|---|---|\n{rows}"
+
+
+def main(argv: list[str]) -> int:
+    path = Path(argv[argv.index("--out") + 1]) if "--out" in argv else REPO / "docs" / "timings.json"
+    if "--table" in argv:
+        print(table(json.loads(path.read_text())))
+        return 0
+    rec = measure("--tests" in argv)
+    path.write_text(json.dumps(rec, indent=1) + "\n")
+    print(json.dumps(rec, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
