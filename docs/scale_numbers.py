@@ -1,5 +1,5 @@
 """Every number docs/scale.md quotes from the ladder, printed from the committed records
-(docs/scale/a and b): ``python docs/scale_numbers.py [summary|plateau|dead]`` prints the
+(docs/scale/a and b): ``python docs/scale_numbers.py [summary|plateau|dead|timeline|units|sixseeds]`` prints the
 block that stands in the page between ``<!-- numbers:NAME -->`` and ``<!-- /numbers -->``;
 ``--check`` says which blocks differ from the page (tests/test_docs_numbers.py runs it).
 """
@@ -102,6 +102,59 @@ def dead() -> str:
                      f"dead ({len(v)} seeds)" for (reg, alpha), v in sorted(by.items()))
 
 
+def timeline() -> str:
+    """The probe's dead units of the global model round by round, in the cpu rung's FedDecorr
+    runs at seed 0, retrained (docs/scale/dead_units.py), with the ladder record's own ending."""
+    d = json.loads((SCALE / "a" / "dead-units-timeline.json").read_text())
+    lines = []
+    for run in sorted(d["runs"].values(), key=lambda r: float(r["alpha"])):
+        dead = run["probe_dead_units"]
+        lines.append(f"- alpha {run['alpha']}, seed 0 (of {run['units']} units, 1,000 test images): {dead[0]} at "
+                     f"initialisation, {dead[1]} after round 1, {dead[2]} after round 2, {min(dead[3:])}-{max(dead[3:])} "
+                     f"from round 3 on; final test accuracy {100 * run['test_acc_final']:.1f} % (the ladder's cpu "
+                     f"record: {100 * run['record_test_acc']:.1f} %, {run['record_dead_units_final']} dead on its "
+                     "2,000 test images)")
+    return "\n".join(lines)
+
+
+def units() -> str:
+    """``collapse-lab units --json`` of four networks (docs/scale/a/units.json): client 0's
+    local training of round 1 replayed with and without FedDecorr."""
+    d = json.loads((SCALE / "a" / "units.json").read_text())["networks"]
+    names = {"cnn-1000": "CNN, 1,000 a class", "cnn-300": "CNN, 300 a class",
+             "cnn-bn-300": "CNN with BatchNorm (`cnn-bn`), 300 a class", "resnet20-300": "ResNet-20, 300 a class"}
+    # the last weight layer before z (models/cnn.py, cnn_bn.py: the head's Linear; resnet20.py:
+    # the last block's second convolution)
+    before_z = {"cnn-1000": "head.0", "cnn-300": "head.0", "cnn-bn-300": "head.0", "resnet20-300": "layers.8.conv2"}
+    g = lambda v: "-" if v is None else f"{v:.2g}"  # noqa: E731
+    lines = ["| network (images of client 0) | dead units: start -> epoch 1 -> epoch 2, with R | without R | per-unit "
+             "gradient into z, epoch 1: CE / beta R (median unit) | units dying in epoch 1: CE / beta R | gradient "
+             "into the last layer before z, epoch 1: CE / beta R |", "|---|---|---|---|---|---|"]
+    for key, name in names.items():
+        o = d[key]
+        w, wo = o["with"], o["without"]
+        e1 = w[1]
+        last = before_z[key]
+        lines.append(f"| {name} ({o['images']}) | {' -> '.join(str(e['dead']) for e in w)} of {o['units']} | "
+                     f"{' -> '.join(str(e['dead']) for e in wo)} | {g(e1['z_unit_grad_ce'])} / {g(e1['z_unit_grad_reg'])} | "
+                     f"{g(e1['dying_unit_grad_ce'])} / {g(e1['dying_unit_grad_reg'])} | {last} "
+                     f"{g(e1['layers'][last]['grad_ce'])} / {g(e1['layers'][last]['grad_reg'])} |")
+    lines.append("")
+    for key, name in names.items():  # the ratios the page's reading quotes
+        o = d[key]
+        e1, e2 = o["with"][1], o["with"][2]
+        dying = (f"; a dying unit's beta R gradient {e1['dying_unit_grad_reg'] / e1['z_unit_grad_reg']:.1f}x the median "
+                 f"unit's and {e1['dying_unit_grad_reg'] / e1['dying_unit_grad_ce']:.1f}x its own CE gradient"
+                 if e1["dying_unit_grad_reg"] else "")
+        lines.append(f"- {name}: beta R {e1['beta_reg']:.3g} -> {e2['beta_reg']:.3g} over the two epochs (CE "
+                     f"{e1['ce']:.3g} -> {e2['ce']:.3g}; without R {o['without'][1]['ce']:.3g} -> "
+                     f"{o['without'][2]['ce']:.3g}); into z beta R sends {e1['z_unit_grad_reg'] / e1['z_unit_grad_ce']:.2f}x "
+                     f"CE's gradient, into {before_z[key]} {e1['layers'][before_z[key]]['grad_reg'] / e1['layers'][before_z[key]]['grad_ce']:.2f}x; "
+                     f"{e1['dead'] - o['with'][0]['dead']:+d} dead units in epoch 1 with R, "
+                     f"{o['without'][1]['dead'] - o['without'][0]['dead']:+d} without{dying}")
+    return "\n".join(lines)
+
+
 def sixseeds() -> str:
     """The six-seed rung on sample a: per panel and alpha, each measure's mean [95 % interval]
     over the seeds, the final test accuracy, and the regime (both plateau rules)."""
@@ -138,7 +191,8 @@ def sixseeds() -> str:
     return "\n".join(lines)
 
 
-BLOCKS = {"summary": summary, "plateau": plateau, "dead": dead, "sixseeds": sixseeds}
+BLOCKS = {"summary": summary, "plateau": plateau, "dead": dead, "timeline": timeline, "units": units,
+          "sixseeds": sixseeds}
 
 
 def page_block(name: str, text: str) -> str | None:
