@@ -27,14 +27,15 @@ def model_layers(fs, run, r: int, client, layers, tau: float, positions: int = 0
     return rows, {name: (sv, floor) for name, (sv, floor, _) in got.items()}
 
 
-def _figures(rows: list[dict], spectra: list[dict], tau: float, split: str, meta: dict, fig_dir: Path) -> list[Path]:
+def _figures(rows: list[dict], spectra: list[dict], tau: float, split: str, meta: dict, fig_dir: Path,
+             reference: dict | None = None) -> list[Path]:
     from ..analysis.plots import save_figure
     from ..analysis.plots.layers import heatmap_figure, layer_spectra_figure
 
     what = f"{meta['dataset']} / {meta['model']}"
     stem = f"layers_{meta['dataset']}_{meta['model']}"
     paths = save_figure(heatmap_figure(rows, "effective_rank", f"{what}: effective rank of each layer's covariance "
-                                       f"({split} set)"), fig_dir, stem)
+                                       f"({split} set)", reference), fig_dir, stem)
     if not spectra:  # --logged: training logs measures, not spectra
         return paths
     return paths + save_figure(layer_spectra_figure(spectra, tau, f"{what}: each layer's covariance spectrum "
@@ -48,7 +49,10 @@ def _plan(selected, rounds_spec, round_, spectra_at) -> list[tuple]:
     out = []
     for run in selected:
         last = int(run.meta.get("rounds_complete", 0))
-        asked = parse_rounds(rounds_spec or str(round_ if round_ is not None else last), last)
+        if rounds_spec is None and round_ is None:  # where collapse starts: every kept round from the initial model
+            asked = list(range(last + 1))
+        else:
+            asked = parse_rounds(rounds_spec or str(round_), last)
         rounds = [r for r in asked if run.has_global(r)]  # a retention setting may have pruned some
         if not rounds:
             raise CollapseLabError(f"--rounds: {run.path.name} keeps none of rounds {asked} (--keep-global); "
@@ -62,6 +66,17 @@ def _plan(selected, rounds_spec, round_, spectra_at) -> list[tuple]:
                                    "not among --rounds; name rounds that are")
         out += [(run, r, r in drawn) for r in rounds]
     return out
+
+
+def iid_groups(selected, group: dict) -> dict:
+    """group -> the group of its IID twin (the same settings at alpha inf) among ``selected``."""
+    def key(run) -> str:
+        return json.dumps({k: v for k, v in run.config.identity().items() if k not in ("alpha", "seed")},
+                          sort_keys=True, default=str)
+
+    iid = {key(r): group[r.path] for r in selected if str(r.meta.get("alpha")) == "inf"}
+    return {group[r.path]: iid[key(r)] for r in selected
+            if str(r.meta.get("alpha")) != "inf" and key(r) in iid}
 
 
 def groups(selected) -> dict:
@@ -82,7 +97,7 @@ def groups(selected) -> dict:
 
 @click.command("layers")
 @common_options(foreign_layer=False)
-@click.option("--rounds", "rounds_spec", default=None, help="Rounds: all, A:B or A,B,C (default: the last, or --round).")
+@click.option("--rounds", "rounds_spec", default=None, help="Rounds: all, A:B or A,B,C (default: every kept round from 0, the initial model; or --round).")
 @click.option("--layer", "layers", multiple=True, metavar="NAME",
               help="A module of model.named_modules() (repeatable; z: the representation); default: the model's "
                    "blocks, else its activations, then z.")
@@ -115,7 +130,8 @@ def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client
         rows, spectra = _computed_rows(fs, selected, _plan(selected, rounds_spec, round_, spectra_at), client, layers,
                                        tau, positions)
         computed = fs.computed
-    paths = _figures(rows, spectra, tau, "probe" if logged else split, selected[0].meta, Path(fig_dir))
+    paths = _figures(rows, spectra, tau, "probe" if logged else split, selected[0].meta, Path(fig_dir),
+                     iid_groups(selected, groups(selected)))
     if as_json:
         click.echo(json.dumps({"layers": rows, "tau": tau, "computed": computed,
                                "figures": [str(p) for p in paths]}, indent=1))
@@ -161,7 +177,7 @@ def _logged_rows(selected, rounds_spec, round_, client, tau, layers) -> list[dic
             raise CollapseLabError(f"--logged: {run.path.name} logged no layers (train it with --probe-layers, or "
                                    "read its checkpoints without --logged)")
         last = int(run.meta.get("rounds_complete", 0))
-        keep = set(parse_rounds(rounds_spec, last) if rounds_spec else [round_ if round_ is not None else last])
+        keep = set(parse_rounds(rounds_spec, last) if rounds_spec else [round_] if round_ is not None else range(last + 1))
         rows += [{"group": group[run.path], "alpha": run.meta.get("alpha"), "reg": run.meta.get("reg"),
                   **{k: v for k, v in e.items() if k != "run"}, "run": run.path.name}
                  for e in logged if e["round"] in keep]

@@ -68,8 +68,14 @@ def test_the_api_gives_the_commands_numbers(store):
 
     res = invoke("layers", "--store", str(store / "ck"), "--out", str(store / "f2"), "--json")
     assert res.exit_code == 0, res.output
-    rows = [e for e in json.loads(res.stdout)["layers"] if e["model"] == "global"]
     (run,) = cl.open_store(str(store / "ck"))
+    last = int(run.meta["rounds_complete"])
+    every = json.loads(res.stdout)["layers"]
+    # by default every round from the initial model (round 0: where collapse starts shows), the
+    # client's from round 1
+    assert sorted({e["round"] for e in every if e["model"] == "global"}) == list(range(last + 1))
+    assert sorted({e["round"] for e in every if e["model"] != "global"}) == list(range(1, last + 1))
+    rows = [e for e in every if e["model"] == "global" and e["round"] == last]
     got = run.layers()
     assert [e["layer"] for e in rows] == list(got)
     for e in rows:
