@@ -30,6 +30,7 @@ def test_thm1_cli_small(tmp_path):
     assert a001["classes_present"] < ainf["classes_present"]
     assert a001["G_effective_rank_t0"] < ainf["G_effective_rank_t0"]
     assert len(out["figures"]) == 4
+    assert out["verdict"]["met"] is (errs[-1] < out["verdict"]["tolerance"])  # the verdict line's rule
 
 
 def test_theory_bad_input(tmp_path):
@@ -38,3 +39,15 @@ def test_theory_bad_input(tmp_path):
                       (["align", "--width", "100"], "exceeds the input dimension")):
         res = CliRunner().invoke(cli, ["theory", *args, "--out", str(tmp_path)])
         assert res.exit_code == 2 and msg in res.stderr, res.output
+
+
+def test_thm1_verdict_by_hand():
+    """Met: the error at the smallest step under the tolerance and shrinking as the step halves."""
+    from collapse_lab.commands.theory import EQ40_TOLERANCE, thm1_verdict
+
+    study = lambda *errs: [{"eta": 0.1 / 2 ** i, "max_eq40_rel": e} for i, e in enumerate(errs)]  # noqa: E731
+    assert thm1_verdict(study(4e-3, 2e-3, 1e-3))["met"] is True
+    v = thm1_verdict(study(4e-3, 5e-3, 1e-3))
+    assert v["met"] is False and not v["shrinks_with_the_step"] and v["line"].endswith("NOT met")
+    assert thm1_verdict(study(0.4, 0.2, 2 * EQ40_TOLERANCE))["met"] is False
+    assert "tolerance 0.01" in thm1_verdict(study(4e-3, 2e-3, 1e-3))["line"]

@@ -48,18 +48,17 @@ def thm1_figure(studies, ranks, results: dict, kmax: int, eta: float, title: str
     """The ``theory thm1`` figure: Eq. 40's error against the step, the effective rank of
     G(t) per alpha (``ranks``: (alpha, times, ranks)), and sigma_k(t) per alpha (``results``:
     alpha -> simulation with ``sigma_all``)."""
-    n = len(results)
-    cols = max(n, 2)
-    fig, axes = figure(2 * cols, cols, title, scale=1.2)
+    total = 2 + len(results)  # the two summaries, then one sigma_k(t) panel per alpha: no empty slot where
+    cols = 3 if total % 3 == 0 or total % 2 else 2  # the count allows (5 panels: one)
+    fig, axes = figure(total, cols, title, scale=1.2)
     plot_step_errors(axes[0], studies)
     plot_rank_paths(axes[1], ranks)
-    for ax in axes[2:cols]:
-        ax.set_visible(False)
-    for ax, (a, res) in zip(axes[cols:], results.items()):
+    for ax in axes[:2]:  # a legend a reader can read, on a frame, where it hides the least
+        if ax.get_legend() is not None:
+            ax.legend(fontsize=8, frameon=True, framealpha=0.85, loc="best")
+    for ax, (a, res) in zip(axes[2:], results.items()):
         times = np.arange(res.sigma_all.shape[0]) * eta
         plot_sigma_paths(ax, times, res.sigma_all, kmax, rf"$\alpha$ = {a}: $\sigma_k(t)$, $k \leq {kmax}$")
-    for ax in axes[cols + n:]:
-        ax.set_visible(False)
     return finish(fig)
 
 
