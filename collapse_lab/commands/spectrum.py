@@ -47,6 +47,25 @@ def common_options(f=None, *, foreign_layer: bool = True):
     return f
 
 
+MAX_FEATURES = 8192  # a covariance spectrum of d features costs d^3: 8192 takes minutes, 32768 hours and 8.6 GB
+
+
+def spectrum_of(z, fs=None):
+    """``spectra.functional.spectrum`` of z, refused in one line where z is too wide to
+    decompose (a convolutional layer flattened by --layer)."""
+    from ..spectra.functional import spectrum
+
+    d = int(z.shape[1])
+    if d > MAX_FEATURES:
+        layer = getattr(fs, "layer", None)
+        raise CollapseLabError(f"--layer {layer}: {d} features an image; a covariance spectrum of more than "
+                               f"{MAX_FEATURES} is refused (d^3 work: hours at this width); name a later or pooled "
+                               "layer, or use `collapse-lab layers`, which pools a convolutional map per channel"
+                               if layer else f"the representation has {d} features; a covariance spectrum of more "
+                               f"than {MAX_FEATURES} is refused (d^3 work)")
+    return spectrum(z)
+
+
 def check_common(tau: float, client: int, top: int | None) -> None:
     import math
 
@@ -171,7 +190,7 @@ def _spectra(selected, fs, round_, client: int, tau: float, live_only: bool):
     """Per run its global and client model's record (``entry``), per seed group its curves
     (mean +- std of log10 over seeds where a group has several), and those aggregates."""
     from ..analysis.plots.spectrum import Curve, alpha_colors
-    from ..spectra.functional import log10_mean_std, spectrum
+    from ..spectra.functional import log10_mean_std
     from ..spectra.rank import live_units
 
     colors = alpha_colors([r.meta.get("alpha", "inf") for r in selected])
@@ -189,7 +208,7 @@ def _spectra(selected, fs, round_, client: int, tau: float, live_only: bool):
                     continue
                 z = fs.features(run, r, k)
                 z = live_units(z) if live_only else z
-                sv, floor = spectrum(z)
+                sv, floor = spectrum_of(z, fs)
                 rows.append(entry(run, r, which, sv, floor, tau, z, fs.stored_state(run, r, k).get("classifier.weight")))
                 got.append((sv, floor))
             if not got:
@@ -210,7 +229,7 @@ def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
     from ..analysis.plots import save_figure
     from ..analysis.plots.style import grid
     from ..analysis.plots.rounds import plot_series, plot_spectra_over_rounds
-    from ..spectra.functional import local_global_gap, spectrum
+    from ..spectra.functional import local_global_gap
     from ..spectra.measures import Inputs, value
 
     fig, axes = grid(len(selected), 3)
@@ -220,7 +239,7 @@ def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
         svs, floors, series = [], [], {"global": ([], []), f"client {client}": ([], [])}
         gap = ([], [])
         for r in rounds:
-            sg, fg = spectrum(fs.features(run, r, None))
+            sg, fg = spectrum_of(fs.features(run, r, None), fs)
             svs.append(sg)
             floors.append(fg)
             series["global"][0].append(r)
@@ -228,7 +247,7 @@ def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
             rec = {"run": run.path.name, "alpha": run.meta.get("alpha"), "round": r,
                    **{f"{m}_global": value(m, Inputs(sg, fg, tau)) for m in ("n_significant", "effective_rank")}}
             if r >= 1 and local_kept(run, r, client, warned):
-                sl, fl = spectrum(fs.features(run, r, client))
+                sl, fl = spectrum_of(fs.features(run, r, client), fs)
                 series[f"client {client}"][0].append(r)
                 series[f"client {client}"][1].append(value("n_significant", Inputs(sl, 0.0, tau)))
                 R, K = local_global_gap(sl, sg, fl, fg, top)
@@ -262,7 +281,7 @@ def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clien
     from ..analysis.plots import save_figure
     from ..analysis.plots.style import panels
     from ..analysis.plots.spectrum import Curve, plot_compare
-    from ..spectra.functional import local_global_gap, spectrum
+    from ..spectra.functional import local_global_gap
     from ..spectra.measures import Inputs, value
 
     check_common(tau, client, top)
@@ -275,8 +294,8 @@ def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clien
         if not run.has_client(r, client):
             raise CollapseLabError(f"compare needs a local model: {run.path.name} keeps no client {client} checkpoint "
                                    f"for round {r}; use spectrum (global only) or another --round/--client")
-        sg, fg = spectrum(fs.features(run, r, None))
-        sl, fl = spectrum(fs.features(run, r, client))
+        sg, fg = spectrum_of(fs.features(run, r, None), fs)
+        sl, fl = spectrum_of(fs.features(run, r, client), fs)
         R, K = local_global_gap(sl, sg, fl, fg, top)
         results.append({"run": run.path.name, "alpha": run.meta.get("alpha"), "reg": run.meta.get("reg"), "round": r,
                         "client": client, "R": R, "K": K, "n_significant_local": value("n_significant", Inputs(sl, fl, tau)),

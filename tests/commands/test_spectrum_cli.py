@@ -170,3 +170,19 @@ def test_logged_probe_spectra_equal_the_stored_models_and_change_no_checkpoint(s
     assert res.exit_code == 2 and "no probe spectra" in res.stderr
     res = invoke("spectrum", "--store", str(out), "--logged", "--out", str(tmp_path))
     assert res.exit_code == 2 and "give --rounds" in res.stderr
+
+
+def test_a_layer_too_wide_to_decompose_is_refused_in_one_line():
+    """A flattened convolutional layer (32,768 features) would take hours: refused, naming --layer."""
+    import types
+
+    import pytest
+    import torch
+
+    from collapse_lab.commands.spectrum import MAX_FEATURES, spectrum_of
+    from collapse_lab.errors import CollapseLabError
+
+    with pytest.raises(CollapseLabError, match=r"--layer features.0: 8193 features an image; .* more than 8192"):
+        spectrum_of(torch.zeros(4, MAX_FEATURES + 1), types.SimpleNamespace(layer="features.0"))
+    sv, _ = spectrum_of(torch.eye(3, dtype=torch.float64))
+    assert sv.shape == (3,)
