@@ -21,6 +21,11 @@ def select_runs(store: Path, alphas: tuple[str, ...], run_paths: tuple[str, ...]
     return select.select_runs(store, alphas, run_paths, dataset, model, regs, methods, warn=warn)
 
 
+def kept_rounds(run: RunDir) -> list[int]:
+    """The rounds whose global model the run holds (retention, or an import of some rounds)."""
+    return [r for r in range(int(run.meta.get("rounds_complete", 0)) + 1) if run.has_global(r)]
+
+
 def pick_round(run: RunDir, r: int | None) -> int:
     done = int(run.meta.get("rounds_complete", 0))
     if r is None:
@@ -28,7 +33,14 @@ def pick_round(run: RunDir, r: int | None) -> int:
     if not 1 <= r <= done:
         raise CollapseLabError(f"--round {r}: {run.path.name} has trained rounds 1..{done} (round 0 is the untrained "
                                "initial model)" if r == 0 else f"--round {r}: {run.path.name} has trained rounds 1..{done}")
+    if not run.has_global(r):
+        raise CollapseLabError(f"--round {r}: {run.path.name} holds no global model of round {r}; it holds rounds "
+                               f"{_spans(kept_rounds(run))}")
     return r
+
+
+def _spans(rounds: list[int]) -> str:
+    return ", ".join(str(r) for r in rounds) if len(rounds) <= 12 else f"{', '.join(map(str, rounds[:10]))}, ... {rounds[-1]}"
 
 
 def parse_rounds(spec: str, last: int) -> list[int]:

@@ -11,7 +11,7 @@ from .common import data_root_option, feature_source, model_factory_options
 from ..spectra.constants import DEFAULT_TAU, TOP
 from ..analysis.labels import describe
 from ..analysis.select import seed_groups
-from .selection import parse_rounds, pick_round, select_runs
+from .selection import kept_rounds, parse_rounds, pick_round, select_runs, warn
 
 
 
@@ -235,7 +235,13 @@ def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
     fig, axes = grid(len(selected), 3)
     out, warned = [], set()
     for row, run in zip(axes, selected):
-        rounds = parse_rounds(spec, int(run.meta.get("rounds_complete", 0)))
+        asked = parse_rounds(spec, int(run.meta.get("rounds_complete", 0)))
+        rounds = [r for r in asked if run.has_global(r)]  # retention, or an import of some rounds
+        if not rounds:
+            raise CollapseLabError(f"--rounds {spec}: {run.path.name} holds none of rounds {asked}; it holds "
+                                   f"{kept_rounds(run)}")
+        if len(rounds) < len(asked) and spec != "all":
+            warn(f"{run.path.name}: rounds {sorted(set(asked) - set(rounds))} are not held; skipped")
         svs, floors, series = [], [], {"global": ([], []), f"client {client}": ([], [])}
         gap = ([], [])
         for r in rounds:

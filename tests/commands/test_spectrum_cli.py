@@ -186,3 +186,17 @@ def test_a_layer_too_wide_to_decompose_is_refused_in_one_line():
         spectrum_of(torch.zeros(4, MAX_FEATURES + 1), types.SimpleNamespace(layer="features.0"))
     sv, _ = spectrum_of(torch.eye(3, dtype=torch.float64))
     assert sv.shape == (3,)
+
+
+def test_rounds_a_run_does_not_hold_are_named_with_those_it_holds(tmp_path):
+    from tests.fixtures import tiny_train_args
+
+    res = invoke("train", *tiny_train_args(epochs=1, rounds=7, clients=3, alpha="0.5"), "--keep-global", "every:3",
+                 "--store", str(tmp_path / "ck"))
+    assert res.exit_code == 0, res.output
+    got = invoke("spectrum", "--store", str(tmp_path / "ck"), "--round", "2", "--out", str(tmp_path / "f"))
+    assert got.exit_code == 2 and "holds no global model of round 2; it holds rounds 0, 3, 6, 7" in got.stderr
+    assert len(got.stderr.strip().splitlines()) == 1
+    got = invoke("spectrum", "--store", str(tmp_path / "ck"), "--rounds", "all", "--out", str(tmp_path / "f"), "--json")
+    assert got.exit_code == 0, got.output
+    assert sorted({e["round"] for e in json.loads(got.stdout)["rounds"]}) == [3, 6, 7]
