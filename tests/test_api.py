@@ -208,3 +208,18 @@ def test_the_cpu_preset_trains_cifar10_as_the_catalogues_cpu_runs():
     # the paper preset is untouched: MobileNetV2 on every image
     assert {(c.model, json.dumps(c.dataset_options)) for c in configs(dataset="cifar10", data_root=str(cifar_root))} \
         == {("mobilenetv2", "{}")}
+
+
+def test_the_writer_refuses_a_model_with_nan_weights_and_writes_nothing_of_it(tmp_path):
+    store = tmp_path / "ck"
+    ds = load_dataset("digits")
+    parts = [list(range(k, len(ds.train_y), 3)) for k in range(3)]
+    w = cl.RunWriter(store, {"dataset": "digits", "model": "tiny", "clients": 3, "rounds": 2, "alpha": 0.5},
+                     client_indices=parts, labels=ds.train_y.numpy(), num_classes=10)
+    bad = _trained_tiny(1).state_dict()
+    name = next(k for k, v in bad.items() if v.is_floating_point())
+    bad[name] = bad[name].clone()
+    bad[name].view(-1)[0] = float("nan")
+    with pytest.raises(cl.CollapseLabError, match=rf"global model of round 1: tensor '{name}' holds NaN"):
+        w.write_round(1, bad, None, {"test_acc": 0.1})
+    assert w.next_round == 1 and not list(store.rglob("global.safetensors"))

@@ -48,6 +48,10 @@ def _tensors(state, what: str) -> dict[str, torch.Tensor]:
     if not isinstance(state, dict) or not state or not all(isinstance(k, str) for k in state) \
             or not all(isinstance(v, torch.Tensor) for v in state.values()):
         raise CollapseLabError(f"{what}: give a non-empty state dict of tensors (model.state_dict())")
+    for k, v in state.items():  # a diverged model is not a round of a run (as NaN metrics are refused)
+        if v.is_floating_point() and not bool(torch.isfinite(v).all()):
+            raise CollapseLabError(f"{what}: tensor {k!r} holds NaN or infinite values; a diverged model is not "
+                                   "recorded (stop the run, or record the rounds before it diverged)")
     return {k: v.detach().to("cpu").contiguous().clone() for k, v in state.items()}
 
 
