@@ -167,6 +167,9 @@ SPECS = {
     "huge": ("yaml", b"grid: {lr: [" + b", ".join(b"%d" % i for i in range(1, 1001)) + b"], seed: ["
              + b", ".join(b"%d" % i for i in range(1000)) + b"]}\n"),
     "ok": ("yaml", b"base: {rounds: 1, alpha: 0.5}\n"), "overflow": ("yaml", b"base: {lr: 1e999}\n"),
+    "slurmtypo": ("yaml", b"base: {rounds: 1, alpha: 0.5}\nslurm: {partiton: gpu}\n"),
+    "slurmtime": ("yaml", b"base: {rounds: 1, alpha: 0.5}\nslurm: {time: 0}\n"),
+    "slurmcpus": ("yaml", b"base: {rounds: 1, alpha: 0.5}\nslurm: {cpus: 0}\n"),
     "list": ("yaml", b"- base\n"), "txt": ("txt", b"base: {rounds: 1}\n"), "badtag": ("yaml", b"base: {tag: ../up}\n"),
     "jsondup": ("json", b'{"base": {"lr": 0.1, "lr": 0.2}}'),
 }
@@ -229,6 +232,9 @@ HELD_OUT = [
     (["train", "--model", "m" * 400], "--model: unknown model"),
     (["train", "--method", "x" * 300], "--method: unknown method"),
     (["units", "--run", "STORE"], "--run"),
+    (SW + ["SPEC:slurmtypo", "--dry-run"], "slurm.partiton is not a SLURM option"),
+    (SW + ["SPEC:slurmtime", "--dry-run"], "slurm.time '0'"),
+    (SW + ["SPEC:slurmcpus", "--backend", "slurm", "--dry-run"], "slurm.cpus must be >= 1"),
 ]
 CASES = (_train_numbers() + _analysis() + REPORT + RUNS + BENCH + SWEEP + FIGURES + THEORY + TOP + TRAIN_MORE
          + CONFIG_CASES + ISSUE47 + SET + HELD_OUT)

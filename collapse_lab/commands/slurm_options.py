@@ -91,7 +91,7 @@ def given_slurm(spec_section: dict | None = None, time_limit: str | None = None,
     """The SlurmOptions of this command: the spec's ``slurm:`` mapping, then the flags."""
     from ..sweep.slurm import SlurmOptions, check_options
 
-    values, extra = {}, ()
+    values, extra, from_spec = {}, (), {}
     if spec_section is not None:
         if not isinstance(spec_section, dict):
             raise CollapseLabError(f"{where}: slurm must be a mapping of SLURM options (partition, time, ...)")
@@ -104,19 +104,27 @@ def given_slurm(spec_section: dict | None = None, time_limit: str | None = None,
                     raise CollapseLabError(f"{where}: slurm.options must map sbatch options to values")
                 extra = parse_extra([f"{a}={'' if b is True else b}" for a, b in v.items()], f"{where}: slurm.options")
                 continue
-            field, _, typ = next(t for t in FLAGS.values() if t[1] == k)
+            flag, (field, _, typ) = next((f, t) for f, t in FLAGS.items() if t[1] == k)
             try:
                 values[field] = typ(v)
             except (TypeError, ValueError):
                 raise CollapseLabError(f"{where}: slurm.{k} {v!r} is not a {typ.__name__}") from None
+            from_spec[flag] = f"{where}: slurm.{k}"
     given = _given()
     for flag, v in given.items():
         if flag == "--slurm-option":
             extra = extra + parse_extra(v)
         else:
             values[FLAGS[flag][0]] = v
+            from_spec.pop(flag, None)  # a flag wins, and is named as given
     o = SlurmOptions(**values, extra=extra, train_limit=time_limit)
-    check_options(o)
+    try:
+        check_options(o)
+    except CollapseLabError as e:  # a value the spec gave is named as the spec's key, not as a flag not given
+        msg = str(e)
+        for flag, key in from_spec.items():
+            msg = msg.replace(flag + " ", key + " ")
+        raise CollapseLabError(msg) from None
     return o
 
 

@@ -89,6 +89,8 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     configs = expand(loaded, f"sweep spec {spec}", warn=lambda m: click.echo(f"sweep: note: {m}", err=True),
                      max_runs=max_runs, distinct=True, data_root=given_data_root())
     slurm = given_slurm(loaded.get("slurm"), time_limit, f"sweep spec {spec}") if backend == "slurm" else None
+    if backend != "slurm" and loaded.get("slurm") is not None:  # a typo is found now, not on the cluster
+        given_slurm(loaded.get("slurm"), None, f"sweep spec {spec}")
     auto = precision_open(loaded)
     if auto:  # a stored run keeps the precision it was trained in
         configs = in_stored_precisions(Path(store), configs, lambda m: click.echo(f"sweep: {m}", err=True))
