@@ -46,7 +46,7 @@ def parse(items) -> dict:
         else:
             if head in out:
                 raise CollapseLabError(f"--set {head} is given twice; give it once")
-            if head in INT_FIELDS and isinstance(value, float):  # as train --rounds 1e3 is refused
+            if head in INT_FIELDS and isinstance(value, float) and value.is_integer():  # as train --rounds 1e3 is
                 raise CollapseLabError(f"--set {key}={items_value(items, key)}: {head} is a whole number; write it with "
                                        "digits only (e.g. rounds=1000)")
             out[head] = coerce(head, value, "--set: ") if head not in ("alpha",) else value
