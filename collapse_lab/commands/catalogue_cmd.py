@@ -250,10 +250,16 @@ def train_runs(configs, store: Path, backend: str, workers: int | None, stack: i
         from ..sweep.slurm import split_busy
 
         configs, busy = split_busy(store, configs)
+    from .busy_runs import held_by, lost_the_lock, trained_elsewhere, wait_for
+
+    configs, elsewhere = trained_elsewhere(store, configs)
+    if elsewhere:
+        say(f"{len(elsewhere)} run(s) are being trained by another collapse-lab process "
+            f"({held_by(store, elsewhere[0])}); this command waits for them, then reads them")
     p = service.plan(configs, store, each=True, say=say)
     refused += p.refused
     if not p.pending and not busy:
-        return refused
+        return refused + wait_for(store, elsewhere, say)
     todo = [q.config for q in p.pending]
     slurm = None
     if backend == "slurm":  # --time-limit: each job's training time
@@ -288,7 +294,12 @@ def train_runs(configs, store: Path, backend: str, workers: int | None, stack: i
                 f"{time.time() - state['t0']:.0f} s)")
 
     results = service.execute(work, store, backend, n, report, time_limit, address, slurm=slurm, say=say)
-    return refused + [r for r in results if r["status"] not in ("complete", "skipped")]
+    raced = lost_the_lock(results, todo)  # another command took a run between planning and training
+    if raced:
+        say(f"{len(raced)} run(s) were taken by another collapse-lab process as this one started them; waiting for them")
+    lost = {c.run_name() for c in raced}
+    return (refused + [r for r in results if r["status"] not in ("complete", "skipped") and r["run"] not in lost]
+            + wait_for(store, elsewhere + raced, say))
 
 
 def catalogue_options(out_default: str, out_help: str, list_help: str, json_help: str):

@@ -1,0 +1,55 @@
+"""Runs another collapse-lab process is training when ``figures``, ``tables`` or ``ladder``
+would train them: waited for, then read, as ``sweep`` watches runs a SLURM job trains (two
+commands sharing runs both end with their figures, not one with the other's lock error)."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+LOCKED = "is being written by another collapse-lab process"  # store.lock's refusal
+
+
+def trained_elsewhere(store: Path, configs: list) -> tuple[list, list]:
+    """(the runs to plan here, those another process holds the lock of: it is training them)."""
+    from ..store import run_path
+    from ..store.lock import held_elsewhere
+
+    busy = [c for c in configs if held_elsewhere(run_path(store, c))]
+    return [c for c in configs if c not in busy], busy
+
+
+def held_by(store: Path, cfg) -> str:
+    from ..store import run_path
+    from ..store.lock import held_elsewhere
+
+    return held_elsewhere(run_path(store, cfg)) or "finished now"
+
+
+def wait_for(store: Path, configs: list, say, poll: float = 5.0) -> list[dict]:
+    """Wait until no other process holds these runs' locks; the ones left incomplete (the other
+    process stopped or failed) are this command's failures, saying so. Ctrl-C stops waiting."""
+    from ..store import RunDir, run_path
+    from ..store.lock import held_elsewhere
+
+    left = list(configs)
+    while left:
+        left = [c for c in left if held_elsewhere(run_path(store, c))]
+        if left:
+            time.sleep(poll)
+    failed = []
+    for c in configs:
+        run = RunDir(run_path(store, c))
+        if not run.is_complete(c.rounds):
+            failed.append({"run": c.run_name(), "status": "failed",
+                           "error": f"the process that trained it stopped at round {run.meta.get('rounds_complete', 0)} "
+                                    f"({run.status}); the same command continues it"})
+    if configs:
+        say(f"{len(configs) - len(failed)} of {len(configs)} run(s) the other process trained are complete")
+    return failed
+
+
+
+def lost_the_lock(results: list[dict], configs: list) -> list:
+    """The runs whose training was refused for a lock another process took after planning."""
+    lost = {r["run"] for r in results if LOCKED in str(r.get("error", ""))}
+    return [c for c in configs if c.run_name() in lost]
