@@ -334,6 +334,9 @@ def test_other_sample_must_be_other_images(tmp_path):
     args = ["ladder", "feddecorr-fig2", "--preset", "quick", "--rungs", tmp_path / "r.yaml", "--store", tmp_path / "st",
             "--out", tmp_path / "lad"]
     res = invoke(*args, "--other-sample", tmp_path / "none")
+    assert res.exit_code == 2 and "--other-sample" in res.stderr and "no such folder" in res.stderr, res.output
+    (tmp_path / "c" / "records").mkdir(parents=True)  # a ladder's --out, but of other rungs
+    res = invoke(*args, "--other-sample", tmp_path / "c")
     assert res.exit_code == 2 and "no record of these rungs and entries there" in res.stderr, res.output
     from collapse_lab.analysis.catalogue import pick
     from collapse_lab.analysis.features import FeatureSource
