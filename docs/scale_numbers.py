@@ -155,22 +155,22 @@ def units() -> str:
     return "\n".join(lines)
 
 
-def sixseeds() -> str:
-    """The six-seed rung on sample a: per panel and alpha, each measure's mean [95 % interval]
+def sixseeds(sample: str = "a") -> str:
+    """The six-seed rung on one sample: per panel and alpha, each measure's mean [95 % interval]
     over the seeds, the final test accuracy, and the regime (both plateau rules)."""
     from collapse_lab.analysis.catalogue import pick
     from collapse_lab.analysis.evidence import spectra_values
     from collapse_lab.analysis.seeds import t_interval
 
     rung = "n300-e10-bn-lr0.01-s6"
-    rec = json.loads((SCALE / "a" / "records" / f"{rung}--feddecorr-fig2.json").read_text())
+    rec = json.loads((SCALE / sample / "records" / f"{rung}--feddecorr-fig2.json").read_text())
     params = pick(["feddecorr-fig2"], "figure")[0].at(rec["preset"]).params
     runs = rec["regime"]["runs"]
     seeds = sorted({m["seed"] for m in runs})
     per = {s: spectra_values(params, runs, s) for s in seeds}
     names = ("effective_rank", "n_relative_top", "n_significant_top", "tail_share")
     fmt = lambda xs, d: "{:.{d}f} [{:.{d}f}, {:.{d}f}]".format(*t_interval(xs), d=d)  # noqa: E731
-    lines = [f"{rung}, sample a, {len(seeds)} seeds, round 10:", "",
+    lines = [f"{rung}, sample {sample}, {len(seeds)} seeds, round 10:", "",
              "| panel | alpha | effective rank | n(sigma_k / sigma_1 > 0.01) | n(sigma_k > 0.01) | tail share of the "
              "trace | final test accuracy (%) |", "|---|---|---|---|---|---|---|"]
     for i, panel in enumerate(params["panels"]):
@@ -193,6 +193,8 @@ def sixseeds() -> str:
 
 BLOCKS = {"summary": summary, "plateau": plateau, "dead": dead, "timeline": timeline, "units": units,
           "sixseeds": sixseeds}
+if (SCALE / "b" / "records" / "n300-e10-bn-lr0.01-s6--feddecorr-fig2.json").is_file():
+    BLOCKS["sixseeds-b"] = lambda: sixseeds("b")
 
 
 def page_block(name: str, text: str) -> str | None:

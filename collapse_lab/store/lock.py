@@ -69,6 +69,9 @@ def acquire(run_path: Path) -> None:
     key = os.path.abspath(lp)
     if key in _held:
         return
+    from ..files import missing_folders, remove_empty
+
+    created = missing_folders(lp.parent) + ([] if lp.exists() else [lp])
     lp.parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(lp, os.O_RDWR | os.O_CREAT, 0o666)
     try:
@@ -85,15 +88,24 @@ def acquire(run_path: Path) -> None:
         os.close(fd)
         raise CollapseLabError(f"{run_path} is being written by another collapse-lab process{who}; wait for it to "
                                "finish or stop it, then run this again") from None
-    except OSError:
-        os.close(fd)  # a filesystem without flock (some network mounts): nothing to hold
-        return
+    except OSError as e:  # a file system without flock (some network mounts): refused, never written unlocked
+        os.close(fd)
+        if created and created[-1] == lp:
+            lp.unlink(missing_ok=True)
+        remove_empty([d for d in created if d != lp])
+        raise CollapseLabError(no_flock(run_path.parent, e)) from None
     os.ftruncate(fd, 0)
     os.write(fd, _me())
     _held[key] = fd
     from .retention import make_lock_file
 
     make_lock_file(run_path)  # readers find the prune lock before the first prune
+
+
+def no_flock(folder: Path, e: OSError) -> str:
+    """The line for a file system that refuses file locks: one writer per run rests on them."""
+    return (f"{folder}: this file system refuses file locks (flock: {e.strerror or e}); collapse-lab keeps one writer "
+            "per run with them, so it writes nothing here: use a store on a local disk or one with flock")
 
 
 def release(run_path: Path) -> None:
@@ -139,8 +151,8 @@ def store_lock(path: Path):
         if fcntl is not None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
-            except OSError:
-                pass  # a filesystem without flock: the run locks still keep one writer per run
+            except OSError as e:  # fail closed: two submitters must not write one store's records at once
+                raise CollapseLabError(no_flock(Path(path).parent, e)) from None
         yield
     finally:
         os.close(fd)

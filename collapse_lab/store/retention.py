@@ -117,8 +117,13 @@ def _flock(run_path: Path, exclusive: bool):
         if fcntl is not None:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
-            except OSError:
-                pass  # a filesystem without flock
+            except OSError as e:
+                if exclusive:  # a pruning writer never deletes unlocked (it could not have started: acquire refuses)
+                    from .lock import no_flock
+
+                    raise CollapseLabError(no_flock(Path(run_path).parent, e)) from None
+                # a reader: no writer can hold a run on this file system (acquire refuses one), so nothing
+                # can be pruned under it, and reading needs no lock
         yield
     finally:
         os.close(fd)
