@@ -133,6 +133,33 @@ def other_records(folder: str, cells_: list[dict]) -> list[dict]:
     return recs
 
 
+def match_data(cells_: list[dict], store: Path, out: Path, dry_run_: bool) -> list[str]:
+    """Each cell's data identity, its kept record (if one was computed on these images) and
+    a check that the store's runs read this data sample; a --dry-run without the data goes on,
+    returning why (its kept records cannot be matched)."""
+    from ..analysis.features import FeatureSource
+
+    source = FeatureSource(split="test", data_root=given_data_root())
+    train_source = FeatureSource(split="train", data_root=given_data_root())
+    unread = []
+    for c in cells_:
+        if "na" in c:
+            continue
+        try:
+            c["data"] = data_identity(c, source)
+        except CollapseLabError as err:
+            if not dry_run_:
+                raise
+            c["data"], c["kept"], c["train_source"] = None, None, None
+            unread.append(str(err))
+            continue
+        c["train_source"] = train_source
+        c["kept"] = kept(out, c, c["data"])
+        if c["kept"] is None:
+            check_store_data(store, c["configs"], c["data"])
+    return unread
+
+
 def check_store_data(store: Path, configs, data: dict) -> None:
     """Runs of one store are one data sample: a stored run read from another data root
     (another sample under the same names) is refused, not rendered as this one."""
@@ -332,25 +359,7 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
     cells_ = cells(entries, rungs, preset, store, say, f"--rungs {rungs_file}")
     if all("na" in c for c in cells_):
         raise CollapseLabError(f"--rungs {rungs_file}: no rung applies to {', '.join(names)}")
-    from ..analysis.features import FeatureSource
-
-    source = FeatureSource(split="test", data_root=given_data_root())
-    train_source = FeatureSource(split="train", data_root=given_data_root())
-    unread = []  # data sets a --dry-run could not read: their kept records cannot be matched
-    for c in cells_:
-        if "na" not in c:
-            try:
-                c["data"] = data_identity(c, source)
-            except CollapseLabError as err:
-                if not dry_run_:
-                    raise
-                c["data"], c["kept"], c["train_source"] = None, None, None
-                unread.append(str(err))
-                continue
-            c["train_source"] = train_source
-            c["kept"] = kept(out, c, c["data"])
-            if c["kept"] is None:
-                check_store_data(store, c["configs"], c["data"])
+    unread = match_data(cells_, store, out, dry_run_)
     if dry_run_:
         if unread and not as_json:
             say(f"ladder: no data to match kept records against, so every run is counted ({unread[0]})")

@@ -93,6 +93,8 @@ def acquire(run_path: Path) -> None:
         if created and created[-1] == lp:
             lp.unlink(missing_ok=True)
         remove_empty([d for d in created if d != lp])
+        from .retention import no_flock
+
         raise CollapseLabError(no_flock(run_path.parent, e)) from None
     os.ftruncate(fd, 0)
     os.write(fd, _me())
@@ -100,12 +102,6 @@ def acquire(run_path: Path) -> None:
     from .retention import make_lock_file
 
     make_lock_file(run_path)  # readers find the prune lock before the first prune
-
-
-def no_flock(folder: Path, e: OSError) -> str:
-    """The line for a file system that refuses file locks: one writer per run rests on them."""
-    return (f"{folder}: this file system refuses file locks (flock: {e.strerror or e}); collapse-lab keeps one writer "
-            "per run with them, so it writes nothing here: use a store on a local disk or one with flock")
 
 
 def release(run_path: Path) -> None:
@@ -152,6 +148,8 @@ def store_lock(path: Path):
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
             except OSError as e:  # fail closed: two submitters must not write one store's records at once
+                from .retention import no_flock
+
                 raise CollapseLabError(no_flock(Path(path).parent, e)) from None
         yield
     finally:

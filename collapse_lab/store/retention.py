@@ -119,14 +119,19 @@ def _flock(run_path: Path, exclusive: bool):
                 fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
             except OSError as e:
                 if exclusive:  # a pruning writer never deletes unlocked (it could not have started: acquire refuses)
-                    from .lock import no_flock
-
                     raise CollapseLabError(no_flock(Path(run_path).parent, e)) from None
                 # a reader: no writer can hold a run on this file system (acquire refuses one), so nothing
                 # can be pruned under it, and reading needs no lock
         yield
     finally:
         os.close(fd)
+
+
+def no_flock(folder: Path, e: OSError) -> str:
+    """The line for a file system that refuses file locks: one writer per run rests on them."""
+    return (f"{folder}: this file system refuses file locks (flock: {e.strerror or e}); collapse-lab keeps one writer "
+            "per run with them, so it writes nothing here: use a store on a local disk or one with flock")
+
 
 
 def read_lock(run_path: Path):
