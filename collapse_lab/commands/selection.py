@@ -34,6 +34,9 @@ def pick_round(run: RunDir, r: int | None) -> int:
         raise CollapseLabError(f"--round {r}: {run.path.name} has trained rounds 1..{done} (round 0 is the untrained "
                                "initial model)" if r == 0 else f"--round {r}: {run.path.name} has trained rounds 1..{done}")
     if not run.has_global(r):
+        from ..store.retention import check_readable_round
+
+        check_readable_round(run, r, None)  # a round retention pruned is named as pruned, with why
         raise CollapseLabError(f"--round {r}: {run.path.name} holds no global model of round {r}; it holds rounds "
                                f"{_spans(kept_rounds(run))}")
     return r

@@ -195,7 +195,9 @@ def test_rounds_a_run_does_not_hold_are_named_with_those_it_holds(tmp_path):
                  "--store", str(tmp_path / "ck"))
     assert res.exit_code == 0, res.output
     got = invoke("spectrum", "--store", str(tmp_path / "ck"), "--round", "2", "--out", str(tmp_path / "f"))
-    assert got.exit_code == 2 and "holds no global model of round 2; it holds rounds 0, 3, 6, 7" in got.stderr
+    # pruned by retention: named as pruned, with the rounds that have it
+    assert got.exit_code == 2 and "round 2's global model was not kept (pruned by --keep-global" in got.stderr
+    assert "[0, 3, 6, 7]" in got.stderr
     assert len(got.stderr.strip().splitlines()) == 1
     got = invoke("spectrum", "--store", str(tmp_path / "ck"), "--rounds", "all", "--out", str(tmp_path / "f"), "--json")
     assert got.exit_code == 0, got.output
