@@ -223,3 +223,13 @@ def test_the_writer_refuses_a_model_with_nan_weights_and_writes_nothing_of_it(tm
     with pytest.raises(cl.CollapseLabError, match=rf"global model of round 1: tensor '{name}' holds NaN"):
         w.write_round(1, bad, None, {"test_acc": 0.1})
     assert w.next_round == 1 and not list(store.rglob("global.safetensors"))
+
+
+def test_an_analysis_of_a_recorded_run_without_its_factory_names_the_factory_not_model(tmp_path):
+    w, _ = _record(tmp_path / "ck", rounds=1)
+    w.close()
+    for cmd in ("layers", "spectrum"):
+        res = CliRunner().invoke(cli, [cmd, "--store", str(tmp_path / "ck"), "--out", str(tmp_path / "f")])
+        assert res.exit_code == 2 and len(res.stderr.strip().splitlines()) == 1, res.output
+        assert "the run's model 'tiny' is not one collapse-lab builds" in res.stderr and "--model-factory" in res.stderr
+        assert "--model:" not in res.stderr

@@ -154,6 +154,11 @@ class FeatureSource:
             from .hooks import build_from_factory
 
             return build_from_factory(self.factory, ds.num_classes, ds.input_shape, self.factory_spec)
+        from ...models import MODELS
+
+        if cfg.model not in MODELS.names():  # the run's own record names it; the user gave no --model
+            raise CollapseLabError(f"the run's model {cfg.model!r} is not one collapse-lab builds (the run was recorded "
+                                   "from other code); give --model-factory MODULE:FUNCTION that builds it (docs/api.md)")
         return build_model(builder(cfg.model, cfg.model_revision), ds.num_classes, ds.input_shape)
 
     def model(self, run: RunDir, r: int, client: int | None = None) -> torch.nn.Module:
