@@ -46,11 +46,12 @@ def test_the_report_is_self_contained_and_carries_the_analysis_numbers(store, tm
         assert (r["dead_units"], r["n_significant"]) == (g["dead_units"], g["n_significant"])
         assert r["rankme"] == pytest.approx(g["rankme"]) and r["stable_rank"] == pytest.approx(g["stable_rank"])
         assert {str(k) for k in r["cka_with_global"]} == {"0", "1", "2", "3"}  # the four clients of the last round
-    # each run's layers are the layers command's (global model, last round)
+    # each run's layers are the layers command's (global model, last round: layers draws every round by default)
     lay = json.loads(invoke("layers", "--store", str(store), "--out", str(tmp_path / "l"), "--json").stdout)["layers"]
+    last = {r: max(e["round"] for e in lay if e["run"] == r) for r in {e["run"] for e in lay}}
     for r in rep["runs"]:
         want = [{k: v for k, v in e.items() if k not in ("run", "group", "alpha", "reg", "round", "model")}
-                for e in lay if e["run"] == r["run"] and e["model"] == "global"]
+                for e in lay if e["run"] == r["run"] and e["model"] == "global" and e["round"] == last[r["run"]]]
         assert r["layers"] == want and want[-1]["layer"] == "z"
     res = invoke("report", "--store", str(tmp_path / "empty"), "--out", str(tmp_path / "x.html"))
     assert res.exit_code == 2 and not (tmp_path / "x.html").exists()
