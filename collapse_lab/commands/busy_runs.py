@@ -48,8 +48,10 @@ def wait_for(store: Path, configs: list, say, poll: float = 5.0) -> list[dict]:
     return failed
 
 
-
 def lost_the_lock(results: list[dict], configs: list) -> list:
-    """The runs whose training was refused for a lock another process took after planning."""
-    lost = {r["run"] for r in results if LOCKED in str(r.get("error", ""))}
+    """The runs another process took between this command's planning and training: refused
+    for its lock (it is training them) or for what it wrote meanwhile (it trained them)."""
+    from ..training.prepare import CHANGED
+
+    lost = {r["run"] for r in results if LOCKED in str(r.get("error", "")) or CHANGED in str(r.get("error", ""))}
     return [c for c in configs if c.run_name() in lost]

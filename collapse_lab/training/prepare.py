@@ -65,14 +65,16 @@ def folder_state(path: Path) -> str | None:
         return None if not Path(path).exists() else "unreadable"
 
 
+CHANGED = "was changed by another process after this command checked it"  # take_lock's refusal
+
+
 def take_lock(p: "Prepared") -> None:
     """Become the run's one writer (``store.lock``) and check that nobody changed the run
     since ``prepare`` decided what to do with it."""
     lock.acquire(p.path)
     if folder_state(p.path) != p.seen:
         lock.release(p.path)
-        raise CollapseLabError(f"{p.path} was changed by another process after this command checked it; "
-                               "run the command again")
+        raise CollapseLabError(f"{p.path} {CHANGED}; run the command again")
 
 
 def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume: bool = False,

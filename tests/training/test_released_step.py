@@ -27,7 +27,7 @@ RELEASED_NORM = (",".join(str(v / 255) for v in (125.3, 123.0, 113.9)) + "/"
 
 @pytest.mark.slow
 @pytest.mark.skipif(not REL.is_dir(), reason="the released checkpoints and CIFAR-10 subset (../shared) are not here")
-@pytest.mark.parametrize("channels_last,atol", [(False, 1e-7), (True, 5e-5)])
+@pytest.mark.parametrize("channels_last,atol", [(False, 2e-5), (True, 5e-5)])
 def test_one_step_equals_the_released_codes(channels_last, atol):
     ds = normalize.apply(load_dataset("cifar10", data_root=SHARED / "data" / "cifar10-subset"), RELEASED_NORM)
     ix = np.array(json.loads((REL / "partition.json").read_text())["clients"]["0"])
@@ -44,9 +44,11 @@ def test_one_step_equals_the_released_codes(channels_last, atol):
     want = load_file(VECTOR)
     got = model.state_dict()
     for k, v in want.items():
-        # absolute: the weights are O(0.1-1); without channels_last both codes take the same
-        # oneDNN path (3e-8 measured); with it a convolution's 65,536 products are summed in
-        # another order, 1.1e-5 after one step (measured), round-off amplified by cancellation
+        # absolute: the weights are O(0.1-1). A convolution's weight gradient sums 65,536
+        # products, in an order oneDNN picks per CPU: either code is 4.0e-6 from the step in
+        # float64 and 3.0e-6 (conv1.weight) from the other on one machine, 3e-8 on the machine
+        # that wrote the vector; with channels_last 1.1e-5 to 1.9e-5 (1 or 2 threads). The
+        # procedure itself (weight decay, momentum, BatchNorm) is checked to 1e-12 in float64 below.
         err = float((got[rename(k)].double() - v.double()).abs().max())
         assert err < atol, (k, err)
     assert float(lane.sums[0]) / 64 == pytest.approx(3.3766748905181885, rel=1e-6)
