@@ -196,6 +196,7 @@ def _spectra(selected, fs, round_, client: int, tau: float, live_only: bool):
     colors = alpha_colors([r.meta.get("alpha", "inf") for r in selected])
     rows, curves, agg = [], {"global": [], "local": []}, []
     per_colour: dict[str, int] = {}  # groups sharing a colour (an alpha) get their own line style
+    picks: dict = {}
     for label, members in seed_groups(selected):
         m0 = members[0].meta
         i = per_colour[m0.get("alpha", "inf")] = per_colour.get(m0.get("alpha", "inf"), -1) + 1
@@ -203,10 +204,11 @@ def _spectra(selected, fs, round_, client: int, tau: float, live_only: bool):
         for which, k in (("global", None), (f"client_{client}", client)):
             got = []
             for run in members:
-                r = pick_round(run, round_)
+                r = picks.get(run.path) or pick_round(run, round_)
                 if k is not None and not local_kept(run, r, k):
                     continue
-                z = fs.features(run, r, k)
+                r, z = _latest_features(fs, run, r, k, round_ is None)
+                picks[run.path] = r  # the client's round is the global model's
                 z = live_units(z) if live_only else z
                 sv, floor = spectrum_of(z, fs)
                 rows.append(entry(run, r, which, sv, floor, tau, z, fs.stored_state(run, r, k).get("classifier.weight")))
@@ -223,6 +225,18 @@ def _spectra(selected, fs, round_, client: int, tau: float, live_only: bool):
                             "log10_mean": mean.tolist(), "log10_std": std.tolist()})
             curves["global" if k is None else "local"].append(curve)
     return rows, curves, agg
+
+
+def _latest_features(fs, run, r: int, k, default: bool):
+    """(round, representation); with the default round (the run's last), a round a training
+    writer pruned after it was picked (``--keep-global last``) gives way to its new last."""
+    try:
+        return r, fs.features(run, r, k)
+    except CollapseLabError:
+        if not default or k is not None or run.has_global(r):
+            raise
+        r = pick_round(run, None)
+        return r, fs.features(run, r, k)
 
 
 def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):

@@ -185,6 +185,15 @@ class RunDir:
         p = self.global_path(r) if client is None else self.client_path(r, client)
         return p.relative_to(self.path).as_posix()
 
+    def checkpoint_stamp(self, r: int, client: int | None = None) -> tuple | None:
+        """(inode, size, mtime) of a checkpoint, None where it is not there: whether a file a
+        reader read earlier was rewritten since (a run retrained), without reading it."""
+        try:
+            st = (self.global_path(r) if client is None else self.client_path(r, client)).stat()
+        except OSError:
+            return None
+        return st.st_ino, st.st_size, st.st_mtime_ns
+
     def checkpoint_sha256(self, r: int, client: int | None = None) -> str:
         """The content hash of a checkpoint (the features cache's key)."""
         import hashlib

@@ -79,3 +79,50 @@ def test_the_catalogue_keeps_what_its_entries_read():
     assert table.keeps() == ("last", "none") and local.keeps() == ("last", "last") and at_round.keeps()[0] == "all"
     assert wider("last", "every:5", GLOBAL_ORDER) == "every:5" and wider("every:5", "every:2", GLOBAL_ORDER) == "all"
     assert wider("none", "last", LOCAL_ORDER) == "last" and wider("all", "none", LOCAL_ORDER) == "all"
+
+
+def test_a_reader_keeps_the_model_it_started_on_when_the_writer_prunes_its_round_meanwhile(tmp_path):
+    """The reader's race under ``--keep-global last``: the writer completes a round and
+    prunes the one a reader has begun (between its cache lookup and its model). The reader
+    finishes on the tensors it read under the lock: the same representation as before the
+    prune; a new reader is told the round was pruned."""
+    import torch
+
+    from collapse_lab.analysis.features import FeatureSource
+    from collapse_lab.store import RunDir, parse_keep_local
+
+    assert invoke("train", *ARGS, "--rounds", 2, "--store", tmp_path).exit_code == 0
+    run = RunDir(next(p for p in tmp_path.iterdir() if (p / "run.json").is_file()))
+    want = FeatureSource(use_cache=False).features(run, 1)
+    fs = FeatureSource(use_cache=False)
+    build = fs.architecture
+
+    def prune_then_build(cfg, ds):  # the writer's prune, in the reader's window
+        run.prune(2, parse_keep_global("last"), parse_keep_local("all"), 2)
+        return build(cfg, ds)
+
+    fs.architecture = prune_then_build
+    got = fs.features(run, 1)
+    assert not run.has_global(1) and torch.equal(got, want)
+    with pytest.raises(CollapseLabError, match="round 1's global model was not kept"):
+        FeatureSource(use_cache=False).features(run, 1)
+
+
+def test_spectrum_s_default_round_gives_way_to_the_runs_new_last_when_its_pick_was_pruned(tmp_path):
+    """``spectrum`` without --round reads a run's last round; when the writer completed
+    another and pruned the one picked before the reader opened it, the new last is read
+    (an explicit --round keeps retention's own line)."""
+    import torch
+
+    from collapse_lab.analysis.features import FeatureSource
+    from collapse_lab.commands.spectrum import _latest_features
+    from collapse_lab.store import RunDir, parse_keep_local
+
+    assert invoke("train", *ARGS, "--rounds", 2, "--store", tmp_path).exit_code == 0
+    run = RunDir(next(p for p in tmp_path.iterdir() if (p / "run.json").is_file()))
+    want = FeatureSource(use_cache=False).features(run, 2)
+    run.prune(2, parse_keep_global("last"), parse_keep_local("all"), 2)  # round 1 was picked, then pruned
+    r, z = _latest_features(FeatureSource(use_cache=False), run, 1, None, default=True)
+    assert r == 2 and torch.equal(z, want)
+    with pytest.raises(CollapseLabError, match="round 1's global model was not kept"):
+        _latest_features(FeatureSource(use_cache=False), run, 1, None, default=False)

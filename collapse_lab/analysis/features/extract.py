@@ -77,6 +77,7 @@ class FeatureSource:
                                    "the input of the last linear layer")
         self.factory = load_factory(self.factory_spec) if self.factory_spec else None
         self._warned: set[str] = set()
+        self._held: tuple = (None, "", {}, None)  # ``_checkpoint``: the one checkpoint a reader holds
 
     def dataset(self, cfg: RunConfig) -> tuple[Dataset, str]:
         """The run's evaluation data, normalised as its model saw it (``cfg.normalize``)."""
@@ -143,8 +144,24 @@ class FeatureSource:
 
     def stored_state(self, run: RunDir, r: int, client: int | None) -> dict[str, torch.Tensor]:
         """The checkpoint's raw tensors (a classifier's weights), a missing one named."""
-        self.check_stored(run, r, client)
-        return run.load_global(r) if client is None else run.load_client(r, client)
+        return self._checkpoint(run, r, client)[1]
+
+    def _checkpoint(self, run: RunDir, r: int, client: int | None) -> tuple[str, dict[str, torch.Tensor]]:
+        """A checkpoint's sha256 and tensors, read once under the run's read lock and held
+        for the reader's next steps (its cache lookup, its model, its classifier): a writer
+        that prunes the round between them (``--keep-global last`` as it trains) cannot take
+        the file from under one model's analysis. One is held at a time; a file since
+        rewritten (the run retrained) is read again."""
+        key = (str(run.path), r, client)
+        if self._held[0] != key or run.checkpoint_stamp(r, client) not in (None, self._held[3]):
+            with retention.read_lock(run.path):
+                retention.check_readable_round(run, r, client)
+                self.check_stored(run, r, client)
+                sha = run.checkpoint_sha256(r, client)
+                state = run.load_global(r) if client is None else run.load_client(r, client)
+                seen = run.checkpoint_stamp(r, client)
+            self._held = (key, sha, state, seen)
+        return self._held[1], self._held[2]
 
     def architecture(self, cfg: RunConfig, ds: Dataset) -> torch.nn.Module:
         """The run's model, untrained: from --model-factory for a model from elsewhere, else
@@ -164,25 +181,22 @@ class FeatureSource:
     def model(self, run: RunDir, r: int, client: int | None = None) -> torch.nn.Module:
         """The global (client None) or client's model of round r, loaded under the run's read
         lock (a round a writer pruned is named as such)."""
+        from ...tensor_files import check_state
+
         model = self.architecture(run.config, self.dataset(run.config)[0])
-        with retention.read_lock(run.path):
-            retention.check_readable_round(run, r, client)
-            self.check_stored(run, r, client)
-            model.load_state_dict(run.load_state(r, client, model, extra_ok=True))
+        state, expected = self._checkpoint(run, r, client)[1], model.state_dict()
+        check_state(run.global_path(r) if client is None else run.client_path(r, client), state, expected, extra_ok=True)
+        model.load_state_dict({k: state[k] for k in expected})
         return model
 
     def _lookup(self, run: RunDir, r: int, client: int | None, what: str, fp: str):
         """The cache key of ``what`` computed from a stored model (its checkpoint's content,
-        the model, the data, the split, the dtype) and the cached tensors or None; asked
-        under the run's read lock, so a cached entry needs no model."""
+        the model, the data, the split, the dtype) and the cached tensors or None; the
+        checkpoint's hash is the one held (``_checkpoint``)."""
         how = f"{run.config.model}" + (f"|{self.factory_spec}|{self.layer}" if self.factory or self.layer else "")
-        with retention.read_lock(run.path):
-            retention.check_readable_round(run, r, client)
-            self.check_stored(run, r, client)
-            sha = run.checkpoint_sha256(r, client)
-            key = hashlib.sha256(f"{sha}|{how}|{fp}|{self.split}|{self.dtype}{what}".encode()).hexdigest()[:32]
-            got = run.features_cache().get_all(key) if self.use_cache else None
-        return key, got
+        sha = self._checkpoint(run, r, client)[0]
+        key = hashlib.sha256(f"{sha}|{how}|{fp}|{self.split}|{self.dtype}{what}".encode()).hexdigest()[:32]
+        return key, run.features_cache().get_all(key) if self.use_cache else None
 
     def _store(self, run: RunDir, r: int, client: int | None, key: str, tensors: dict) -> None:
         if not self.use_cache:
