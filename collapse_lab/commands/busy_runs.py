@@ -51,7 +51,14 @@ def wait_for(store: Path, configs: list, say, poll: float = 5.0) -> list[dict]:
 def lost_the_lock(results: list[dict], configs: list) -> list:
     """The runs another process took between this command's planning and training: refused
     for its lock (it is training them) or for what it wrote meanwhile (it trained them)."""
+    lost = {r["run"] for r in results if raced(r)}
+    return [c for c in configs if c.run_name() in lost]
+
+
+def raced(result: dict) -> bool:
+    """Whether a run's training was refused because another process took it after this
+    command planned it: its lock (training it) or its run.json changed (trained it)."""
     from ..training.prepare import CHANGED
 
-    lost = {r["run"] for r in results if LOCKED in str(r.get("error", "")) or CHANGED in str(r.get("error", ""))}
-    return [c for c in configs if c.run_name() in lost]
+    error = str(result.get("error", ""))
+    return result.get("status") != "complete" and (LOCKED in error or CHANGED in error)

@@ -250,7 +250,7 @@ def train_runs(configs, store: Path, backend: str, workers: int | None, stack: i
         from ..sweep.slurm import split_busy
 
         configs, busy = split_busy(store, configs)
-    from .busy_runs import held_by, lost_the_lock, trained_elsewhere, wait_for
+    from .busy_runs import held_by, lost_the_lock, raced, trained_elsewhere, wait_for
 
     configs, elsewhere = trained_elsewhere(store, configs)
     if elsewhere:
@@ -289,17 +289,18 @@ def train_runs(configs, store: Path, backend: str, workers: int | None, stack: i
 
                 RunDir(store / Path(ev["run"]).name).drop_checkpoints("tables --smoke")
             state["done"] += 1
-            why = f": {ev['error']}" if ev.get("error") and ev["status"] != "complete" else ""
-            say(f"{state['done']}/{len(todo)} runs trained ({ev['run']}: {ev['status']}{why}, "
-                f"{time.time() - state['t0']:.0f} s)")
+            status, why = ev["status"], f": {ev['error']}" if ev.get("error") and ev["status"] != "complete" else ""
+            if raced(ev):  # not this command's failure: it waits for the other process below
+                status, why = "taken by another collapse-lab process as this one started it", "; waited for"
+            say(f"{state['done']}/{len(todo)} runs trained ({ev['run']}: {status}{why}, {time.time() - state['t0']:.0f} s)")
 
     results = service.execute(work, store, backend, n, report, time_limit, address, slurm=slurm, say=say)
-    raced = lost_the_lock(results, todo)  # another command took a run between planning and training
-    if raced:
-        say(f"{len(raced)} run(s) were taken by another collapse-lab process as this one started them; waiting for them")
-    lost = {c.run_name() for c in raced}
+    taken = lost_the_lock(results, todo)  # another command took a run between planning and training
+    if taken:
+        say(f"{len(taken)} run(s) were taken by another collapse-lab process as this one started them; waiting for them")
+    lost = {c.run_name() for c in taken}
     return (refused + [r for r in results if r["status"] not in ("complete", "skipped") and r["run"] not in lost]
-            + wait_for(store, elsewhere + raced, say))
+            + wait_for(store, elsewhere + taken, say))
 
 
 def catalogue_options(out_default: str, out_help: str, list_help: str, json_help: str):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from collapse_lab.commands.busy_runs import lost_the_lock, wait_for
+from collapse_lab.commands.busy_runs import LOCKED, lost_the_lock, raced, wait_for
 from collapse_lab.errors import CollapseLabError
 from collapse_lab.runspec.resolve import resolve_runs
 from collapse_lab.training.engine import train
@@ -24,6 +24,8 @@ def test_a_run_trained_by_another_command_after_planning_is_a_lost_race_then_rea
     results = [{"run": cfg.run_name(), "status": "failed", "error": str(e.value)},
                {"run": "other_run", "status": "failed", "error": "diverged at round 1"}]
     assert lost_the_lock(results, [cfg]) == [cfg]
+    assert [raced(r) for r in results] == [True, False]
+    assert raced({"run": "r", "status": "failed", "error": f"{tmp_path}/r {LOCKED} (pid 1 on vm)"})
     said = []
     assert wait_for(tmp_path, [cfg], said.append, poll=0.01) == []
     assert said == ["1 of 1 run(s) the other process trained are complete"]

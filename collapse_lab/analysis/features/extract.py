@@ -185,7 +185,7 @@ class FeatureSource:
 
         model = self.architecture(run.config, self.dataset(run.config)[0])
         state, expected = self._checkpoint(run, r, client)[1], model.state_dict()
-        check_state(run.global_path(r) if client is None else run.client_path(r, client), state, expected, extra_ok=True)
+        check_state(f"{run.path}/{run.checkpoint_name(r, client)}", state, expected, extra_ok=True)
         model.load_state_dict({k: state[k] for k in expected})
         return model
 
