@@ -11,11 +11,11 @@ import click
 from click.core import ParameterSource
 
 from .config import alpha_str
-from .commands.common import check_time_limit, data_root_option, given_data_root, precision_line, time_limit_option
+from .commands.common import data_root_option, given_data_root, time_limit_option
 from .commands.failure import Group, strict
 from .errors import CollapseLabError
 from .signals import exit_status
-from .timelimit import TIME_LIMIT, continue_command, deadline
+from .timelimit import TIME_LIMIT, check_time_limit, continue_command, deadline
 
 def _registry(kind: str):
     """The registry of a plugin kind, imported when asked for (help, errors)."""
@@ -156,6 +156,8 @@ def train(ctx, **params):
     prepared = service.begin(configs, params["out"], "--store", params["overwrite"], params["resume"],
                              lambda cs: check_time_limit(params["time_limit"], cs))
     # the first line after the checks (a refusal stays one line): the precision of the runs
+    from .runspec.expand import precision_line
+
     click.echo(f"train: {len(configs)} run(s), precision {precision_line(configs, auto=auto)}", err=True)
     for note in dict.fromkeys([*adopted, *(n for p in prepared for n in p.notes)]):  # each note once
         click.echo(f"note: {note}", err=True)

@@ -42,7 +42,10 @@ ALLOWED = {
     "analysis": CORE | BELOW_BOTH | {"store", "analyses"},
     "plan": CORE | BELOW_BOTH | {"store", "runspec", "analysis", "analyses"},
     "bench": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis"},
-    "commands": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "analyses", "bench", "plan"},
+    # the figures, tables and ladder as a library, above the subsystems and below the command line
+    "catalogue": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "analyses", "bench", "plan"},
+    "commands": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "analyses", "bench", "plan",
+                                     "catalogue"},
     "flower": CORE | {"store"},  # records a Flower run into the store (the flower extra)
     "api": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "plan"},  # a door onto both
     "cli": CORE | {"store", "training", "runspec", "sweep", "commands"},  # train runs its runs through sweep.service

@@ -35,7 +35,7 @@ def override_folder(over: dict) -> str:
 
 
 def _overrides_text(over: dict) -> str:
-    """``--set``'s overrides as the command wrote them (``commands.overrides.describe``)."""
+    """``--set``'s overrides as the command wrote them (``catalogue.overrides.describe``)."""
     parts = []
     for k, v in sorted(over.items()):
         parts += [f"{k}.{s}={x}" for s, x in sorted(v.items())] if isinstance(v, dict) else [f"{k}={v}"]

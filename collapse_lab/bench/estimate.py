@@ -29,6 +29,7 @@ import math
 from functools import lru_cache
 
 from ..config import RunConfig, clients_per_round
+from ..errors import CollapseLabError
 from ..data import SMOKE_SAMPLES, SMOKE_TEST
 from ..store import keeps_global, parse_keep_global, parse_keep_local
 
@@ -200,3 +201,20 @@ def round_seconds(cfg: RunConfig, device: str) -> tuple[float, str] | None:
         return None
     d = device_class(device)
     return plan["total"]["hours"][d] * 3600, f"the project's {d} measurements (docs/fast-path.md)"
+
+
+def check_job_time(o, configs) -> None:
+    """SLURM (``o``: ``sweep.slurm.SlurmOptions``): refuse a job time whose training time is shorter than one round of the first run
+    (estimated as ``--time-limit`` is: ``bench.estimate.round_seconds``): every job would
+    stop before its first round and be requeued for nothing."""
+    if not configs:
+        return
+    from ..timelimit import human
+
+    cfg = configs[0]
+    est = round_seconds(cfg, "cuda" if o.gpus else "cpu")
+    if est is not None and o.train_seconds() < est[0]:
+        what = f"--time-limit {o.train_limit}" if o.train_limit else f"--slurm-time {o.time}"
+        raise CollapseLabError(f"{what} leaves {human(o.train_seconds())} of training per job, less than one round of "
+                               f"{cfg.run_name()} (about {human(est[0])}, estimated from {est[1]}); give a longer "
+                               + ("--time-limit" if o.train_limit else "--slurm-time"))

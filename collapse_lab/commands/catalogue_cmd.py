@@ -1,58 +1,28 @@
-"""What ``figures`` and ``tables`` share: their options, which runs the chosen entries need
-(each once), training the missing ones through ``sweep.service`` with the data checked
-first, ``--list``, ``--dry-run`` and the smoke store."""
+"""The options ``figures`` and ``tables`` share, and their shell around ``collapse_lab.catalogue``:
+the options checked, ``--dry-run`` and ``--list`` printed, Ctrl-C and ``--time-limit`` turned
+into exit statuses, a missing run's error given the command that trains it."""
 from __future__ import annotations
 
 import json
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import click
 
+from ..catalogue.planning import plan, smoke_paths
 from ..errors import CollapseLabError
-from ..store.naming import in_stored_precisions
-from .overrides import describe, given_overrides, set_option
-from .common import check_time_limit, data_root_option, given_data_root, given_precision, precision_line, \
-    precision_option, time_limit_option
+from .common import data_root_option, given_data_root, given_precision, precision_option, time_limit_option
+from .overrides import given_overrides, set_option
 
 
-# from keeping least to keeping most (``wider``)
-GLOBAL_ORDER, LOCAL_ORDER = ("last", "every", "all"), ("none", "last", "every", "all")
-
-
-def wider(a: str, b: str, order: tuple) -> str:
-    """The retention that keeps what either of ``a`` and ``b`` keeps (two every:N that
-    differ: all)."""
-    ka, kb = order.index(a.split(":")[0]), order.index(b.split(":")[0])
-    if a != b and ka == kb == order.index("every"):
-        return "all"
-    return a if ka >= kb else b
-
-
-@dataclass
-class Session:
-    """What ``figures`` and ``tables`` share once their runs are planned and trained: the
-    entries, each one's run names (or why it is not available), the training failures, the
-    analysis context over the store, and the times."""
-    entries: list
-    per_entry: dict
-    failed: list
-    ctx: object
-    out: Path
-    say: object
-    t0: float
-    t_train: float
-
-
-def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: dict) -> Session | None:
-    """The part of ``figures``/``tables`` before rendering: option checks, the entries of
-    ``kind``, ``--dry-run`` and ``--list`` (handled here: None), the smoke store, the plan,
-    the first line, training the missing runs (tables --smoke drops their checkpoints) and
-    the context. ``o``: the catalogue options (``catalogue_options``); ``flags``: the
-    command's own options that conflict with --list or --no-train."""
+def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: dict):
+    """The part of ``figures``/``tables`` before rendering (``catalogue.session``): option
+    checks, the entries of ``kind``, ``--dry-run`` and ``--list`` (handled here: None), the
+    smoke store, then the session (runs planned, the missing trained, the context).
+    ``o``: the catalogue options (``catalogue_options``); ``flags``: the command's own
+    options that conflict with --list or --no-train."""
     from ..analysis.catalogue import pick
-    from ..plan import context
+    from ..catalogue.session import open_session, output_folder
 
     check_training(o["workers"], o["stack"], o["backend"], o["address"], o["list_"], o["no_train"],
                    **{**flags, "--dry-run": o["dry_run_"], "--time-limit": o["time_limit"]})
@@ -64,26 +34,38 @@ def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: d
     store, out = smoke_paths(o["smoke"], store, out, kind)
     say = (lambda m: click.echo(m if m.startswith(kind) else f"{kind}: {m}", err=True))
     runs = command_plan(preset, o["smoke"])
-    if runs.overrides:  # a render with --set lives beside the default one, never over it
-        from ..analysis.claims_file import override_folder
-
-        out = out / override_folder(runs.overrides)
-    notes: list[str] = []  # said after the first line, which names the precision
-    configs, per_entry, by_name = plan(entries, runs, store, lambda m: None, o["keep"], note=notes.append)
+    out = output_folder(out, runs)
     if o["list_"]:
+        _, per_entry, by_name = plan(entries, runs, store, lambda m: None, o["keep"])
         return list_entries(entries, per_entry, store, out, by_name, o["as_json"],
                             **({"suffix": "md"} if kind == "tables" else {}))
-    say(f"{len(configs)} run(s) for {len(entries)} entr{'y' if len(entries) == 1 else 'ies'}, precision "
-        f"{precision_line(configs, auto=given_precision() is None)}")
-    for n in notes:
-        say(n)
-    t0 = time.time()
-    failed = [] if o["no_train"] else train_entries(
-        configs, store, o["backend"], o["workers"], o["stack"], o["address"], say, "figures " if kind == "figures"
-        else "", drop_checkpoints=o["smoke"] and kind == "tables", time_limit=o["time_limit"])
-    stop_if_late(failed, say)
-    ctx = context(store, preset, o["smoke"], runs.data_root, runs.precision, runs.overrides, plan=runs)
-    return Session(entries, per_entry, failed, ctx, out, say, t0, time.time() - t0)
+    slurm = None
+    if o["backend"] == "slurm" and not o["no_train"]:
+        from .slurm_options import given_slurm
+
+        slurm = given_slurm(None, o["time_limit"])
+    try:
+        session = open_session(entries, runs, store, out, say, train=not o["no_train"], backend=o["backend"],
+                               workers=o["workers"], stack=o["stack"], address=o["address"], keep=o["keep"],
+                               time_limit=o["time_limit"], slurm=slurm,
+                               drop_checkpoints=o["smoke"] and kind == "tables")
+    except Exception as e:
+        interrupted(e, say, "figures " if kind == "figures" else "")
+        raise
+    stop_if_late(session.failed, say)
+    return session
+
+
+def interrupted(e: Exception, say, prefix: str = "") -> None:
+    """Ctrl-C or SIGTERM while runs trained (``sweep.backends.Interrupted``): said, and the
+    exit status 130 or 143; other errors pass."""
+    from ..sweep.backends import Interrupted
+
+    if isinstance(e, Interrupted):
+        from ..signals import exit_status
+
+        say(f"{prefix}interrupted ({e.signame}): finished runs are kept; the same command continues")
+        raise SystemExit(exit_status(e.signame)) from None
 
 
 def command_plan(preset: str, smoke: bool = False):
@@ -93,104 +75,6 @@ def command_plan(preset: str, smoke: bool = False):
     from ..plan import Plan
 
     return Plan(preset, smoke, given_data_root(), given_precision(), given_overrides())
-
-
-def plan(entries, runs, store: Path, warn, keep: str = "read", note=None) -> tuple[list, list, dict]:
-    """The entries' runs (each once; their smoke forms with ``smoke``), per entry its run
-    names (or why it is not available), and the runs by name; ``runs``: the command's
-    ``collapse_lab.plan.Plan`` (its preset, smoke, ``--set``). Each run keeps what the
-    entries that read it read (``Entry.keeps``, their union for a shared run); ``keep``
-    "all": every round's global and client models. ``note``: told of each stored run used in
-    the other precision (``store.naming.in_stored_precision``)."""
-    import dataclasses
-
-    seen, per_entry, keeps = {}, {}, {}
-    for e in entries:
-        try:
-            cs = runs.runs(e, warn, overrides={})
-        except CollapseLabError as err:  # a model, method or data set the toolkit lacks (the baselines issue)
-            per_entry[e.name] = f"not available at --preset {runs.preset}: {err}"
-            continue
-        if runs.overrides and cs:  # --set: one line when it changes nothing or cannot apply
-            cs = overridden(e, runs, warn)
-        if runs.precision is None:  # stored runs keep the precision they trained in
-            cs = in_stored_precisions(store, cs, note)
-        per_entry[e.name] = [c.run_name() for c in cs]
-        g, loc = ("all", "all") if keep == "all" else e.keeps()
-        for c in cs:
-            seen.setdefault(c.run_name(), c)
-            had = keeps.get(c.run_name(), ("last", "none"))
-            keeps[c.run_name()] = (wider(had[0], g, GLOBAL_ORDER), wider(had[1], loc, LOCAL_ORDER))
-    for name, c in seen.items():
-        seen[name] = dataclasses.replace(c, keep_global=keeps[name][0], keep_local=keeps[name][1])
-    return list(seen.values()), per_entry, seen
-
-
-def overridden(e, runs, warn) -> list:
-    """The entry's runs under the plan's ``--set``; each key must change some run of it
-    (compared on the real runs: a smoke form cuts some settings, e.g. local training, to a
-    few steps)."""
-    def names(o):  # the run's name and its rounds (rounds is not part of the name: a longer run extends it)
-        return [(c.run_name(), c.rounds) for c in runs.runs(e, warn, smoke=False, overrides=o)]
-
-    before = names({})
-    for k, v in runs.overrides.items():
-        if names({k: v}) == before:
-            raise CollapseLabError(f"--set {describe({k: v})}: changes none of {e.name}'s runs at --preset "
-                                   f"{runs.preset} (they have it already); drop it")
-    return runs.runs(e, warn)
-
-
-def smoke_paths(smoke: bool, store: str, out: str, out_default: str) -> tuple[Path, Path]:
-    """The store and output folder of a call: with ``--smoke`` the defaults become
-    ``checkpoints-smoke`` and ``<out>-smoke`` (a smoke store never holds real runs: checked,
-    and marked, by ``store.paths.check_smoke``); a smoke store without ``--smoke`` is refused."""
-    from ..store.paths import check_smoke
-
-    if smoke:
-        store = "checkpoints-smoke" if store == "checkpoints" else store
-        out = f"{out_default}-smoke" if out == out_default else out
-    check_smoke(store, smoke)
-    return Path(store), Path(out)
-
-
-def train_missing(configs, store: Path, backend: str, workers: int | None, stack: int, address, say,
-                  drop_checkpoints: bool = False, time_limit: str | None = None) -> list[dict]:
-    """Train (or finish) the runs not complete in the store through the sweep engine;
-    returns the failures. Diverged runs are left alone (their figure says so). Runs tagged
-    ``timing`` (the timing tables) train last, one at a time on all the cores, unstacked:
-    their ``train_seconds`` is what a round costs. ``time_limit``: runs stop by it
-    (``timelimit``); theirs are ``time-limit`` outcomes (``stop_if_late``)."""
-    timed = [c for c in configs if c.tag == "timing"]
-    rest = [c for c in configs if c.tag != "timing"]
-    failed = train_runs(rest, store, backend, workers, stack, address, say, drop_checkpoints, time_limit)
-    if any(f["status"] == "time-limit" for f in failed):
-        return failed + [{"run": c.run_name(), "status": "time-limit", "error": "not started before the time limit"}
-                         for c in timed]
-    return failed + train_runs(timed, store, backend, 1, 1, address, say, drop_checkpoints, time_limit)
-
-
-def train_entries(configs, store: Path, backend: str, workers, stack: int, address, say, prefix: str = "",
-                  drop_checkpoints: bool = False, time_limit: str | None = None) -> list[dict]:
-    """``train_missing``, with Ctrl-C or SIGTERM said and turned into the exit status (130,
-    143); the sweep is imported here, only when something trains."""
-    from ..sweep.backends import Interrupted
-
-    try:
-        return train_missing(configs, store, backend, workers, stack, address, say, drop_checkpoints, time_limit)
-    except Interrupted as e:
-        from ..signals import exit_status
-
-        say(f"{prefix}interrupted ({e.signame}): finished runs are kept; the same command continues")
-        raise SystemExit(exit_status(e.signame)) from None
-
-
-def lacking_data(names: list[str], failed: list[dict]) -> str | None:
-    """Why an entry whose runs (``names``) could not train for missing data is not rendered
-    (``missing_data`` named the folders), instead of "run ... is missing: figures trains it"."""
-    missing = {f["run"]: f["error"] for f in failed if f.get("missing_data")}
-    lacking = sorted({missing[n] for n in names if n in missing})
-    return f"{'; '.join(lacking)} (the folder expected is named above; give --data-root)" if lacking else None
 
 
 def missing_line(err: Exception) -> str:
@@ -211,96 +95,6 @@ def stop_if_late(failed: list[dict], say) -> None:
         say(f"time limit: {len(late)} run(s) stopped after their last round that fit or not started; every complete "
             f"round is kept and nothing is rendered; continue with: {continue_command()}")
         raise SystemExit(EXIT_TIME_LIMIT)
-
-
-def missing_data(configs, say) -> tuple[list[dict], list]:
-    """Every data set the runs need, read before anything trains: one line per missing data
-    set naming the folder expected and where it looked; its runs are reported as failed and
-    the others go on. Returns (the failures, the runs whose data are here)."""
-    from ..data import dataset_of
-    from ..data_root import default_data_root
-
-    def key(c):
-        return c.dataset, c.data_root, c.image_size, repr(sorted(c.dataset_options.items()))
-
-    missing, here = {}, set()
-    for c in configs:
-        if key(c) in here or key(c) in missing:
-            continue
-        try:
-            dataset_of(c)
-            here.add(key(c))
-        except CollapseLabError as e:
-            missing[key(c)] = str(e)
-    for (name, root, _, _), msg in missing.items():
-        where = default_data_root()[1] if root is None else f"{root}"
-        say(f"data set {name} is missing: {msg} (looked in: {where})")
-    failed = [{"run": c.run_name(), "status": "failed", "error": f"data set {c.dataset} is missing",
-               "missing_data": c.dataset} for c in configs if key(c) in missing]
-    return failed, [c for c in configs if key(c) not in missing]
-
-
-def train_runs(configs, store: Path, backend: str, workers: int | None, stack: int, address, say,
-           drop_checkpoints: bool = False, time_limit: str | None = None) -> list[dict]:
-    from ..sweep import backends, service
-
-    refused, configs = missing_data(configs, say)
-    busy = []
-    if backend == "slurm":  # runs a SLURM job is training: watched, not refused for their lock
-        from ..sweep.slurm import split_busy
-
-        configs, busy = split_busy(store, configs)
-    from .busy_runs import held_by, lost_the_lock, raced, trained_elsewhere, wait_for
-
-    configs, elsewhere = trained_elsewhere(store, configs)
-    if elsewhere:
-        say(f"{len(elsewhere)} run(s) are being trained by another collapse-lab process "
-            f"({held_by(store, elsewhere[0])}); this command waits for them, then reads them")
-    p = service.plan(configs, store, each=True, say=say)
-    refused += p.refused
-    if not p.pending and not busy:
-        return refused + wait_for(store, elsewhere, say)
-    todo = [q.config for q in p.pending]
-    slurm = None
-    if backend == "slurm":  # --time-limit: each job's training time
-        from ..sweep.slurm import check_cluster
-        from .slurm_options import check_round, given_slurm
-
-        slurm = given_slurm(None, time_limit)
-        check_round(slurm, todo)
-        check_cluster(slurm)
-    else:
-        check_time_limit(time_limit, todo)
-    work, alone = service.work_units(p, stack)
-    work, todo = work + [[c] for c in busy], todo + busy  # submit names their jobs; wait watches them
-    if stack > 1 and alone:  # said, not silent: why fewer runs share a unit than --stack allows
-        why = sorted({r for _, r in alone})
-        say(f"{len(alone)} run(s) cannot stack and train alone: {'; '.join(why[:3])}" + (" ..." if len(why) > 3 else ""))
-    n = workers or backends.cores()
-    service.check(p, store, work, n, smoke_ok=True, drop_checkpoints=drop_checkpoints)  # figures/tables checked the smoke mark
-    say(f"training {len(todo)} run(s) in {len(work)} unit(s) on {backend} "
-        + {"local": f"({n} workers", "ray": "(Ray workers", "slurm": "(one SLURM job each"}[backend] + f", --stack {stack})")
-    state = {"done": 0, "t0": time.time()}
-
-    def report(ev: dict) -> None:
-        if ev["event"] == "end":
-            if drop_checkpoints and ev["status"] == "complete":  # tables --smoke: metrics are what a table reads
-                from ..store import RunDir
-
-                RunDir(store / Path(ev["run"]).name).drop_checkpoints("tables --smoke")
-            state["done"] += 1
-            status, why = ev["status"], f": {ev['error']}" if ev.get("error") and ev["status"] != "complete" else ""
-            if raced(ev):  # not this command's failure: it waits for the other process below
-                status, why = "taken by another collapse-lab process as this one started it", "; waited for"
-            say(f"{state['done']}/{len(todo)} runs trained ({ev['run']}: {status}{why}, {time.time() - state['t0']:.0f} s)")
-
-    results = service.execute(work, store, backend, n, report, time_limit, address, slurm=slurm, say=say)
-    taken = lost_the_lock(results, todo)  # another command took a run between planning and training
-    if taken:
-        say(f"{len(taken)} run(s) were taken by another collapse-lab process as this one started them; waiting for them")
-    lost = {c.run_name() for c in taken}
-    return (refused + [r for r in results if r["status"] not in ("complete", "skipped") and r["run"] not in lost]
-            + wait_for(store, elsewhere + taken, say))
 
 
 def catalogue_options(out_default: str, out_help: str, list_help: str, json_help: str):

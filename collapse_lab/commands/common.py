@@ -47,13 +47,6 @@ def _set_precision(ctx, param, value):
     return value
 
 
-def precision_line(configs, auto: bool) -> str:
-    """The precision a command's runs train in, for its first line: e.g. ``fp32 (auto: bf16
-    on CUDA, fp32 on a CPU)`` or ``bf16 (--precision bf16)``."""
-    got = "+".join(sorted({c.precision for c in configs})) or "none (no runs)"
-    return f"{got} (auto: bf16 on CUDA, fp32 on a CPU)" if auto else f"{got} (--precision {got})"
-
-
 # part of a run's identity (bf16 runs are other runs): figures/tables pass it to every entry's runs
 precision_option = click.option(
     "--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
@@ -133,18 +126,3 @@ time_limit_option = click.option(
     help="Stop cleanly after the last round that fits in DURATION (3h50m, 90m, 3600) from the command's start, "
          "keep every complete round, exit 75 and print the command that continues. With --backend slurm: each "
          "job's training time (default: --slurm-time less a margin); a job stopped by it requeues itself.")
-
-
-def check_time_limit(limit: str | None, configs) -> None:
-    """Refuse, before anything trains, a ``--time-limit`` shorter than the first run's first
-    round (``bench.estimate.round_seconds`` on the run's device)."""
-    if limit is None or not configs:
-        return
-    from ..bench.estimate import round_seconds
-    from ..devices import resolve_device
-    from ..timelimit import check_first_round
-
-    cfg = configs[0]
-    est = round_seconds(cfg, resolve_device(cfg.device).type)
-    if est is not None:
-        check_first_round(limit, est[0], cfg.run_name(), est[1])

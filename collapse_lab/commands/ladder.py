@@ -1,279 +1,17 @@
 """``collapse-lab ladder ENTRY... --rungs FILE``: the papers' claims on a ladder of scales
-(issue 48; docs/scale.md).
-
-A rung is a named set of ``--set`` overrides (``commands/rungs.py``). For each rung, in the
-file's order, the command trains the entries' missing runs (the sweep engine, as
-``figures``; resumable, the store shared with ``figures``), renders each entry into
-``OUT/<rung>/``, measures each run's regime (``analysis/regime.py``) and keeps the rung's
-numbers, not its checkpoints, in ``OUT/records/<rung>--<entry>.json``. A record that matches
-(the same runs, the same data) is read instead of trained again, so a ladder kept in a
-repository never trains a rung twice. Then ``OUT/LADDER.md``, ``ladder.csv``,
-``ladder.json`` and ``ladder.png/pdf`` (rungs x claims, coloured by verdict) cover every
-rung. ``--dry-run``: each rung's runs, those to train and their estimated time.
+(docs/scale.md), a shell over ``collapse_lab.catalogue.climb``: the options checked, the
+rungs climbed, ``--dry-run`` printed, Ctrl-C said, the outputs written (``ladder_report``).
 """
 from __future__ import annotations
 
-import dataclasses
 import json
-import time
 from pathlib import Path
 
 import click
 
+from ..catalogue.climb import cells, climb, dry_rows, match_data, other_records
 from ..errors import CollapseLabError
 from .common import data_root_option, given_data_root, given_precision, precision_option
-
-from ..analysis.evidence import FORMAT  # of a record written now (2: with each run's evidence)
-READ_FORMATS = (1, FORMAT)  # records kept: format 1 keeps verdicts only, and is read as it is
-
-
-def cells(entries, rungs, preset: str, store: Path, say, where: str = "--rungs") -> list[dict]:
-    """Per rung and entry the runs (each keeping its last round's client models: the regime
-    reads them) and the overrides that change them; where a rung's setting cannot apply to
-    an entry (a key its grid varies), the cell says why."""
-    from ..plan import Plan
-    from .catalogue_cmd import LOCAL_ORDER, plan, wider
-
-    runs = Plan(preset, data_root=given_data_root(), precision=given_precision())  # one per command: rungs share runs
-
-    out = []
-    for rung in rungs:
-        for e in entries:
-            if rung.entries is not None and e.name not in rung.entries:
-                continue
-            try:
-                over = applying(e, runs, rung.overrides)
-            except CollapseLabError as err:  # a value train refuses (lr=-1, a model that does not exist)
-                raise CollapseLabError(f"{where}: rung {rung.name}: {err}") from None
-            if isinstance(over, str):
-                if rung.entries is not None:  # named for it: the file is wrong
-                    raise CollapseLabError(f"{where}: rung {rung.name}: {over}")
-                out.append({"rung": rung, "entry": e, "na": over})
-                continue
-            configs, per_entry, _ = plan([e], runs.with_overrides(over), store, lambda m: None)
-            if isinstance(per_entry[e.name], str):
-                raise CollapseLabError(f"{e.name}: {per_entry[e.name]}")
-            configs = [dataclasses.replace(c, keep_local=wider(c.keep_local, "last", LOCAL_ORDER)) for c in configs]
-            out.append({"rung": rung, "entry": e, "overrides": over, "configs": configs,
-                        "plan": runs.with_overrides(over)})
-    return out
-
-
-def applying(e, runs, overrides: dict) -> dict | str:
-    """The overrides that change the entry's runs (a setting it has already is dropped: the
-    rung's runs are then the preset's); a reason where one cannot apply. ``runs``: the
-    command's ``collapse_lab.plan.Plan``."""
-    def names(o):  # rounds is not part of a run's name (a longer run extends it)
-        return [(c.run_name(), c.rounds) for c in runs.runs(e, overrides=o)]
-
-    from ..plan import with_overrides
-
-    preset = runs.preset
-    before = names({})
-    kept = {}
-    for k, v in overrides.items():
-        try:  # a key the entry varies across its runs (its grid) cannot be one value for all
-            with_overrides(e.name, preset, e.runs.get(preset) or {}, {k: v})
-        except CollapseLabError as err:
-            return f"does not apply to {e.name}: {err}"
-        if names({k: v}) != before:
-            kept[k] = v
-    return kept
-
-
-def record_path(out: Path, cell: dict) -> Path:
-    return out / "records" / f"{cell['rung'].name}--{cell['entry'].name}.json"
-
-
-def data_identity(cell: dict, source) -> dict:
-    """Which images the cell's runs read: the data root and the test split's content hash
-    (``source``: a test-split FeatureSource, which reads each data set once)."""
-    cfg = cell["configs"][0]
-    _, fp = source.dataset(cfg)
-    return {"dataset": cfg.dataset, "data_root": cfg.data_root, "test_sha256": fp}
-
-
-def kept(out: Path, cell: dict, data: dict) -> dict | None:
-    """The cell's record when it holds these runs on these data (else None)."""
-    p = record_path(out, cell)
-    if not p.is_file():
-        return None
-    try:
-        rec = json.loads(p.read_text())
-    except (OSError, json.JSONDecodeError):
-        return None
-    same = (rec.get("format") in READ_FORMATS and rec.get("runs") == [c.run_name() for c in cell["configs"]]
-            and rec.get("rounds") == [c.rounds for c in cell["configs"]]
-            and rec.get("data", {}).get("test_sha256") == data["test_sha256"])
-    return rec if same else None
-
-
-def other_records(folder: str, cells_: list[dict]) -> list[dict]:
-    """The kept records of the same rungs on another sample of the data (``--other-sample``);
-    records of the same images are refused: two samples must not share them."""
-    recs = []
-    for c in cells_:
-        if "na" in c:
-            continue
-        p = Path(folder) / "records" / f"{c['rung'].name}--{c['entry'].name}.json"
-        if not p.is_file():
-            continue
-        try:
-            rec = json.loads(p.read_text())
-        except (OSError, json.JSONDecodeError) as e:
-            raise CollapseLabError(f"--other-sample {folder}: {p.name} is not a ladder record ({e}); "
-                                   "point it at another ladder's --out") from None
-        if rec.get("data", {}).get("test_sha256") == c["data"]["test_sha256"]:
-            raise CollapseLabError(f"--other-sample {folder}: {p.name} was computed on the same images as this "
-                                   "ladder; give the --out of a ladder on another sample of the data")
-        recs.append(rec)
-    if not recs:
-        raise CollapseLabError(f"--other-sample {folder}: no record of these rungs and entries there (its records/ "
-                               "folder has none); run the ladder on the other sample first")
-    return recs
-
-
-def match_data(cells_: list[dict], store: Path, out: Path, dry_run_: bool) -> list[str]:
-    """Each cell's data identity, its kept record (if one was computed on these images) and
-    a check that the store's runs read this data sample; a --dry-run without the data goes on,
-    returning why (its kept records cannot be matched)."""
-    from ..analysis.features import FeatureSource
-
-    source = FeatureSource(split="test", data_root=given_data_root())
-    train_source = FeatureSource(split="train", data_root=given_data_root())
-    unread = []
-    for c in cells_:
-        if "na" in c:
-            continue
-        try:
-            c["data"] = data_identity(c, source)
-        except CollapseLabError as err:
-            if not dry_run_:
-                raise
-            c["data"], c["kept"], c["train_source"] = None, None, None
-            unread.append(str(err))
-            continue
-        c["train_source"] = train_source
-        c["kept"] = kept(out, c, c["data"])
-        if c["kept"] is None:
-            check_store_data(store, c["configs"], c["data"])
-    return unread
-
-
-def check_store_data(store: Path, configs, data: dict) -> None:
-    """Runs of one store are one data sample: a stored run read from another data root
-    (another sample under the same names) is refused, not rendered as this one."""
-    from ..store import RunDir, run_path
-
-    for c in configs:
-        p = run_path(store, c)
-        if RunDir(p).exists():
-            had = RunDir(p).meta.get("data_root")
-            if had and data["data_root"] and Path(had).resolve() != Path(data["data_root"]).resolve():
-                raise CollapseLabError(f"--store {store}: run {p.name} was trained on the data at {had}, not "
-                                       f"{data['data_root']}; give each data sample a --store of its own")
-
-
-def measure(cell: dict, preset: str, store: Path, fig_dir: Path) -> dict:
-    """Render the cell's entry, measure its runs' regime, and return its record."""
-    from ..analysis.evidence import run_evidence
-    from ..analysis.ladder import summary
-    from ..plan import context
-    from ..analysis.regime import measure_run, test_accuracy
-    from ..store import RunDir, run_path
-    from .figures import render
-
-    e, configs = cell["entry"], cell["configs"]
-    ctx = context(store, preset, False, given_data_root(), given_precision(), cell["overrides"], plan=cell["plan"])
-    rec = render(e, ctx, fig_dir)
-    train_src = cell["train_source"]  # one per command: each data set read once for all rungs
-    ms = []
-    for c in configs:
-        ident = {k: v for k, v in c.identity().items() if k != "seed"}
-        run = RunDir(run_path(store, c))
-        m = measure_run(run, ctx.features, train_src, c.rounds)
-        ev = run_evidence(ctx, run, c.rounds, test_accuracy(run))
-        ms.append({**m, **ev, "seed": c.seed, "reg": c.reg, "alpha": c.identity()["alpha"],
-                   "setting": json.dumps(ident, sort_keys=True, default=str)})
-    # Table 1's comparison is not kept here: ladder.claims_of computes it from the measures
-    return {"claims": rec["claims"], "figure": rec["files"],
-            "precision": rec["precision"], "regime": {**summary(ms), "runs": ms}}
-
-
-def complete(store: Path, cfg) -> bool:
-    """Whether the store holds the run with at least the rounds ``cfg`` reads."""
-    from ..store import RunDir, run_path
-
-    return RunDir(run_path(store, cfg)).is_complete(cfg.rounds)
-
-
-def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stack: int, say,
-          no_train: bool = False) -> list[dict]:
-    """Every cell's record, rung by rung: read where kept, else trained, rendered, measured
-    and kept. Returns the records in the ladder's order. ``no_train``: a cell whose runs
-    are not all in the store is reported as not trained yet, and nothing trains."""
-    from ..bench.estimate import estimate
-    from ..files import write_json
-    from .catalogue_cmd import train_missing
-
-    records, rungs = [], list(dict.fromkeys(c["rung"].name for c in cells_))
-    for i, name in enumerate(rungs):
-        todo = [c for c in cells_ if c["rung"].name == name]
-        if no_train:  # what the store lacks is not trained: said in the cell
-            for c in todo:
-                if "na" not in c and c["kept"] is None and not all(complete(store, r) for r in c["configs"]):
-                    c["na"] = "not trained yet (the ladder without --no-train trains it)"
-        fresh = [c for c in todo if "na" not in c and c["kept"] is None]
-        runs = {r.run_name(): r for c in fresh for r in c["configs"]}
-        say(f"ladder: rung {i + 1} of {len(rungs)} ({name}): {len(todo)} entr{'y' if len(todo) == 1 else 'ies'}, "
-            + (f"{len(runs)} run(s) to render and measure" if fresh else
-               "not trained yet (--no-train)" if all("na" in c for c in todo) else "its records kept (nothing trains)"))
-        t0 = time.time()
-        failed = train_missing(list(runs.values()), store, "local", workers, stack, None, say) if runs else []
-        wall = round(time.time() - t0, 1)
-        if failed:
-            raise CollapseLabError(f"rung {name}: {len(failed)} run(s) did not train ({failed[0]['run']}: "
-                                   f"{failed[0].get('error') or failed[0]['status']}); the same command continues")
-        for c in todo:
-            base = {"format": FORMAT, "rung": name, "note": c["rung"].note, "set": list(c["rung"].items),
-                    "entry": c["entry"].name, "preset": preset,
-                    **({"seeds": list(c["rung"].seeds)} if c["rung"].seeds else {})}
-            if "na" in c:
-                records.append({**base, "na": c["na"]})
-                continue
-            hours = estimate(c["configs"])["total"]["hours"].get("cpu-2core")
-            est_s = None if hours is None else round(hours * 3600, 1)
-            if c["kept"] is not None:  # its measurements as kept; the cost as the project now estimates it
-                say(f"ladder: {name} / {c['entry'].name}: numbers kept in {record_path(out, c)} (not trained again)")
-                records.append({**c["kept"], "estimated_seconds": est_s})
-                continue
-            rec = {**base, "applied": c["overrides"], "estimated_seconds": est_s,
-                   "runs": [r.run_name() for r in c["configs"]], "rounds": [r.rounds for r in c["configs"]],
-                   "data": c["data"],
-                   **measure(c, preset, store, out / name),
-                   "wall_seconds": wall if len(fresh) == 1 else None, "rung_wall_seconds": wall}
-            write_json(record_path(out, c), rec)
-            records.append(rec)
-            say(f"ladder: {name} / {c['entry'].name}: " + verdict_line(rec))
-    return records
-
-
-def verdict_line(rec: dict) -> str:
-    from ..analysis.ladder import claims_of, word
-
-    words = [word(c, rec["regime"].get("matched")) for c in claims_of(rec)]
-    reg = rec["regime"]
-    return (", ".join(f"{words.count(w)} {w}" for w in dict.fromkeys(words)) + f"; regime: clients own data "
-            f"{_pct(reg['own_acc_min'])} (min), plateau {_num(reg['plateau_max_points'])} points, FedAvg dead units "
-            f"{_pct(reg['dead_share_max_fedavg'])} (max) -> {'matched' if reg['matched'] else 'not matched'}")
-
-
-def _pct(x) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f} %"
-
-
-def _num(x) -> str:
-    return "n/a" if x is None else f"{x:.2f}"
 
 
 def _duration(s: float) -> str:
@@ -281,22 +19,8 @@ def _duration(s: float) -> str:
 
 
 def dry(cells_: list[dict], store: Path, as_json: bool) -> None:
-    """Each rung's runs, those present and to train, and the estimated time of the latter."""
-    from ..bench.estimate import estimate
-
-    out, planned = [], set()  # runs an earlier rung trains (rungs share runs: e.g. FedAvg's under an Eq. 8 rung)
-    for name in dict.fromkeys(c["rung"].name for c in cells_):
-        todo = [c for c in cells_ if c["rung"].name == name and "na" not in c]
-        runs = {r.run_name(): r for c in todo if c.get("kept") is None for r in c["configs"]}
-        missing = [r for n, r in runs.items() if (n, r.rounds) not in planned and not complete(store, r)]
-        planned |= {(n, r.rounds) for n, r in runs.items()}
-        est = estimate(missing)["total"]["hours"] if missing else {}
-        hours, gpu = est.get("cpu-2core", 0.0), est.get("H100", 0.0)
-        out.append({"rung": name, "entries": [c["entry"].name for c in todo],
-                    "kept": [c["entry"].name for c in todo if c.get("kept") is not None],
-                    "runs": len(runs), "to_train": len(missing), "cpu_2core_hours": round(hours, 4),
-                    "h100_hours": round(gpu, 4),
-                    "overrides": [c["rung"].items for c in todo][:1]})
+    """``--dry-run``: each rung's runs, those to train and their estimated time (``climb.dry_rows``)."""
+    out = dry_rows(cells_, store)
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return
@@ -337,9 +61,9 @@ def dry(cells_: list[dict], store: Path, as_json: bool) -> None:
 def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, no_train, as_json, other_sample):
     """Climb the rungs of --rungs for the figure entries NAMES at --preset."""
     from ..analysis.catalogue import pick
+    from ..catalogue.ladder_report import write
+    from ..catalogue.rungs import load_rungs, rungs_path
     from .catalogue_cmd import check_training
-    from .ladder_report import write
-    from .rungs import load_rungs, rungs_path
 
     check_training(workers, stack)
     if no_train and (dry_run_ or workers is not None):
@@ -356,10 +80,10 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
     rungs = load_rungs(rungs_file, [e.name for e in entries])
     say = (lambda m: click.echo(m, err=True))
     store, out = Path(store), Path(out)
-    cells_ = cells(entries, rungs, preset, store, say, f"--rungs {rungs_file}")
+    cells_ = cells(entries, rungs, preset, store, f"--rungs {rungs_file}", given_data_root(), given_precision())
     if all("na" in c for c in cells_):
         raise CollapseLabError(f"--rungs {rungs_file}: no rung applies to {', '.join(names)}")
-    unread = match_data(cells_, store, out, dry_run_)
+    unread = match_data(cells_, store, out, dry_run_, given_data_root())
     if dry_run_:
         if unread and not as_json:
             say(f"ladder: no data to match kept records against, so every run is counted ({unread[0]})")

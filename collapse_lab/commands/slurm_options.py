@@ -126,21 +126,3 @@ def given_slurm(spec_section: dict | None = None, time_limit: str | None = None,
             msg = msg.replace(flag + " ", key + " ")
         raise CollapseLabError(msg) from None
     return o
-
-
-def check_round(o, configs) -> None:
-    """Refuse a job time whose training time is shorter than one round of the first run
-    (estimated as ``--time-limit`` is: ``bench.estimate.round_seconds``): every job would
-    stop before its first round and be requeued for nothing."""
-    if not configs:
-        return
-    from ..bench.estimate import round_seconds
-    from ..timelimit import human
-
-    cfg = configs[0]
-    est = round_seconds(cfg, "cuda" if o.gpus else "cpu")
-    if est is not None and o.train_seconds() < est[0]:
-        what = f"--time-limit {o.train_limit}" if o.train_limit else f"--slurm-time {o.time}"
-        raise CollapseLabError(f"{what} leaves {human(o.train_seconds())} of training per job, less than one round of "
-                               f"{cfg.run_name()} (about {human(est[0])}, estimated from {est[1]}); give a longer "
-                               + ("--time-limit" if o.train_limit else "--slurm-time"))

@@ -13,8 +13,11 @@ import click
 from ..errors import CollapseLabError
 from ..timelimit import EXIT_TIME_LIMIT
 from ..store.naming import in_stored_precisions
-from .common import check_time_limit, data_root_option, given_data_root, precision_line, time_limit_option
-from .slurm_options import check_backend, check_round, given_slurm, slurm_options
+from ..runspec.expand import precision_line
+from ..bench.estimate import check_job_time
+from ..timelimit import check_time_limit
+from .common import data_root_option, given_data_root, time_limit_option
+from .slurm_options import check_backend, given_slurm, slurm_options
 
 
 def status_of(p) -> str:
@@ -205,7 +208,7 @@ def check_before_training(planned, store: Path, work, n: int, backend: str, slur
     if backend == "slurm":
         from ..sweep.slurm import check_cluster
 
-        check_round(slurm, todo)
+        check_job_time(slurm, todo)
         check_cluster(slurm)
     else:
         check_time_limit(time_limit, todo)

@@ -1,6 +1,6 @@
 """The catalogue's planning, above both subsystems: which runs an entry needs at a preset
 (its spec's sweep through the one resolver, ``runspec``), resolved once per command and
-handed to the analysis (``analysis.context.Context.plan``); ``commands.catalogue_cmd``
+handed to the analysis (``analysis.context.Context.plan``); ``catalogue``
 trains the missing ones through the sweep. The analysis reads the runs it is given and
 never names runs itself, so rendering from a store loads nothing that trains."""
 from __future__ import annotations

@@ -154,3 +154,10 @@ def expand(spec: dict, where: str, warn=None, max_runs: int = MAX_RUNS, distinct
         if warn is not None:
             warn(f"{msg} ({len(where_fired)} of {len(having)} points)")
     return configs
+
+
+def precision_line(configs, auto: bool) -> str:
+    """The precision a command's runs train in, for its first line: e.g. ``fp32 (auto: bf16
+    on CUDA, fp32 on a CPU)`` or ``bf16 (--precision bf16)``."""
+    got = "+".join(sorted({c.precision for c in configs})) or "none (no runs)"
+    return f"{got} (auto: bf16 on CUDA, fp32 on a CPU)" if auto else f"{got} (--precision {got})"

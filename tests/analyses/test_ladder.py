@@ -247,7 +247,7 @@ BAD_RUNGS = [
 
 
 def test_a_ladder_of_a_subset_skips_the_rungs_of_other_entries_and_a_rung_may_set_the_seeds(tmp_path):
-    from collapse_lab.commands.rungs import load_rungs
+    from collapse_lab.catalogue.rungs import load_rungs
 
     f = tmp_path / "rungs.yaml"
     f.write_text("rungs:\n- name: a\n  set: {lr: 0.1}\n  entries: [feddecorr-fig3]\n- name: b\n  set: {lr: 0.2}\n"
@@ -266,7 +266,7 @@ def test_the_packaged_ladder_is_the_default_and_plans_without_the_data(tmp_path,
     (analyses/ladder/rungs.yaml, in the wheel) and plans it with no data at hand."""
     import yaml
 
-    from collapse_lab.commands.rungs import packaged
+    from collapse_lab.catalogue.rungs import packaged
 
     monkeypatch.chdir(tmp_path)  # an empty folder: nothing of the repository's docs/
     monkeypatch.delenv("COLLAPSE_LAB_DATA", raising=False)
@@ -370,7 +370,7 @@ def test_the_effect_shown_is_the_one_that_decides():
 
 
 def test_a_claim_keeps_its_column_whatever_its_place_in_a_record():
-    from collapse_lab.commands.ladder_report import claim_columns, claims_table
+    from collapse_lab.catalogue.ladder_report import claim_columns, claims_table
 
     def rec(rung, *texts):
         return {"rung": rung, "entry": "e", "regime": {"matched": False, "runs": []},

@@ -20,7 +20,7 @@ def _other(d: dict) -> list[dict] | None:
 
 @pytest.mark.parametrize("sample", ["a", "b"])
 def test_the_committed_outputs_are_a_regeneration_of_the_records(sample, tmp_path):
-    from collapse_lab.commands.ladder_report import regenerate
+    from collapse_lab.catalogue.ladder_report import regenerate
 
     src = SCALE / sample
     d = json.loads((src / "ladder.json").read_text())

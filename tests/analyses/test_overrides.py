@@ -62,7 +62,7 @@ def test_rounds_is_an_override_though_not_part_of_a_runs_name():
     """A run of R rounds is the first R rounds of a longer one (same folder): --set rounds=3
     changes what an entry reads, so it is not refused as changing nothing (the refusal
     compares names and rounds)."""
-    from collapse_lab.commands.catalogue_cmd import overridden
+    from collapse_lab.catalogue.planning import overridden
     from collapse_lab.plan import Plan
 
     (e,) = pick(["feddecorr-fig1"], "figure")

@@ -97,7 +97,7 @@ def test_render_checks_each_claim_per_seed_and_writes_the_verdict(store, tmp_pat
     import dataclasses
 
     from collapse_lab.analysis.claims_file import merge_claims
-    from collapse_lab.commands.figures import render
+    from collapse_lab.catalogue.render import render_figure as render
 
     claim = {"text": "more skew, fewer dimensions", "check": "compare", "metric": "n_significant_top", "a": {"alpha": "inf"},
              "b": {"alpha": 0.1}, "op": ">="}

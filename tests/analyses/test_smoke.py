@@ -112,7 +112,7 @@ def test_dry_run_plans_both_presets_and_trains_nothing(tmp_path):
     # --smoke plans the smoke runs: one round of one step on each participant's first
     # SMOKE_SAMPLES images, and a third of SMOKE_TEST test images (the estimate's eval weight)
     from collapse_lab.analysis.catalogue import pick
-    from collapse_lab.commands.catalogue_cmd import plan
+    from collapse_lab.catalogue.planning import plan
     from collapse_lab.config import clients_per_round
     from collapse_lab.data import SMOKE_SAMPLES, SMOKE_TEST
     from collapse_lab.plan import Plan

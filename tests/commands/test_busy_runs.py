@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from collapse_lab.commands.busy_runs import LOCKED, lost_the_lock, raced, wait_for
+from collapse_lab.catalogue.busy import LOCKED, lost_the_lock, raced, wait_for
 from collapse_lab.errors import CollapseLabError
 from collapse_lab.runspec.resolve import resolve_runs
 from collapse_lab.training.engine import train

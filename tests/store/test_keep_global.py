@@ -4,7 +4,6 @@ round (equal byte for byte to a run that kept everything), the byte estimate aga
 files written, and the catalogue's policy: each run keeps what the entries reading it read."""
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -70,7 +69,7 @@ def test_the_estimate_counts_the_files_written(tmp_path):
 
 def test_the_catalogue_keeps_what_its_entries_read():
     from collapse_lab.analysis.catalogue import Entry
-    from collapse_lab.commands.catalogue_cmd import GLOBAL_ORDER, LOCAL_ORDER, wider
+    from collapse_lab.catalogue.planning import GLOBAL_ORDER, LOCAL_ORDER, wider
 
     table = Entry(name="t", paper="", source="", kind="table", renderer="table", caption="", runs={}, params={})
     local = Entry(name="l", paper="", source="", kind="figure", renderer="local_global", caption="", runs={}, params={})

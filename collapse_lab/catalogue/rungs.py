@@ -15,7 +15,7 @@ YAML, a mapping with one key ``rungs``, a list; each rung is a mapping::
       set: {model: cnn-bn}
       seeds: [0, 1, 2, 3, 4, 5]       # the entries' seed list replaced (the same runs, more seeds)
 
-Each ``set`` is read as ``--set`` reads its items (``commands.overrides.parse``: the same
+Each ``set`` is read as ``--set`` reads its items (``catalogue.overrides.parse``: the same
 keys, values checked as ``train`` checks them). Whatever is wrong with the file is one line
 that names the file, the rung and what to do (exit status 2).
 """
@@ -35,7 +35,7 @@ NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 @dataclass(frozen=True)
 class Rung:
     name: str
-    overrides: dict = field(default_factory=dict)  # as commands.overrides.parse returns them
+    overrides: dict = field(default_factory=dict)  # as catalogue.overrides.parse returns them
     items: tuple[str, ...] = ()  # KEY=VALUE, as a user would give them to figures --set
     note: str = ""
     entries: tuple[str, ...] | None = None  # None: every entry of the ladder
