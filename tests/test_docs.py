@@ -15,7 +15,7 @@ from collapse_lab.cli import cli
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # options of other programs that the docs show next to ours (pip, pytest, Chromium, git, torchrun, ...)
-OTHERS = {"--rewrite",  # analyses/check_specs.py, a script
+OTHERS = {"--rewrite",  # collapse_lab/catalogue/check_specs.py, a script
           "--no-deps", "--durations", "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir", "--index-url",
           "--extra-index-url", "--upgrade", "--version", "--help", "--nproc-per-node", "--sample",
           "--time", "--array",  # sbatch (docs/training.md: a SLURM job array)

@@ -205,3 +205,16 @@ def main() -> None:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def test_the_catalogues_data_imports_nothing_and_is_read_through_one_loader():
+    """analyses/ is data: no module there imports the package, and one module of the package
+    (analysis.catalogue, the loader) reads it."""
+    for path in (PKG.parent / "analyses").rglob("*.py"):
+        tree = ast.parse(path.read_text())
+        names = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
+        names += [n.module or "" for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level == 0]
+        assert not [n for n in names if n.split(".")[0] == "collapse_lab"], path
+        assert not [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.level > 0], path
+    readers = sorted(m for m, targets in graph().items() if "collapse_lab.analyses" in targets)
+    assert readers == ["collapse_lab.analysis.catalogue"], readers

@@ -9,8 +9,13 @@ from pathlib import Path
 import yaml
 
 from ..config import RunConfig, alpha_str, parse_alpha
-from ..analyses import SPECS  # the catalogue data: the top-level analyses/ folder
+from ..analyses import LADDERS, REFERENCE, SPECS  # the catalogue's data (the top-level analyses/): read here only
 from ..errors import CollapseLabError
+
+def reference_file(name: str) -> Path:
+    """One of the papers' printed-number files (``analyses/reference/``)."""
+    return REFERENCE / name
+
 
 PRESETS = ("quick", "cpu", "paper")  # cpu: real CIFAR-10 on a laptop, for the entries that have it
 KINDS = ("figure", "table")

@@ -97,10 +97,9 @@ def _rung(i: int, d, where: str, entry_names: list[str]) -> Rung:
 
 def packaged() -> dict[str, Path]:
     """The ladders that ship with the package (``analyses/ladder/``): name -> file."""
-    from importlib.resources import files
+    from ..analysis.catalogue import LADDERS
 
-    folder = Path(str(files("collapse_lab.analyses") / "ladder"))
-    return {p.stem: p for p in sorted(folder.glob("*.yaml"))}
+    return {p.stem: p for p in sorted(LADDERS.glob("*.yaml"))}
 
 
 def rungs_path(path: str | Path) -> Path:

@@ -59,7 +59,7 @@ def test_the_record_holds_every_measure_of_what_it_was_given():
 def test_a_claim_that_names_an_unknown_measure_is_refused_by_check_specs(tmp_path, monkeypatch):
     """check_specs names the metric and what the renderer writes; the catalogue as shipped has none."""
     import analyses
-    from analyses import check_specs
+    from collapse_lab.catalogue import check_specs
     from collapse_lab.analysis.catalogue import catalogue, unknown_metrics
 
     assert all(unknown_metrics(e) == [] for e in catalogue())

@@ -84,9 +84,9 @@ def metric_of(p: dict, preset: str) -> str:
 def reference(table: str):
     import pandas as pd
 
-    from ...analyses import REFERENCE
+    from ..catalogue import reference_file
 
-    d = pd.read_csv(REFERENCE / REFERENCE_CSV)
+    d = pd.read_csv(reference_file(REFERENCE_CSV))
     return d[d.table == table]
 
 

@@ -1,7 +1,7 @@
 """Check (and, with --rewrite, write) the catalogue's specs.
 
-    python -m collapse_lab.analyses.check_specs            # check every spec
-    python -m collapse_lab.analyses.check_specs --rewrite  # write each back without YAML anchors
+    python -m collapse_lab.catalogue.check_specs            # check every spec
+    python -m collapse_lab.catalogue.check_specs --rewrite  # write each back without YAML anchors
 
 Check: every spec loads through the catalogue's loader (keys, renderer, claims), its claims
 read metrics its renderer writes (the measures' names, ``spectra.measures``), its runs
@@ -18,7 +18,7 @@ import sys
 
 import yaml
 
-from . import SPECS
+from ..analysis.catalogue import SPECS
 
 
 class _Plain(yaml.SafeDumper):
