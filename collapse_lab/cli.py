@@ -8,6 +8,8 @@ import time
 from pathlib import Path
 
 import click
+
+from .commands.options import store_option
 from click.core import ParameterSource
 
 from .config import alpha_str
@@ -113,8 +115,7 @@ def _explicit(ctx: click.Context, params: dict) -> dict:
 @click.option("--probe-layers", is_flag=True, default=None,
               help="Also log every layer's effective rank, n above tau and participation ratio on the probe set, for the "
                    "global model and client 0, each round (no effect on what trains).")
-@click.option("--store", "out", type=click.Path(file_okay=False), default="checkpoints", show_default=True,
-              help="Run store folder (the analyses read it with the same option).")
+@store_option("Run store folder (the analyses read it with the same option).", name="out")
 @click.option("--keep-local", help="Client checkpoints to keep: all (default), last, none, every:N")
 @click.option("--keep-global", help="Global checkpoints to keep: all (default: every round and round 0), every:N "
                                     "(rounds 0, N, 2N, ... and the last), last")

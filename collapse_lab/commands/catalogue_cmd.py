@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from .options import preset_option, store_option
 from ..catalogue.planning import plan, smoke_paths
 from ..errors import CollapseLabError
 from .common import data_root_option, given_data_root, given_precision, precision_option, time_limit_option
@@ -102,12 +103,10 @@ def catalogue_options(out_default: str, out_help: str, list_help: str, json_help
     missing runs train."""
     opts = [
         click.argument("names", nargs=-1),
-        click.option("--preset", type=click.Choice(["quick", "cpu", "paper"]), default="quick", show_default=True,
-                     help="quick: stand-in data (digits, Gaussian), minutes on a CPU; cpu: real CIFAR-10 (1,000 or 300 "
+        preset_option("quick", help="quick: stand-in data (digits, Gaussian), minutes on a CPU; cpu: real CIFAR-10 (1,000 or 300 "
                           "training images per class, chosen by content) with small models, under 30 minutes an entry on 2 cores, for the entries "
                           "that have it; paper: the papers' settings (a GPU and the data sets)."),
-        click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
-                     help="Run store."),
+        store_option(),
         click.option("--out", default=out_default, show_default=True, type=click.Path(file_okay=False), help=out_help),
         click.option("--list", "list_", is_flag=True, help=list_help),
         click.option("--no-train", is_flag=True, help="Render from the runs present; an entry missing runs is reported."),

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 
+from .options import store_option
 from ..errors import CollapseLabError
 
 
@@ -73,7 +74,7 @@ def live_log(kind: str, folder: Path, run_path: Path, memo: dict):
 
 @click.command("export")
 @click.argument("kind", type=click.Choice(["tensorboard"]))
-@click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False), help="Run store.")
+@store_option()
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="TensorBoard log folder (one sub-folder per run).")
 @click.option("--json", "as_json", is_flag=True, help="Print the folders written as JSON.")
 def export_cmd(kind, store, out, as_json):

@@ -9,6 +9,7 @@ temporary folder of the store and renamed into place: an import that fails leave
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import re
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import click
 
+from .options import store_option
 from ..errors import CollapseLabError
 from .common import data_root_option, given_data_root
 
@@ -157,7 +159,7 @@ TRAINING = {"lr": float, "momentum": float, "weight_decay": float, "local_epochs
 
 @click.command("import")
 @click.argument("src", type=click.Path(file_okay=False, exists=True))
-@click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False), help="Run store.")
+@store_option()
 @click.option("--global", "global_pattern", required=True, metavar="PATTERN",
               help="The global models' files under SRC, e.g. 'round_{round}/global.pt' (round 0: the initial model) "
                    "or 'globalmodel_*.pth' (no {round}: one checkpoint, numbered --round).")
@@ -244,21 +246,25 @@ def _beta_alpha(reg: str, beta, alpha) -> dict:
 
 
 def parse_settings(settings) -> dict:
-    """``--set KEY=VALUE``: the training settings the other code used (``TRAINING``), each once."""
-    train = {}
-    for s in settings:
-        k, eq, v = s.partition("=")
-        k = k.strip().replace("-", "_")
-        if not eq or k not in TRAINING:
-            raise CollapseLabError(f"--set {s!r}: write KEY=VALUE with KEY one of {', '.join(TRAINING)}")
-        if k in train:
-            raise CollapseLabError(f"--set {k} is given twice ({k}={train[k]!r} and {s!r}); give it once")
-        try:
-            train[k] = TRAINING[k](v)
+    """``--set KEY=VALUE``: the training settings the other code used (``TRAINING``), each
+    once, read as every KEY=VALUE option is (``runspec.resolve.parse_key_values``)."""
+    from ..runspec.resolve import parse_key_values
+
+    given = parse_key_values(settings, "--set", "lr=0.01")
+    out = {}
+    for k, v in given.items():
+        if k not in TRAINING:
+            raise CollapseLabError(f"--set {k}={v}: write KEY=VALUE with KEY one of {', '.join(TRAINING)}")
+        want = "an integer" if TRAINING[k] is int else "a number"
+        try:  # text JSON does not read as a number (nan, 0x10) is read as Python reads it
+            if isinstance(v, bool) or TRAINING[k] is int and isinstance(v, float):
+                raise ValueError
+            out[k] = TRAINING[k](v)
         except ValueError:
-            raise CollapseLabError(f"--set {s!r}: {v!r} is not a{'n integer' if TRAINING[k] is int else ' number'}") \
-                from None
-    return train
+            raise CollapseLabError(f"--set {k}={v}: {v!r} is not {want}") from None
+        if not math.isfinite(out[k]):
+            raise CollapseLabError(f"--set {k}={v}: not a finite number; give a finite number")
+    return out
 
 
 def matched_files(src: Path, global_pattern: str, client_pattern, round_: int):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 
+from .options import preset_option, store_option
 from ..catalogue.climb import cells, climb, dry_rows, match_data, other_records
 from ..errors import CollapseLabError
 from .common import data_root_option, given_data_root, given_precision, precision_option
@@ -39,10 +40,8 @@ def dry(cells_: list[dict], store: Path, as_json: bool) -> None:
 @click.option("--rungs", "rungs_file", default="rungs", show_default=True,
               help="YAML file of rungs, each a name and a set of train options, or a packaged ladder: rungs (the study's "
                    "of docs/scale.md), rungs-gpu (docs/scale.md).")
-@click.option("--preset", type=click.Choice(["quick", "cpu", "paper"]), default="cpu", show_default=True,
-              help="The catalogue preset every rung starts from.")
-@click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
-              help="Run store (shared with figures; one per data sample).")
+@preset_option("cpu", "The catalogue preset every rung starts from.")
+@store_option("Run store (shared with figures; one per data sample).")
 @click.option("--out", default="ladder", show_default=True, type=click.Path(file_okay=False),
               help="Folder of the ladder's records, figures and tables (keep it: a kept record is never "
                    "trained again).")

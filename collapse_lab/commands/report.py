@@ -20,8 +20,8 @@ from pathlib import Path
 
 import click
 
+from .options import store_option, tau_option
 from ..errors import CollapseLabError
-from ..spectra.constants import DEFAULT_TAU
 from .common import data_root_option, feature_source, model_factory_options
 from ..files import write_bytes
 
@@ -175,12 +175,12 @@ def layers_section(run, fs, tau: float) -> tuple[list[dict], str]:
 
 
 @click.command("report")
-@click.option("--store", default="checkpoints", show_default=True, type=click.Path(file_okay=False), help="Run store.")
+@store_option()
 @click.option("--figures", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False),
               help="Rendered figures (PNG) and the claims (claims-<preset>.json) to include, when the folder exists.")
 @click.option("--out", default=None, type=click.Path(dir_okay=False),
               help="The HTML file (default: report_<store name>.html beside the store).")
-@click.option("--tau", type=float, default=DEFAULT_TAU, show_default=True, help="Significance threshold.")
+@tau_option()
 @click.option("--device", default="auto", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout.")
 @data_root_option

@@ -5,6 +5,7 @@ import json
 
 import click
 
+from .options import store_option
 from ..analysis.labels import partition_text, reg_text
 from ..errors import CollapseLabError
 
@@ -28,8 +29,7 @@ def row(run) -> dict:
 
 
 @click.command("runs")
-@click.option("--store", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
-              help="Run store.")
+@store_option()
 @click.option("--where", "filters", multiple=True, metavar="FIELD=VALUE",
               help="Only runs whose run.json field has this value, e.g. method=moon, alpha=0.05 (repeatable).")
 @click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON on stdout (with every run.json field).")

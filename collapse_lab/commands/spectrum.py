@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
+from .options import store_option, tau_option, top_option
 from ..errors import CollapseLabError
 from .common import data_root_option, feature_source, model_factory_options
-from ..spectra.constants import DEFAULT_TAU, TOP
+from ..spectra.constants import TOP
 from ..analysis.labels import describe
 from ..analysis.select import seed_groups
 from .selection import kept_rounds, parse_rounds, pick_round, select_runs, warn
@@ -24,8 +25,7 @@ def common_options(f=None, *, foreign_layer: bool = True):
     opts = [
         click.option("--alpha", multiple=True, help="Dirichlet alpha of the runs (repeatable; default: all runs found)."),
         click.option("--run", "runs", multiple=True, type=click.Path(file_okay=False), help="Run folder(s) to use instead of searching."),
-        click.option("--store", "store", default="checkpoints", show_default=True,
-                     type=click.Path(file_okay=False), help="Run store to search."),
+        store_option("Run store to search."),
         click.option("--dataset", default=None, help="Only runs on this data set."),
         click.option("--model", default=None, help="Only runs of this model."),
         click.option("--method", "methods", multiple=True, help="Only runs of this method (repeatable)."),
@@ -33,7 +33,7 @@ def common_options(f=None, *, foreign_layer: bool = True):
         click.option("--round", "round_", type=int, default=None, help="Round to analyse (default: the last)."),
         click.option("--client", type=int, default=0, show_default=True,
                      help="Client whose local model is shown (runs that keep no client checkpoint: global only)."),
-        click.option("--tau", type=float, default=DEFAULT_TAU, show_default=True, help="Significance threshold."),
+        tau_option(),
         click.option("--split", default="test", show_default=True, help="Evaluation set: test (as in the paper) or train."),
         click.option("--feature-dtype", default="float64", show_default=True, help="Forward pass precision for z."),
         click.option("--device", default="auto", show_default=True),
@@ -115,7 +115,7 @@ def print_table(rows: list[dict]) -> None:
 @click.command("spectrum")
 @common_options
 @click.option("--rounds", "rounds_spec", default=None, help="all, A:B or A,B,C: draw the evolution over rounds.")
-@click.option("--top", type=int, default=None, help="Indices used for R (default: all above the numerical floor).")
+@top_option()
 @click.option("--live-only", is_flag=True, help="Spectra and rank measures over the live units only (dead and constant "
                                                  "units of z left out).")
 @click.option("--logged", is_flag=True, help="With --rounds: the global spectra training logged on its probe set "
@@ -295,7 +295,7 @@ def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
 
 @click.command("compare")
 @common_options
-@click.option("--top", type=int, default=None, help="Indices used for R (default: all above the numerical floor).")
+@top_option()
 def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device, fig_dir, as_json, top):
     """Local vs global spectrum of one run with the gap R (journal Eq. 1, Fig. 4/6)."""
     from ..analysis.plots import save_figure

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from .options import store_option
 from ..errors import CollapseLabError
 from ..timelimit import EXIT_TIME_LIMIT
 from ..store.naming import in_stored_precisions
@@ -50,8 +51,7 @@ def _fmt(seconds: float | None) -> str:
 
 @click.command("sweep")
 @click.argument("spec", type=click.Path(dir_okay=False))
-@click.option("--store", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
-              help="Run store (on Ray: a filesystem every node sees).")
+@store_option("Run store (on Ray: a filesystem every node sees).")
 @click.option("--backend", type=click.Choice(["local", "ray", "slurm"]), default="local", show_default=True,
               help="local: a pool of processes here; ray: tasks on a Ray cluster; slurm: one SLURM job per run "
                    "(docs/sweeps.md), returning once submitted unless --wait.")

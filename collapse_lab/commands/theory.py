@@ -6,9 +6,11 @@ import time
 from pathlib import Path
 
 import click
+
 import numpy as np
 import torch
 
+from .options import store_option
 from ..config import DEFAULT_ALPHAS, alpha_str, parse_alpha
 from ..errors import CollapseLabError
 from .common import Progress, data_root_option, feature_source, given_data_root
@@ -21,8 +23,7 @@ def theory():
 
 @theory.command("prop1", short_help="Proposition 1 on random and real correlation matrices.")
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--store", "store", default="checkpoints", show_default=True, type=click.Path(file_okay=False),
-              help="Run store: the newest run's final global model gives a real correlation matrix.")
+@store_option("Run store: the newest run's final global model gives a real correlation matrix.")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def prop1_cmd(ctx, seed, store, as_json):
