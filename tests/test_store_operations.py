@@ -15,7 +15,11 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[1] / "collapse_lab"
 # the store's own names, as they appear in strings
 FILE_NAMES = ("run.json", "metrics.jsonl", "events.jsonl", "partition.safetensors", "global.safetensors",
-              "method.safetensors", "method_clients.safetensors", ".features")
+              "method.safetensors", "method_clients.safetensors", ".features",
+              # the store's folders beside its runs: locks, a sweep's logs, the account of SLURM jobs
+              ".locks", ".sweep-logs", ".slurm", "submit.lock")
+# walking a run's folder (its size, its files) is the store's: ``run.path.rglob(...)``
+WALKS = {"glob", "rglob", "iterdir", "walk"}
 PREFIXES = ("round_", "client_")  # round_<r>/, client_<k>.safetensors ("client_3" alone is a label)
 # RunDir members that hand out a path inside the run
 PATH_MEMBERS = {"round_dir", "global_path", "client_path", "method_path"}
@@ -60,6 +64,9 @@ def touches(source: str) -> list[str]:
                 found.append(f"{node.lineno}: f{text!r}")
         elif isinstance(node, ast.Attribute) and node.attr in PATH_MEMBERS:
             found.append(f"{node.lineno}: .{node.attr}")
+        elif (isinstance(node, ast.Attribute) and node.attr in WALKS and isinstance(node.value, ast.Attribute)
+              and node.value.attr == "path"):
+            found.append(f"{node.lineno}: .path.{node.attr}")
     return found
 
 
@@ -80,9 +87,11 @@ def test_the_scan_sees_what_it_should():
     and an f-string round folder are found; a docstring and an unrelated word are not."""
     code = ('"""run.json is read by the store."""\n'
             'a = run.path / "run.json"\nb = run.path.glob("round_*")\nc = run.global_path(3)\n'
-            'd = run.path / f"round_{r}"\ne = "around_here"\nf = f"client_{k}/loss"\n')
+            'd = run.path / f"round_{r}"\ne = "around_here"\nf = f"client_{k}/loss"\n'
+            'g = sum(f.stat().st_size for f in run.path.rglob("*"))\nh = Path(store) / ".slurm" / "runs"\n'
+            'i = store / ".sweep-logs"\n')
     hits = touches(code)
-    assert [h.split(":")[0] for h in hits] == ["2", "3", "4", "5"], hits
+    assert sorted({int(h.split(":")[0]) for h in hits}) == [2, 3, 4, 5, 8, 9, 10], hits
 
 
 def test_only_the_store_knows_its_files():

@@ -13,7 +13,6 @@ import math
 import os
 import stat
 import re
-import shutil
 from pathlib import Path
 
 import click
@@ -293,30 +292,9 @@ def matched_files(src: Path, global_pattern: str, client_pattern, round_: int):
 
 
 def write_run(store, cfg, config: dict, init, states: dict, client_states: dict, source: dict, data_root) -> Path:
-    """Record the checked states as one run of the store: written in a temporary folder by
-    the store's writer, renamed into place under the run's lock (nothing half-written)."""
-    from ..files import temp_dir
-    from ..store import lock
-    from ..store.paths import check_store_for_writing, child
-    from ..store.writer import RunWriter
+    """Record the checked states as one run of the store (``store.whole_run``: nothing
+    half-written)."""
+    from ..store.whole_run import write_whole_run
 
-    out_store = check_store_for_writing(store, "--store")
-    final = child(out_store, cfg.run_name())
-    if final.exists() or final.is_symlink():
-        raise CollapseLabError(f"{final} exists already; choose another --store or --tag")
-    out_store.mkdir(parents=True, exist_ok=True)
-    lock.acquire(final)
-    tmp = temp_dir(out_store, ".import.")
-    try:
-        w = RunWriter(tmp, config, initial=init, gaps=True, normalize=cfg.normalize, data_root=data_root,
-                      source=source)
-        for r in sorted(states):  # the rounds the other code saved keep their numbers; the others have no files
-            w.write_round(r, states[r], client_states[r], {"imported": True})
-        w.close()
-        if final.exists():
-            raise CollapseLabError(f"{final} appeared while importing; choose another --store or --tag")
-        os.replace(tmp / cfg.run_name(), final)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
-        lock.release(final)
-    return final
+    return write_whole_run(store, cfg.run_name(), config, init, {r: (states[r], client_states[r]) for r in states},
+                           normalize=cfg.normalize, data_root=data_root, source=source)

@@ -20,7 +20,7 @@ def row(run) -> dict:
         if e.get("event") == "round":
             acc = e.get("test_acc")
             break
-    size = sum(f.stat().st_size for f in run.path.rglob("*") if f.is_file())
+    size = run.size_bytes()
     return {"run": run.path.name, "dataset": m.get("dataset"), "model": m.get("model"), "method": m.get("method"),
             "reg": reg_text(m), "partition": partition_text(m), "seed": m.get("seed"),
             "rounds": f"{m.get('rounds_complete', 0)}/{m.get('rounds')}", "epochs": m.get("local_epochs"),

@@ -146,3 +146,35 @@ def check_smoke(store, smoke: bool, flag: str = "--store") -> Path:
 
         write_bytes(path / SMOKE_MARK, b"smoke runs: one round of a few local steps (collapse-lab --smoke)\n")
     return path
+
+
+# -- the store's folders beside its runs: the sweep's logs and the account of SLURM jobs --
+
+def sweep_logs(store) -> Path:
+    """``<store>/.sweep-logs``: a local sweep's worker logs (a failed run's traceback)."""
+    return Path(store) / ".sweep-logs"
+
+
+def slurm_records(store) -> Path:
+    """``<store>/.slurm``: what was submitted to SLURM and what each job did (``sweep.slurm``)."""
+    return Path(store) / ".slurm"
+
+
+def slurm_submission(store, run: str) -> Path:
+    """The latest submission record of ``run``."""
+    return slurm_records(store) / "runs" / f"{run}.json"
+
+
+def slurm_job_record(store, run: str, job: str) -> Path:
+    """What job ``job`` wrote of ``run`` (its one writer)."""
+    return slurm_records(store) / "runs" / f"{run}.job-{job}.json"
+
+
+def slurm_job_folder(store, job: str) -> Path:
+    """A job's own log folder (``%j``: submitit's placeholder for the job id)."""
+    return slurm_records(store) / "jobs" / str(job)
+
+
+def slurm_submit_lock(store) -> Path:
+    """Held while a sweep submits: two sweeps submitting to one store go one after the other."""
+    return slurm_records(store) / "submit.lock"

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import os
-import platform
 import shutil
 import time
 from pathlib import Path
@@ -33,37 +32,7 @@ from ..partition import Partition
 from .paths import child, is_run_folder
 from .retention import keeps_global, parse_keep_global, parse_keep_local  # noqa: F401  (the store's API)
 from . import retention
-
-
-class NewerFormatError(CollapseLabError):
-    """A run written by a newer collapse-lab: never to be deleted or overwritten, only read
-    after an upgrade."""
-
-
-# The store format (docs/store-format.md): a reader reads its own major version and older;
-# a minor version adds fields a reader may ignore. run.json without it is 1.0.
-FORMAT_VERSION = "1.3"
-
-
-def check_format(meta: dict, where) -> None:
-    """Refuse, in one line, a run written in a newer major format than this reader knows."""
-    v = str(meta.get("format_version", "1.0"))
-    try:
-        major = int(v.split(".")[0])
-    except ValueError:
-        raise CollapseLabError(f"{where}: format_version {v!r} is not MAJOR.MINOR; the file was edited or damaged") from None
-    if major > int(FORMAT_VERSION.split(".")[0]):
-        raise NewerFormatError(f"{where}: store format {v} is newer than this collapse-lab reads ({FORMAT_VERSION}); "
-                               "upgrade collapse-lab (pip install -U collapse-lab)")
-
-
-def package_versions() -> dict[str, str]:
-    import numpy
-
-    from .. import __version__
-
-    return {"collapse_lab": __version__, "torch": torch.__version__, "numpy": numpy.__version__,
-            "python": platform.python_version()}
+from .format import FORMAT_VERSION, NewerFormatError, check_format, package_versions  # noqa: F401  (the store's API)
 
 
 class RunDir:
@@ -184,6 +153,10 @@ class RunDir:
         """The checkpoint's place in the run, for messages ("round_3/global.safetensors")."""
         p = self.global_path(r) if client is None else self.client_path(r, client)
         return p.relative_to(self.path).as_posix()
+
+    def size_bytes(self) -> int:
+        """The bytes the run's files take (its checkpoints, records and logs)."""
+        return sum(f.stat().st_size for f in self.path.rglob("*") if f.is_file())
 
     def checkpoint_stamp(self, r: int, client: int | None = None) -> tuple | None:
         """(inode, size, mtime) of a checkpoint, None where it is not there: whether a file a

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import CollapseLabError
+from ..store.paths import sweep_logs
 from ..timelimit import deadline
 from . import backends
 
@@ -122,7 +123,7 @@ def execute(work: list[list], store: Path, backend: str, workers: int, report: C
             raise backends.Interrupted(signame_of(e)) from None
     until = deadline(time_limit)
     if backend == "local":
-        return backends.run_local(work, store, min(workers, max(1, len(work))), report, store / ".sweep-logs", until)
+        return backends.run_local(work, store, min(workers, max(1, len(work))), report, sweep_logs(store), until)
     return backends.run_ray(work, store, address, cpus_per_run, gpus_per_run, report, until)
 
 

@@ -29,6 +29,7 @@ from typing import Callable
 
 from ..errors import CollapseLabError
 from ..files import make_dirs, write_json
+from ..store.paths import slurm_job_folder, slurm_job_record, slurm_submission, slurm_submit_lock
 
 LIVE = {"PENDING", "RUNNING", "REQUEUED", "CONFIGURING", "COMPLETING", "SUSPENDED", "REQUEUE_HOLD", "REQUEUE_FED",
         "RESIZING", "SIGNALING", "STAGE_OUT", "STOPPED", "RESV_DEL_HOLD"}
@@ -177,12 +178,14 @@ def _first(text: str) -> str:
 # -- the store's account of submitted jobs ------------------------------------------------
 
 def records(store: Path) -> Path:
-    return Path(store) / ".slurm"
+    from ..store.paths import slurm_records
+
+    return slurm_records(store)
 
 
 def submission(store: Path, run: str) -> dict | None:
     """The submission record of ``run`` (the latest), or None."""
-    p = records(store) / "runs" / f"{run}.json"
+    p = slurm_submission(store, run)
     try:
         return json.loads(p.read_text())
     except (OSError, json.JSONDecodeError):
@@ -191,7 +194,7 @@ def submission(store: Path, run: str) -> dict | None:
 
 def job_events(store: Path, run: str, job_id: str) -> list[dict]:
     """What job ``job_id`` wrote of ``run``: its starts, requeues and outcome."""
-    p = records(store) / "runs" / f"{run}.job-{job_id}.json"
+    p = slurm_job_record(store, run, job_id)
     try:
         return json.loads(p.read_text()).get("events", [])
     except (OSError, json.JSONDecodeError):
@@ -247,8 +250,8 @@ def submit(work: list[list], store: Path, o: SlurmOptions, say: Callable[[str], 
     from .slurm_job import UnitJob
 
     store = Path(store)
-    make_dirs(records(store) / "runs")
-    with store_lock(records(store) / "submit.lock"):  # two sweeps submitting at once: one after the other
+    make_dirs(slurm_submission(store, "-").parent)
+    with store_lock(slurm_submit_lock(store)):  # two sweeps submitting at once: one after the other
         busy = held(store, [c.run_name() for u in work for c in u])
         watch = []
         for u in work:
@@ -259,7 +262,7 @@ def submit(work: list[list], store: Path, o: SlurmOptions, say: Callable[[str], 
         todo = [v for u in work if (v := [c for c in u if c.run_name() not in busy])]
         if not todo:
             return watch
-        ex = submitit.SlurmExecutor(folder=str(records(store) / "jobs" / "%j"), max_num_timeout=o.max_requeues)
+        ex = submitit.SlurmExecutor(folder=str(slurm_job_folder(store, "%j")), max_num_timeout=o.max_requeues)
         ex.update_parameters(job_name="collapse-lab", use_srun=False, stderr_to_stdout=True,
                              signal_delay_s=int(max(30, margin(o.job_seconds()) / 2)),  # after our own stop: a fallback
                              additional_parameters={**sbatch_options(o), "requeue": True})
@@ -269,10 +272,10 @@ def submit(work: list[list], store: Path, o: SlurmOptions, say: Callable[[str], 
         now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
         for u, job in zip(todo, jobs):
             for c in u:
-                write_json(records(store) / "runs" / f"{c.run_name()}.json",
+                write_json(slurm_submission(store, c.run_name()),
                            {"run": c.run_name(), "job_id": str(job.job_id), "submitted": now,
                             "host": socket.gethostname(), "user": os.environ.get("USER", ""),
-                            "log": str(records(store) / "jobs" / str(job.job_id)), "options": _options_json(o)})
+                            "log": str(slurm_job_folder(store, job.job_id)), "options": _options_json(o)})
     return [(u, str(j.job_id)) for u, j in zip(todo, jobs)] + watch
 
 
@@ -315,7 +318,7 @@ def wait(submitted: list[tuple[list, str]], store: Path, o: SlurmOptions, report
                 done = [outs[n] and {**outs[n], "job_id": job} or
                         {"run": n, "status": "failed", "job_id": job, "requeues": n_re,
                          "error": f"SLURM job {job} {why} without an outcome; its log: "
-                                  f"{records(store) / 'jobs' / job}"} for n in names]
+                                  f"{slurm_job_folder(store, job)}"} for n in names]
             del left[job]
             if job not in seen_running:  # it ran and ended between two looks
                 for n in names:

@@ -125,9 +125,10 @@ def note(store: str, run: str, job: str, event: dict) -> None:
     """Append ``event`` to what this job wrote of ``run`` (atomically; the job is its one writer)."""
     from ..files import make_dirs, write_json
 
-    folder = Path(store) / ".slurm" / "runs"
-    make_dirs(folder)
-    path = folder / f"{run}.job-{job}.json"
+    from ..store.paths import slurm_job_record
+
+    path = slurm_job_record(store, run, job)
+    make_dirs(path.parent)
     try:
         events = json.loads(path.read_text()).get("events", [])
     except (OSError, json.JSONDecodeError):
