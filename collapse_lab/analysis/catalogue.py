@@ -9,7 +9,7 @@ from pathlib import Path
 import yaml
 
 from ..config import RunConfig, alpha_str, parse_alpha
-from ..analyses import LADDERS, REFERENCE, SPECS  # the catalogue's data (the top-level analyses/): read here only
+from ..analyses import LADDERS, REFERENCE, SPECS  # noqa: F401  (the catalogue's data, the top-level analyses/: read here only)
 from ..errors import CollapseLabError
 
 def reference_file(name: str) -> Path:

@@ -7,9 +7,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import torch
 
 from ..spectra.functional import DEFAULT_TAU
-from ..spectra.measures import PER_LAYER, PROBED
+from ..spectra.measures import PER_LAYER, PROBED, Inputs, value
 from ..store import RunDir
 
 ROUND_KEYS = ("test_acc", "test_loss", "seconds", "local_seconds")
@@ -34,7 +35,8 @@ def points(e: dict, tau: float = DEFAULT_TAU, local_epochs: int = 1) -> list[tup
     elif kind == "probe":
         out = [(tag, r, e.get(k)) for k, tag in PROBE_KEYS.items()]
         if e.get("probe_sv"):
-            out.append((f"spectrum/n_above_tau_{tau:g}", r, int((np.asarray(e["probe_sv"]) > tau).sum())))
+            sv = torch.tensor(e["probe_sv"], dtype=torch.float64)  # the logged top k: the "_top" measure
+            out.append(("spectrum/n_significant_top", r, value("n_significant_top", Inputs(sv, 0.0, tau, len(sv)))))
     elif kind == "probe_layers":
         out = [(f"layers/{e['model']}/{layer}/{m}", r, v.get(m)) for layer, v in e["layers"].items()
                for m in PER_LAYER]

@@ -318,7 +318,8 @@ def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clien
         sl, fl = spectrum_of(fs.features(run, r, client), fs)
         R, K = local_global_gap(sl, sg, fl, fg, top)
         results.append({"run": run.path.name, "alpha": run.meta.get("alpha"), "reg": run.meta.get("reg"), "round": r,
-                        "client": client, "R": R, "K": K, "n_significant_local": value("n_significant", Inputs(sl, fl, tau)),
+                        "client": client, "R": R, "K": K, "R_is": "R_top" if top is not None else "R_floor",
+                        "n_significant_local": value("n_significant", Inputs(sl, fl, tau)),
                         "n_significant_global": value("n_significant", Inputs(sg, fg, tau))})
         plot_compare(ax, Curve(f"local (client {client})", sl, fl, "tab:orange"), Curve("global", sg, fg, "tab:blue"),
                      R, K, TOP, describe(run.meta))
@@ -329,7 +330,8 @@ def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clien
         click.echo(json.dumps({"compare": results, "figures": [str(p) for p in paths]}, indent=1))
     else:
         for e in results:
-            click.echo(f"{e['run']}: round {e['round']}, client {e['client']}: R = {e['R']:.4f} over K = {e['K']}")
+            click.echo(f"{e['run']}: round {e['round']}, client {e['client']}: R = {e['R']:.4f} over K = {e['K']} "
+                       f"({e['R_is']}; the figures' R is R_top over the top {TOP})")
         click.echo("figures: " + ", ".join(str(p) for p in paths))
 
 

@@ -39,7 +39,7 @@ def logged_rounds(selected, spec: str, tau: float, fig_dir, as_json: bool) -> No
             top = Inputs(sv, fl, tau, len(sv))  # the logged top values: the measures over them say "_top"
             out.append({"run": run.path.name, "alpha": run.meta.get("alpha"), "round": r, "probe_n": p["probe_n"],
                         "n_significant_top": value("n_significant_top", top),
-                        "effective_rank_top": value("effective_rank", top),
+                        "effective_rank_top": value("effective_rank_top", top),
                         # the whole spectrum's, as the probe computed them (absent in older runs' records)
                         **{m: p.get(f"probe_{m}") for m in PROBED},
                         "singular_values": p["probe_sv"], "classifier_singular_values": p.get("probe_classifier_sv")})

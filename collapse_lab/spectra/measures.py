@@ -17,9 +17,10 @@ import torch
 
 from ..registry import Registry
 from .constants import TOP  # noqa: F401  (re-exported)
-from .functional import DEFAULT_REL, DEFAULT_TAU, effective_rank, n_relative, n_significant, tail_mean, tail_share, variance_share
+from .functional import DEFAULT_REL, DEFAULT_TAU, effective_rank, local_global_gap, n_relative, n_significant, tail_mean, \
+    tail_share, variance_share
 
-READS = ("spectrum", "top", "z", "classifier")
+READS = ("spectrum", "top", "z", "classifier", "pair")
 # the measures the training probe logs each round as ``probe_<name>`` (``training.probe``;
 # TensorBoard shows them as ``spectrum/<name>``)
 PROBED = ("dead_units", "effective_rank", "stable_rank", "participation_ratio")
@@ -32,13 +33,17 @@ REPORTED = ("n_significant", "effective_rank", "participation_ratio", "dead_unit
 @dataclass(frozen=True)
 class Inputs:
     """What a measure may read: the spectrum ``sv`` and its ``floor``, tau, k, and, where
-    available, the representations ``z`` (N x d) and the classifier's weight (C x d)."""
+    available, the representations ``z`` (N x d) and the classifier's weight (C x d); a
+    measure of two models (``pair``) reads the local model's spectrum as ``sv`` and the
+    global model's as ``other`` (with its floor)."""
     sv: torch.Tensor
     floor: float
     tau: float = DEFAULT_TAU
     top: int = TOP
     z: torch.Tensor | None = None
     classifier: torch.Tensor | None = None
+    other: torch.Tensor | None = None
+    other_floor: float = 0.0
 
 
 def _check(name: str, fn, info: dict) -> None:
@@ -85,6 +90,13 @@ def _n_significant_top(s: Inputs) -> int:
          counts_top=True)
 def _n_relative_top(s: Inputs) -> int:
     return n_relative(s.sv[:s.top], DEFAULT_REL)
+
+
+@measure("effective_rank_top", "effective rank (top k)", "dimensions", "top",
+         "the effective rank of the k largest singular values alone (the logged top k of the training probe; "
+         "below the full spectrum's, which also counts the tail)")
+def _effective_rank_top(s: Inputs) -> float:
+    return effective_rank(s.sv[:s.top], s.floor)
 
 
 @measure("tail_mean", "tail mean log10 σ (top k)", "log10", "top",
@@ -158,6 +170,28 @@ def _alpha_req(s: Inputs) -> float:
     return alpha_req(s.sv, s.floor)
 
 
+@measure("R_top", "R (top k)", "log10", "pair",
+         "journal Eq. 1 over the first k indices, a value at or below its floor raised to it: the mean log10 gap "
+         "between the local and the global spectrum as the figures draw it (journal Fig. 4, 6)")
+def _r_top(s: Inputs) -> float:
+    return local_global_gap(s.sv, s.other, s.floor, s.other_floor, top=s.top)[0]
+
+
+@measure("R_floor", "R (resolved indices)", "log10", "pair",
+         "journal Eq. 1 over the leading indices where both spectra are above their numerical floors (K varies "
+         "with the runs; `compare` without --top)")
+def _r_floor(s: Inputs) -> float:
+    return local_global_gap(s.sv, s.other, s.floor, s.other_floor)[0]
+
+
+@measure("below_share", "share of k with σ_global < σ_local", "share", "pair",
+         "share of the first k indices where the global model's singular value is below the local model's "
+         "(journal Fig. 4: the global spectrum lies under the local one)")
+def _below_share(s: Inputs) -> float:
+    k = min(s.top, len(s.sv), len(s.other))
+    return float((s.other[:k] < s.sv[:k]).double().mean())
+
+
 # the measures of each layer's spectrum (``collapse-lab layers``, ``train --probe-layers``): every
 # registered measure that reads the spectrum alone (a layer has no classifier, and its rows are
 # not kept), in registration order
@@ -175,7 +209,7 @@ def value(name: str, inputs: Inputs):
     """One measure of ``inputs`` (an unknown name lists the known ones)."""
     fn = MEASURES.get(name)
     need = MEASURES.info(name)["reads"]
-    if need in ("z", "classifier") and getattr(inputs, need) is None:
+    if need in ("z", "classifier", "pair") and getattr(inputs, "other" if need == "pair" else need) is None:
         raise ValueError(f"measure {name} reads {need}, which was not given")
     return fn(inputs)
 

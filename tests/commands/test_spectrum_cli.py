@@ -85,7 +85,23 @@ def test_compare_R_matches_direct(store, tmp_path):
     sg, fg = direct_spectrum(run, 3)
     sl, fl = direct_spectrum(run, 3, 0)
     r, k = local_global_gap(sl, sg, fl, fg)
-    assert abs(e["R"] - r) < 1e-8 and e["K"] == k
+    assert abs(e["R"] - r) < 1e-8 and e["K"] == k and e["R_is"] == "R_floor"
+
+
+def test_the_pair_measures_are_journal_eq1_by_hand():
+    """R_top, R_floor and below_share as registered measures, against Eq. 1 by hand: local
+    (10, 1, 0.1), global (1, 1, 1e-30) with floors 1e-3: R_floor over the two resolved
+    indices (1 + 0) / 2, R_top over three with the global tail raised to its floor
+    (1 + 0 + 2) / 3; the global value is below the local one at index 1 and 3 of 3."""
+    import torch
+
+    from collapse_lab.spectra.measures import Inputs, value
+
+    both = Inputs(torch.tensor([10.0, 1.0, 0.1], dtype=torch.float64), 1e-3, top=3,
+                  other=torch.tensor([1.0, 1.0, 1e-30], dtype=torch.float64), other_floor=1e-3)
+    assert abs(value("R_floor", both) - 0.5) < 1e-12
+    assert abs(value("R_top", both) - 1.0) < 1e-12
+    assert abs(value("below_share", both) - 2 / 3) < 1e-12
 
 
 def test_rounds_evolution(store, tmp_path):

@@ -48,7 +48,7 @@ def test_logged_values_equal_the_metrics_file(tmp_path):
     assert all(math.isclose(pr[e["round"]], e["probe_participation_ratio"], rel_tol=1e-6) for e in probes)
     assert all(math.isclose(e["probe_participation_ratio"], sum(e["probe_sv"]) ** 2 / sum(v * v for v in e["probe_sv"]),
                             rel_tol=1e-9) for e in probes if e["probe_dim"] <= len(e["probe_sv"]))
-    n_tau = {s.step: s.value for s in acc.Scalars("spectrum/n_above_tau_0.01")}
+    n_tau = {s.step: s.value for s in acc.Scalars("spectrum/n_significant_top")}
     assert n_tau == {e["round"]: sum(v > 1e-2 for v in e["probe_sv"]) for e in probes}
     hist = acc.Histograms("spectrum/log10_singular_values")
     assert [h.step for h in hist] == [e["round"] for e in probes]

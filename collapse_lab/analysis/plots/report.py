@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...spectra.functional import log10_safe, n_significant
+from ...spectra.functional import log10_safe
+from ...spectra.measures import Inputs, value
 from .similarity import plot_matrix
 from .style import decorate
 
@@ -26,7 +27,8 @@ def plot_run_panel(axes, acc: tuple[list, list], probes: list[dict], tau: float,
         a1.axhline(np.log10(tau), color="grey", linestyle=":", linewidth=0.8)
         decorate(a1, "k", "log_sv", "logged global spectrum (colour: round)")
         rounds = [p["round"] for p in probes]
-        a2.plot(rounds, [n_significant(_t(p["probe_sv"]), tau) for p in probes], marker="o", markersize=2,
+        top = [_t(p["probe_sv"]) for p in probes]  # the logged top k: the "_top" count
+        a2.plot(rounds, [value("n_significant_top", Inputs(t, 0.0, tau, len(t))) for t in top], marker="o", markersize=2,
                 label=rf"above $\tau$ = {tau:g}")
         a2.plot(rounds, [p["probe_dead_units"] for p in probes], marker="s", markersize=2, label="dead units")
         decorate(a2, "round", "", "probe set")

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...spectra.functional import local_global_gap, log10_mean_std
+from ...spectra.functional import log10_mean_std
+from ...spectra.measures import Inputs, value
 from .. import RENDERERS
 from ..context import Context, last_round
 from ..plots.style import LABELS, band, decorate, figure, finish_entry, palette
@@ -36,10 +37,10 @@ class LocalGlobal:
                     sg, fg = ctx.spectrum(run, r, None)
                     loc.append((sl, fl))
                     glo.append((sg, fg))
-                    r_top.append(local_global_gap(sl, sg, fl, fg, top=top)[0])
-                    r_floor.append(local_global_gap(sl, sg, fl, fg)[0])
-                    k = min(top, len(sl), len(sg))
-                    below.append(float((sg[:k] < sl[:k]).double().mean()))
+                    both = Inputs(sl, fl, top=top, other=sg, other_floor=fg)
+                    r_top.append(value("R_top", both))
+                    r_floor.append(value("R_floor", both))
+                    below.append(value("below_share", both))
                 k = min(top, *(len(s) for s, _ in loc + glo))
                 series = []
                 for name, pairs in ((f"local (client {client})", loc), ("global", glo)):
