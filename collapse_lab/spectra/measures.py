@@ -57,10 +57,13 @@ def _check(name: str, fn, info: dict) -> None:
 MEASURES: Registry = Registry("measure", check=_check)
 
 
-def measure(name: str, label: str, unit: str, reads: str, definition: str, counts_top: bool = False):
+def measure(name: str, label: str, unit: str, reads: str, definition: str, counts_top: bool = False,
+            per_layer: bool = True):
     """Register ``fn(inputs) -> number`` as the measure ``name``; ``counts_top``: a count
-    among the top k, bounded by 0 and k (a claim comparing it can saturate)."""
-    return MEASURES.register(name, label=label, unit=unit, reads=reads, definition=definition, counts_top=counts_top)
+    among the top k, bounded by 0 and k (a claim comparing it can saturate); ``per_layer``
+    False: not one of a layer's measures (``PER_LAYER``)."""
+    return MEASURES.register(name, label=label, unit=unit, reads=reads, definition=definition, counts_top=counts_top,
+                             per_layer=per_layer)
 
 
 def bounds(name: str, top: int) -> tuple[float, float] | None:
@@ -94,7 +97,7 @@ def _n_relative_top(s: Inputs) -> int:
 
 @measure("effective_rank_top", "effective rank (top k)", "dimensions", "top",
          "the effective rank of the k largest singular values alone (the logged top k of the training probe; "
-         "below the full spectrum's, which also counts the tail)")
+         "below the full spectrum's, which also counts the tail)", per_layer=False)
 def _effective_rank_top(s: Inputs) -> float:
     return effective_rank(s.sv[:s.top], s.floor)
 
@@ -195,7 +198,8 @@ def _below_share(s: Inputs) -> float:
 # the measures of each layer's spectrum (``collapse-lab layers``, ``train --probe-layers``): every
 # registered measure that reads the spectrum alone (a layer has no classifier, and its rows are
 # not kept), in registration order
-PER_LAYER = tuple(n for n in MEASURES.names() if MEASURES.info(n)["reads"] in ("spectrum", "top"))
+PER_LAYER = tuple(n for n in MEASURES.names()
+                  if MEASURES.info(n)["reads"] in ("spectrum", "top") and MEASURES.info(n)["per_layer"])
 
 
 def layer_measures(sv: torch.Tensor, floor: float, tau: float = DEFAULT_TAU) -> dict:

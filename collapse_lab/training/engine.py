@@ -29,13 +29,14 @@ from . import fast as fastpath
 from ..methods.evaluate import evaluate
 from .local import cpu_state
 from ..methods import ClientResult, EvalData, Method, make_method
-from .probe import NonFiniteProbe, Probe, probe_indices
+from .probe import Probe
+from .probing import log_layers, make_probe, probe_round
 from ..store import lock
 from ..timelimit import TIME_LIMIT
 from .prepare import Prepared, init_model, take_lock
 from .sampling import sample_clients
 from .schedule import train_round
-from .stops import Diverged, Interrupted, StopFlag, non_finite
+from .stops import Interrupted, StopFlag, diverged, non_finite
 from .trainer import Job, Lane, StepSpec, Trained
 
 
@@ -68,14 +69,6 @@ class RunContext:
     @property
     def cfg(self):
         return self.p.config
-
-
-def _make_probe(cfg, ds, device) -> Probe | None:
-    """The probe on its fixed, seeded test samples (``training.probe``); None with --probe 0."""
-    if cfg.probe == 0:
-        return None
-    return Probe(ds.test_x[probe_indices(len(ds.test_y), cfg.probe, cfg.seed)].to(device), ds.to_float,
-                 cfg.eval_batch_size)
 
 
 class Session:
@@ -112,7 +105,7 @@ class Session:
                 "feature_dim": model.feature_dim, "client_sizes": part.sizes.tolist(), "device": str(device),
                 "parallel_clients": plan.lanes, "cuda_graphs": plan.capture, "stacked": 1,
                 **({"domains": list(ds.domains)} if ds.domains and len(ds.domains) <= 100 else {}), **(extra or {})}
-        probe = _make_probe(cfg, ds, device)
+        probe = make_probe(cfg, ds, device)
         take_lock(p)  # one writer per run (store.lock); released when the session ends
         self.writer = writer = AsyncWriter()
         self.global_state = cpu_state(model.state_dict())
@@ -285,7 +278,7 @@ def _rounds(ctx: RunContext, global_state: dict) -> Generator[list[Job], Iterato
                  "aggregate_seconds": round(t_eval - t_server, 3),
                  "eval_seconds": round(tw - t_eval, 3), "write_wait_seconds": round(time.time() - tw, 4),
                  "write_seconds": round(run.writer.busy_seconds - busy0, 4), **ev})
-        _probe(ctx, r, global_state)
+        probe_round(ctx, r, global_state)
         # The round counts as complete only once all its files exist; pruning comes after,
         # so the state a resume needs is never deleted before a newer round is recorded.
         run.update(rounds_complete=r, train_seconds=ctx.train_seconds())  # a later start adds its own
@@ -309,7 +302,7 @@ def _take_client(ctx: RunContext, r: int, t: Trained) -> ClientResult:
     bad = next((f"loss in epoch {h['epoch']}" for h in t.history if not math.isfinite(h["loss"])), None)
     bad = bad or (f"weight ({name})" if (name := non_finite(t.state)) else None)
     if bad:
-        _diverged(ctx, r, k, bad)
+        diverged(ctx, r, k, bad)
     if cfg.local_eval:  # optional (off by default): the client's model on the test set
         ctx.model.load_state_dict(t.state)
         run.log({"event": "local_eval", "round": r, "client": k,
@@ -318,7 +311,7 @@ def _take_client(ctx: RunContext, r: int, t: Trained) -> ClientResult:
     run.save_client(r, k, t.state)
     if ctx.probe is not None and cfg.probe_layers and k == 0:  # --probe-layers: client 0 as it left local training
         ctx.model.load_state_dict(t.state)
-        _log_layers(ctx, r, k, "client_0")
+        log_layers(ctx, r, k, "client_0")
     result = ClientResult(k, t.state, len(ctx.client_idx[k]), t.steps)
     ctx.method.client_end(k, r, t.hooks, result)
     ctx.faults.point(f"client:{r}:{k}")
@@ -331,9 +324,9 @@ def _server_step(ctx: RunContext, r: int, global_state: dict, results: list[Clie
     method = ctx.method
     global_state = method.aggregate(r, global_state, results)
     if (name := non_finite(global_state)) is not None:
-        _diverged(ctx, r, None, f"weight ({name})")
+        diverged(ctx, r, None, f"weight ({name})")
     if (name := non_finite(method.server_state())) is not None:  # a server step (FedAvgM, FedOpt, FedDyn)
-        _diverged(ctx, r, None, f"server state ({name})")
+        diverged(ctx, r, None, f"server state ({name})")
     ctx.run.save_global(r, global_state)
     ctx.run.save_method_state(r, method.server_state(), method.client_state())
     return global_state
@@ -343,38 +336,8 @@ def _evaluate(ctx: RunContext, r: int, global_state: dict) -> dict:
     ev = ctx.method.evaluate(ctx.model, global_state, ctx.eval_data)
     if not all(math.isfinite(v) for key, v in ev.items() if key.startswith("test_") and isinstance(v, float)):
         # finite but huge weights (a server step of 1e38) first show here
-        _diverged(ctx, r, None, f"test loss ({ev.get('test_loss')})")
+        diverged(ctx, r, None, f"test loss ({ev.get('test_loss')})")
     return ev
-
-
-def _probe(ctx: RunContext, r: int, global_state: dict) -> None:
-    """The global model's spectrum on the probe set, logged (``training.probe``)."""
-    if ctx.probe is None:
-        return
-    ctx.model.load_state_dict(global_state)  # a personalised evaluation leaves a client's model loaded
-    try:
-        probed = ctx.probe(ctx.model)
-    except (NonFiniteProbe, torch.linalg.LinAlgError) as e:
-        _diverged(ctx, r, None, f"representation on the probe set ({e})")
-    ctx.run.log({"event": "probe", "round": r, **probed})
-    if ctx.cfg.probe_layers:
-        _log_layers(ctx, r, None, "global")
-
-
-def _log_layers(ctx: RunContext, r: int, client: int | None, which: str) -> None:
-    """--probe-layers: each layer's measures of the model loaded in ``ctx.model`` (``Probe.layers``)."""
-    try:
-        probed = ctx.probe.layers(ctx.model)
-    except (NonFiniteProbe, torch.linalg.LinAlgError) as e:
-        _diverged(ctx, r, client, f"a layer's covariance on the probe set ({e})")
-    ctx.run.log({"event": "probe_layers", "round": r, "model": which, **probed})
-
-
-def _diverged(ctx: RunContext, r: int, k: int | None, what: str) -> None:
-    """Record the divergence in run.json (the run is never 'complete') and stop it."""
-    ctx.run.flush()
-    ctx.run.update(status="diverged", diverged={"round": r, "client": k, "what": what})
-    raise Diverged(ctx.p.path, r, k, what)
 
 
 def _step_hook(ctx: RunContext, r: int, k: int):

@@ -58,3 +58,11 @@ def non_finite(state: dict[str, torch.Tensor]) -> str | None:
         if v.is_floating_point() and not bool(torch.isfinite(v).all()):
             return name
     return None
+
+
+def diverged(ctx, r: int, k: int | None, what: str) -> None:
+    """Record the divergence in run.json (the run is never 'complete') and stop it
+    (``ctx``: the engine's ``RunContext``)."""
+    ctx.run.flush()
+    ctx.run.update(status="diverged", diverged={"round": r, "client": k, "what": what})
+    raise Diverged(ctx.p.path, r, k, what)
