@@ -155,14 +155,13 @@ def units() -> str:
     return "\n".join(lines)
 
 
-def sixseeds(sample: str = "a") -> str:
-    """The six-seed rung on one sample: per panel and alpha, each measure's mean [95 % interval]
+def sixseeds(sample: str = "a", rung: str = "n300-e10-bn-lr0.01-s6") -> str:
+    """A six-seed rung on one sample: per panel and alpha, each measure's mean [95 % interval]
     over the seeds, the final test accuracy, and the regime (both plateau rules)."""
     from collapse_lab.analysis.catalogue import pick
     from collapse_lab.analysis.evidence import spectra_values
     from collapse_lab.analysis.seeds import t_interval
 
-    rung = "n300-e10-bn-lr0.01-s6"
     rec = json.loads((SCALE / sample / "records" / f"{rung}--feddecorr-fig2.json").read_text())
     params = pick(["feddecorr-fig2"], "figure")[0].at(rec["preset"]).params
     runs = rec["regime"]["runs"]
@@ -195,6 +194,8 @@ BLOCKS = {"summary": summary, "plateau": plateau, "dead": dead, "timeline": time
           "sixseeds": sixseeds}
 if (SCALE / "b" / "records" / "n300-e10-bn-lr0.01-s6--feddecorr-fig2.json").is_file():
     BLOCKS["sixseeds-b"] = lambda: sixseeds("b")
+if (SCALE / "b" / "records" / "n300-e10-bn-s6--feddecorr-fig2.json").is_file():  # lr 0.05, sample b
+    BLOCKS["sixseeds-lr0.05-b"] = lambda: sixseeds("b", "n300-e10-bn-s6")
 
 
 def page_block(name: str, text: str) -> str | None:

@@ -161,15 +161,20 @@ def csv_text(records: list[dict]) -> str:
 
 
 def figure(records: list[dict], title: str):
+    """Rungs with a record (rows) x claims (columns, numbered as LADDER.md's claims table
+    numbers them); rungs not run on this sample are left out and counted in the title."""
     from ..analysis.plots.ladder import draw
 
-    rungs = list(dict.fromkeys(r["rung"] for r in records))
+    every = list(dict.fromkeys(r["rung"] for r in records))
+    rungs = [g for g in every if any("claims" in r for r in records if r["rung"] == g)]
+    if len(rungs) < len(every):
+        title += f"\n{len(every) - len(rungs)} rung(s) without a record on this sample left out (LADDER.md lists them)"
     numbers = claim_columns(records)
-    columns = [f"{e} {i}" for (e, _), i in numbers.items()]
+    columns = [f"{e.replace('feddecorr-', '')} claim {i}" for (e, _), i in numbers.items()]
     cells = {}
     for r in records:
         for c in claims_of(r):
-            col = f"{r['entry']} {numbers[(r['entry'], c['text'])]}"
+            col = f"{r['entry'].replace('feddecorr-', '')} claim {numbers[(r['entry'], c['text'])]}"
             cells[(r["rung"], col)] = (c.get("verdict") or word(c), effect_text(c).split(" [")[0])
     matched = {}
     for rung in rungs:
