@@ -90,6 +90,11 @@ class RunConfig:
         d["alpha"] = alpha_str(self.alpha)
         return _with_moved_fields(d)
 
+    def seedless_key(self) -> str:
+        """The identity but the seed, as one sorted JSON text: the key of a configuration's
+        seeds (runs that differ only by their seed share it)."""
+        return json.dumps({k: v for k, v in self.identity().items() if k != "seed"}, sort_keys=True, default=str)
+
     def to_json(self) -> dict:
         d = self._as_dict()
         d["alpha"] = alpha_str(self.alpha)

@@ -125,3 +125,19 @@ def test_negative_zero_names_the_same_folder_as_zero(wd, beta):
     (b,) = resolve_runs({}, values={"dataset": "gaussian", "weight_decay": 0.0, "reg": "feddecorr", "beta": 0.0,
                                     "alpha": 0.5})
     assert a.run_name() == b.run_name()
+
+
+def test_the_seedless_key_joins_the_seeds_of_one_configuration_and_nothing_else():
+    """RunConfig.seedless_key: runs that differ only by their seed share it; any other field
+    (alpha, a regularizer's beta, rounds) sets them apart; it is the identity less the seed."""
+    import json
+
+    from collapse_lab.config import RunConfig
+
+    a, b = RunConfig(seed=0, alpha=0.05), RunConfig(seed=3, alpha=0.05)
+    assert a.seedless_key() == b.seedless_key()
+    for other in (RunConfig(seed=0, alpha=0.01), RunConfig(seed=0, alpha=0.05, beta=0.2),
+                  RunConfig(seed=0, alpha=0.05, rounds=7)):
+        assert other.seedless_key() != a.seedless_key()
+    want = {k: v for k, v in a.identity().items() if k != "seed"}
+    assert json.loads(a.seedless_key()) == json.loads(json.dumps(want, default=str))

@@ -181,12 +181,11 @@ def measure(cell: dict, preset: str, store: Path, fig_dir: Path) -> dict:
     train_src = cell["train_source"]  # one per command: each data set read once for all rungs
     ms = []
     for c in configs:
-        ident = {k: v for k, v in c.identity().items() if k != "seed"}
         run = RunDir(run_path(store, c))
         m = measure_run(run, ctx.features, train_src, c.rounds)
         ev = run_evidence(ctx, run, c.rounds, test_accuracy(run))
         ms.append({**m, **ev, "seed": c.seed, "reg": c.reg, "alpha": c.identity()["alpha"],
-                   "setting": json.dumps(ident, sort_keys=True, default=str)})
+                   "setting": c.seedless_key()})
     # Table 1's comparison is not kept here: ladder.claims_of computes it from the measures
     return {"claims": rec["claims"], "figure": rec["files"],
             "precision": rec["precision"], "regime": {**summary(ms), "runs": ms}}

@@ -84,8 +84,7 @@ def groups(selected) -> dict:
     only in the seed), or the run's name where two configurations would share a label."""
     from ..analysis.labels import label
 
-    key = {r.path: json.dumps({k: v for k, v in r.config.identity().items() if k != "seed"}, sort_keys=True,
-                              default=str) for r in selected}
+    key = {r.path: r.config.seedless_key() for r in selected}
     lab = {}
     for r in selected:
         m = r.meta

@@ -46,7 +46,7 @@ def smoke_all(configs: list[RunConfig], keep_clients: bool = False) -> list[RunC
     repeat with other random numbers (the CI's catalogue smoke trains a third of the runs)."""
     out, seen = [], set()
     for c in configs:
-        key = json.dumps({k: v for k, v in c.identity().items() if k != "seed"}, sort_keys=True, default=str)
+        key = c.seedless_key()
         if key not in seen:
             seen.add(key)
             out.append(smoke_of(c, keep_clients))
