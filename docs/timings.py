@@ -29,6 +29,9 @@ COMMANDS = [  # (what, the command line): in this order, each on the store the f
     ("nc", ["collapse-lab", "nc"]),
     ("report", ["collapse-lab", "report", "--out", "report.html"]),
 ]
+UNITS = {"train": "4 runs of 30 rounds, two at a time", "spectrum": "one per run", "theory prop1": "one per matrix size",
+         "theory thm1": "3 step sizes, then one per alpha", "cka": "one per run", "nc": "one per run",
+         "report": "one per run", "pytest -m 'not slow'": "the fast subset", "pytest": "the whole suite"}
 TESTS = [("pytest -m 'not slow'", [sys.executable, "-m", "pytest", "-q", "-m", "not slow", "-p", "no:cacheprovider"]),
          ("pytest", [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"])]
 
@@ -58,8 +61,9 @@ def measure(tests: bool) -> dict:
 def table(rec: dict) -> str:
     where = (f"{rec['cores']} cores, {'idle' if rec['idle'] else 'loaded'} (load {rec['load_before'][0]} before, "
              f"{rec['load_after'][0]} after), {rec['date']}")
-    rows = "\n".join(f"| `{k}` | {v} s |" for k, v in rec["seconds"].items())
-    return f"| command | time ({where}) |\n|---|---|\n{rows}"
+    rows = "\n".join(f"| `{k if k.startswith('pytest') else 'collapse-lab ' + k}` | {UNITS.get(k, '')} | {v} s |"
+                     for k, v in rec["seconds"].items())
+    return f"| command | progress units | time ({where}) |\n|---|---|---|\n{rows}"
 
 
 def main(argv: list[str]) -> int:
