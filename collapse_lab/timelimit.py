@@ -101,9 +101,8 @@ def check_time_limit(limit: str | None, configs) -> None:
     round (``bench.estimate.round_seconds`` on the run's device)."""
     if limit is None or not configs:
         return
-    from ..bench.estimate import round_seconds
-    from ..devices import resolve_device
-    from ..timelimit import check_first_round
+    from .bench.estimate import round_seconds
+    from .devices import resolve_device
 
     cfg = configs[0]
     est = round_seconds(cfg, resolve_device(cfg.device).type)

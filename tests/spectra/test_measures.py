@@ -73,14 +73,16 @@ def test_a_claim_that_names_an_unknown_measure_is_refused_by_check_specs(tmp_pat
 
 def test_a_layer_gets_every_measure_of_its_spectrum_and_null_where_too_narrow():
     """layer_measures (collapse-lab layers, --probe-layers): every registered measure that
-    reads the spectrum alone, by hand here; alpha-ReQ (ranks 11-100) is None for 8 values."""
+    reads the spectrum alone but the top k's effective rank (the probe's logged view), by
+    hand here; alpha-ReQ (ranks 11-100) is None for 8 values."""
     import math
 
     import torch
 
     from collapse_lab.spectra.measures import MEASURES, PER_LAYER, layer_measures
 
-    assert set(PER_LAYER) == {n for n in MEASURES.names() if MEASURES.info(n)["reads"] in ("spectrum", "top")}
+    assert set(PER_LAYER) == {n for n in MEASURES.names()
+                              if MEASURES.info(n)["reads"] in ("spectrum", "top")} - {"effective_rank_top"}
     assert {"n_significant", "effective_rank", "participation_ratio", "stable_rank"} <= set(PER_LAYER)
     sv = torch.tensor([4.0, 2.0, 1.0, 1.0, 0.5, 0.25, 0.005, 0.0], dtype=torch.float64)
     got = layer_measures(sv, 1e-12)
