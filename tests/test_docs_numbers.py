@@ -42,3 +42,14 @@ def test_the_layers_findings_on_the_analyses_page_are_printed_from_the_kept_json
         got = subprocess.run([sys.executable, str(DOCS / "layers_finding.py"), str(DOCS / "layers" / path), "--findings"],
                              capture_output=True, text=True, check=True).stdout.rstrip("\n")
         assert sn.page_block(name, page) == got, name
+
+
+def test_the_times_table_of_the_analyses_page_is_printed_from_the_timings_record():
+    sys.path.insert(0, str(DOCS))
+    try:
+        import timings
+    finally:
+        sys.path.remove(str(DOCS))
+    sn = _script()
+    page = (DOCS / "analyses.md").read_text()
+    assert sn.page_block("timings", page) == timings.table(json.loads((DOCS / "timings.json").read_text()))
