@@ -17,7 +17,7 @@ from .commands.common import data_root_option, given_data_root, time_limit_optio
 from .commands.failure import Group, strict
 from .errors import CollapseLabError
 from .signals import exit_status
-from .timelimit import TIME_LIMIT, check_time_limit, continue_command, deadline
+from .timelimit import TIME_LIMIT, continue_command, deadline
 
 def _registry(kind: str):
     """The registry of a plugin kind, imported when asked for (help, errors)."""
@@ -51,6 +51,12 @@ class PluginOption(click.Option):
 @click.version_option(package_name="collapse-lab")
 def cli():
     """Dimensional collapse of representations in heterogeneous federated learning."""
+
+
+def _check_time_limit(limit, configs) -> None:
+    from .bench.estimate import check_time_limit  # torch-heavy: loaded only when train runs
+
+    check_time_limit(limit, configs)
 
 
 def _explicit(ctx: click.Context, params: dict) -> dict:
@@ -155,7 +161,7 @@ def train(ctx, **params):
     configs, adopted = _train_configs(explicit, params["config"], params["out"], auto)
     # store, names, data, time limit, disk and one writer per run: refused here, before any run trains
     prepared = service.begin(configs, params["out"], "--store", params["overwrite"], params["resume"],
-                             lambda cs: check_time_limit(params["time_limit"], cs))
+                             lambda cs: _check_time_limit(params["time_limit"], cs))
     # the first line after the checks (a refusal stays one line): the precision of the runs
     from .runspec.expand import precision_line
 

@@ -9,7 +9,9 @@ workers, waits for them to store their current client, and exits 130 (SIGINT) or
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import threading
 from typing import Iterator
 
 
@@ -30,21 +32,56 @@ def exit_status(signame: str) -> int:
     return {"SIGTERM": 143, TIME_LIMIT: EXIT_TIME_LIMIT}.get(signame, 130)
 
 
+_RECEIVED: list[str] = []
+
+
+def received() -> str | None:
+    """The first stop signal the running command was sent (``sigterm_as_interrupt``), if any."""
+    return _RECEIVED[0] if _RECEIVED else None
+
+
+def _deferred(signum: int, frame) -> bool:
+    """Inside an import, send the signal again in 50 ms instead of raising now: an exception
+    raised there can abort the process (a pybind11 module's init: ``terminate called after
+    throwing ... KeyboardInterrupt``) or be swallowed and leave a broken module."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib"):
+            t = threading.Timer(0.05, os.kill, (os.getpid(), signum))
+            t.daemon = True
+            t.start()
+            return True
+        frame = frame.f_back
+    return False
+
+
 @contextlib.contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """Within the block, SIGTERM raises ``Terminated`` in the main thread."""
-    def handler(signum, frame):
-        raise Terminated()
+    """Within the block, SIGTERM raises ``Terminated`` and SIGINT ``KeyboardInterrupt`` in
+    the main thread, and each is noted (``received``): raised inside a lazy import (scipy,
+    sklearn), the interrupt can be swallowed half-way and leave a broken module that fails
+    later as RecursionError or AttributeError, which is the stop's doing, not a bug."""
+    def on_term(signum, frame):
+        _RECEIVED.append("SIGTERM")
+        if not _deferred(signum, frame):
+            raise Terminated()
+
+    def on_int(signum, frame):
+        _RECEIVED.append("SIGINT")
+        if not _deferred(signum, frame):
+            raise KeyboardInterrupt()
 
     try:
-        old = signal.signal(signal.SIGTERM, handler)
+        old = {signal.SIGTERM: signal.signal(signal.SIGTERM, on_term)}
+        if signal.getsignal(signal.SIGINT) is signal.default_int_handler:
+            old[signal.SIGINT] = signal.signal(signal.SIGINT, on_int)
     except ValueError:  # not the main thread
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, old)
+        for s, h in old.items():
+            signal.signal(s, h)
 
 
 def die_with_parent() -> None:

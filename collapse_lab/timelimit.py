@@ -94,17 +94,3 @@ def continue_command(resume: bool = False) -> str:
     args = [a for a in sys.argv[1:] if a != "--overwrite"]
     cmd = " ".join(shlex.quote(a) for a in ["collapse-lab", *args])
     return cmd + (" --resume" if resume and "--resume" not in args else "")
-
-
-def check_time_limit(limit: str | None, configs) -> None:
-    """Refuse, before anything trains, a ``--time-limit`` shorter than the first run's first
-    round (``bench.estimate.round_seconds`` on the run's device)."""
-    if limit is None or not configs:
-        return
-    from .bench.estimate import round_seconds
-    from .devices import resolve_device
-
-    cfg = configs[0]
-    est = round_seconds(cfg, resolve_device(cfg.device).type)
-    if est is not None:
-        check_first_round(limit, est[0], cfg.run_name(), est[1])

@@ -333,3 +333,34 @@ def test_sigterm_to_a_ladder_keeps_its_records_and_says_how_to_continue(tmp_path
     assert "ladder interrupted (SIGTERM)" in err and "the same command continues" in err and "Traceback" not in err
     time.sleep(0.5)
     assert _workers_of(store) == [] and not (tmp_path / "lad" / "records").exists()
+
+
+_SLOW_IMPORT = """
+import os, signal, time
+os.kill(os.getpid(), signal.SIG{sig})
+time.sleep(0.3)  # the signal arrives while this module is still importing
+DONE = True
+"""
+
+
+@pytest.mark.parametrize("sig", ["INT", "TERM"])
+def test_a_stop_inside_an_import_waits_for_the_import_to_end(tmp_path, sig):
+    # raised inside an import, an interrupt can abort the process (a pybind11 module's init)
+    # or be swallowed half-way and leave a broken module (seen: RecursionError in numpy)
+    (tmp_path / "slowmod.py").write_text(_SLOW_IMPORT.format(sig=sig))
+    code = f"""
+import sys, time
+sys.path.insert(0, {str(tmp_path)!r})
+from collapse_lab.signals import received, sigterm_as_interrupt
+try:
+    with sigterm_as_interrupt():
+        import slowmod
+        print("imported", slowmod.DONE, flush=True)
+        time.sleep(5)
+        print("not stopped", flush=True)
+except KeyboardInterrupt as e:
+    print("stopped", type(e).__name__, received(), "slowmod" in sys.modules, flush=True)
+"""
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    name = "KeyboardInterrupt" if sig == "INT" else "Terminated"
+    assert res.stdout.split() == ["imported", "True", "stopped", name, f"SIG{sig}", "True"], res.stdout + res.stderr

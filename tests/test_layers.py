@@ -48,7 +48,7 @@ ALLOWED = {
                                      "catalogue"},
     "flower": CORE | {"store"},  # records a Flower run into the store (the flower extra)
     "api": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "plan"},  # a door onto both
-    "cli": CORE | {"store", "training", "runspec", "sweep", "commands"},  # train runs its runs through sweep.service
+    "cli": CORE | {"store", "training", "runspec", "sweep", "bench", "commands"},  # train runs its runs through sweep.service; checks --time-limit against bench's round estimate
     "entry": {"cli"},
 }
 

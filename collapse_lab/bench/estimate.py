@@ -203,6 +203,20 @@ def round_seconds(cfg: RunConfig, device: str) -> tuple[float, str] | None:
     return plan["total"]["hours"][d] * 3600, f"the project's {d} measurements (docs/fast-path.md)"
 
 
+def check_time_limit(limit: str | None, configs) -> None:
+    """Refuse, before anything trains, a ``--time-limit`` shorter than the first run's first
+    round (``round_seconds`` on the run's device)."""
+    if limit is None or not configs:
+        return
+    from ..devices import resolve_device
+    from ..timelimit import check_first_round
+
+    cfg = configs[0]
+    est = round_seconds(cfg, resolve_device(cfg.device).type)
+    if est is not None:
+        check_first_round(limit, est[0], cfg.run_name(), est[1])
+
+
 def check_job_time(o, configs) -> None:
     """SLURM (``o``: ``sweep.slurm.SlurmOptions``): refuse a job time whose training time is shorter than one round of the first run
     (estimated as ``--time-limit`` is: ``bench.estimate.round_seconds``): every job would

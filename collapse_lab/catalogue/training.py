@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from ..timelimit import check_time_limit
 from .busy import held_by, lost_the_lock, raced, trained_elsewhere, wait_for
 from .planning import missing_data
 
@@ -56,6 +55,8 @@ def train_runs(configs, store: Path, backend: str, workers: int | None, stack: i
         check_job_time(slurm, todo)
         check_cluster(slurm)
     else:
+        from ..bench.estimate import check_time_limit
+
         check_time_limit(time_limit, todo)
     work, alone = service.work_units(p, stack)
     work, todo = work + [[c] for c in busy], todo + busy  # submit names their jobs; wait watches them

@@ -17,7 +17,7 @@ import sys
 import click
 
 from ..errors import CollapseLabError
-from ..signals import exit_status, signame_of, sigterm_as_interrupt
+from ..signals import exit_status, received, signame_of, sigterm_as_interrupt
 from .lazy import LazyGroup
 
 
@@ -184,10 +184,11 @@ class Group(LazyGroup):
                 ctx.exit(1)
             click.echo(f"error: {line[0]}", err=True)
             ctx.exit(line[1])
-        except RecursionError as e:
-            _internal(e)
-            ctx.exit(1)
-        except Exception as e:  # noqa: BLE001 -- the last line of defence
+        except Exception as e:  # noqa: BLE001 -- the last line of defence (RecursionError included)
+            if received() is not None and not os.environ.get("COLLAPSE_LAB_DEBUG"):
+                # a stop that broke a module it interrupted mid-import (signals.sigterm_as_interrupt)
+                click.echo("interrupted" + (" (SIGTERM)" if received() == "SIGTERM" else ""), err=True)
+                ctx.exit(exit_status(received()))
             _internal(e)
             ctx.exit(1)
 

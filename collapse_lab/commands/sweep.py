@@ -15,8 +15,7 @@ from ..errors import CollapseLabError
 from ..timelimit import EXIT_TIME_LIMIT
 from ..store.naming import in_stored_precisions
 from ..runspec.expand import precision_line
-from ..bench.estimate import check_job_time
-from ..timelimit import check_time_limit
+from ..bench.estimate import check_job_time, check_time_limit
 from .common import data_root_option, given_data_root, time_limit_option
 from .slurm_options import check_backend, given_slurm, slurm_options
 
