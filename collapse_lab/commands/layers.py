@@ -13,18 +13,9 @@ import click
 
 from ..errors import CollapseLabError
 from .common import Progress, feature_source
-from .selection import parse_rounds, select_runs
-from .spectrum import check_common, common_options, local_kept
-
-
-def model_layers(fs, run, r: int, client, layers, tau: float, positions: int = 0) -> tuple[list[dict], dict]:
-    """One model's rows (per layer its width and measures) and its spectra (name -> sv, floor)."""
-    from ..spectra.measures import layer_measures
-
-    got = fs.layers(run, r, client, list(layers) or None, positions)
-    rows = [{"layer": name, "width": width, **layer_measures(sv, floor, tau)}
-            for name, (sv, floor, width) in got.items()]
-    return rows, {name: (sv, floor) for name, (sv, floor, _) in got.items()}
+from .selection import parse_rounds, select_runs, warn
+from .options import analysis_options
+from ..analysis.stored import check_analysis_options, local_kept, model_layers
 
 
 def _figures(rows: list[dict], spectra: list[dict], tau: float, split: str, meta: dict, fig_dir: Path,
@@ -95,7 +86,7 @@ def groups(selected) -> dict:
 
 
 @click.command("layers")
-@common_options(foreign_layer=False)
+@analysis_options(foreign_layer=False)
 @click.option("--rounds", "rounds_spec", default=None, help="Rounds: all, A:B or A,B,C (default: every kept round from 0, the initial model; or --round).")
 @click.option("--layer", "layers", multiple=True, metavar="NAME",
               help="A module of model.named_modules() (repeatable; z: the representation); default: the model's "
@@ -113,7 +104,7 @@ def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client
     """Effective rank, n above tau and participation ratio of every layer's covariance, for the
     global model and client --client's, at --rounds; a layer x round heatmap per run and the
     layers' spectra at --spectra-at."""
-    check_common(tau, client, None)
+    check_analysis_options(tau, client, None)
     if any(not name.strip() for name in layers):
         raise CollapseLabError("--layer is empty; name a module of model.named_modules() (or z, the representation)")
     if round_ is not None and rounds_spec is not None:
@@ -148,7 +139,7 @@ def _computed_rows(fs, selected, plan, client, layers, tau, positions) -> tuple[
     progress = Progress("layers", len(plan))
     for run, r, drawn in plan:
         for which, k in (("global", None), (f"client_{client}", client)):
-            if k is not None and (r < 1 or not local_kept(run, r, k, warned)):
+            if k is not None and (r < 1 or not local_kept(run, r, k, warn, warned)):
                 continue
             base = {"run": run.path.name, "group": group[run.path], "alpha": run.meta.get("alpha"),
                     "reg": run.meta.get("reg"), "round": r, "model": which}

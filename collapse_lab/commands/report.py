@@ -89,7 +89,6 @@ def run_numbers(run, fs, tau: float) -> tuple[dict, object, list[str] | None]:
     from ..spectra.cka import cka_matrix
     from ..spectra.functional import spectrum
     from ..spectra.neural_collapse import neural_collapse
-    from .representations import stored_clients
     from ..spectra.measures import REPORTED, measures
 
     r = int(run.meta.get("rounds_complete", 0))
@@ -103,7 +102,7 @@ def run_numbers(run, fs, tau: float) -> tuple[dict, object, list[str] | None]:
     e = measures(sv, floor, tau, z)  # the spectrum command's numbers, from the same function
     out = {"round": r, "dim": e["dim"], **{k: e[k] for k in REPORTED},
            "nc1": nc["nc1"], "nc3": nc["nc3"], "nc4": nc["nc4"]}
-    clients = stored_clients(run, r)
+    clients = run.clients_at(r)
     if not clients:
         return out, None, None
     m = cka_matrix([z] + [fs.features(run, r, k) for k in clients])
@@ -153,7 +152,7 @@ def layers_section(run, fs, tau: float) -> tuple[list[dict], str]:
     where training logged it (``train --probe-layers``)."""
     from ..analysis.run_log import HEATMAP, heatmap_rgb, layer_rows
     from ..spectra.measures import PER_LAYER
-    from .layers import model_layers
+    from ..analysis.stored import model_layers
 
     r = int(run.meta.get("rounds_complete", 0))
     try:
@@ -191,7 +190,7 @@ def report_cmd(store, fig_dir, out, tau, device, as_json):
     rounds and last-round representation measures, the figures and the claims table."""
     from ..store import find_runs
     from .selection import warn
-    from .runs_table import COLUMNS, _cell, row
+    from ..analysis.run_rows import COLUMNS, cell, row
 
     if not (tau > 0):
         raise CollapseLabError(f"--tau must be > 0 (got {tau})")
@@ -202,7 +201,7 @@ def report_cmd(store, fig_dir, out, tau, device, as_json):
     fs = feature_source(device=device)
     parts, numbers = [], []
     rows = [row(r) for r in runs]
-    parts.append("<h2>Runs</h2>" + table(list(COLUMNS), [[_cell(r, c) for c in COLUMNS] for r in rows]))
+    parts.append("<h2>Runs</h2>" + table(list(COLUMNS), [[cell(r, c) for c in COLUMNS] for r in rows]))
     for i, run in enumerate(runs, 1):
         click.echo(f"report: run {i}/{len(runs)} {run.path.name}", err=True)
         nums, part = run_section(run, fs, tau)

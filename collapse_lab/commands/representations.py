@@ -12,12 +12,9 @@ from ..errors import CollapseLabError
 from ..spectra.cka import cka_matrix
 from ..spectra.neural_collapse import neural_collapse
 from .common import Progress, feature_source
-from .selection import parse_rounds, pick_round, select_runs
-from .spectrum import check_common, common_options, local_kept
-
-
-def stored_clients(run, r: int) -> list[int]:
-    return run.clients_at(r)
+from .selection import parse_rounds, pick_round, select_runs, warn
+from .options import analysis_options
+from ..analysis.stored import check_analysis_options, local_kept
 
 
 def _rounds(run, spec: str | None, round_: int | None) -> list[int]:
@@ -27,7 +24,7 @@ def _rounds(run, spec: str | None, round_: int | None) -> list[int]:
 
 
 @click.command("cka")
-@common_options
+@analysis_options
 @click.option("--rounds", "rounds_spec", default=None, help="all, A:B or A,B,C: CKA(client, global) over rounds too.")
 def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device,
             fig_dir, as_json, rounds_spec):
@@ -39,7 +36,7 @@ def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, t
     from ..analysis.plots.rounds import plot_series
     from ..analysis.plots.similarity import plot_matrix
 
-    check_common(tau, client, None)
+    check_analysis_options(tau, client, None)
     if click.get_current_context().get_parameter_source("client") == click.core.ParameterSource.COMMANDLINE:
         raise CollapseLabError("--client has no effect on cka: it compares the global model with every client stored "
                                "at the round; drop --client")
@@ -51,7 +48,7 @@ def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, t
     for run, rounds in zip(selected, plans):
         progress.step(run.path.name)
         last = rounds[-1]
-        clients = stored_clients(run, last)
+        clients = run.clients_at(last)
         if not clients:
             click.echo(f"warning: {run.path.name} keeps no client checkpoint of round {last}; CKA needs them "
                        f"(--keep-local)", err=True)
@@ -65,7 +62,7 @@ def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, t
             series: dict[str, tuple[list[int], list[float]]] = {}
             for r in rounds:
                 g = fs.features(run, r, None)
-                for k in stored_clients(run, r):
+                for k in run.clients_at(r):
                     v = float(cka_matrix([g, fs.features(run, r, k)])[0, 1])
                     series.setdefault(f"client {k}", ([], []))[0].append(r)
                     series[f"client {k}"][1].append(v)
@@ -110,7 +107,7 @@ def nc_record(fs, run, r, k) -> dict:
 
 
 @click.command("nc")
-@common_options
+@analysis_options
 @click.option("--rounds", "rounds_spec", default=None, help="all, A:B or A,B,C: the metrics over rounds.")
 def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device,
            fig_dir, as_json, rounds_spec):
@@ -122,7 +119,7 @@ def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, ta
     from ..analysis.plots.style import grid
     from ..analysis.plots.rounds import plot_series
 
-    check_common(tau, client, None)
+    check_analysis_options(tau, client, None)
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
     fs = feature_source(split=split, dtype=feature_dtype, device=device)
     rows, warned = [], set()
@@ -134,7 +131,7 @@ def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, ta
         progress.step(run.path.name)
         for r in rounds:
             rows.append(nc_record(fs, run, r, None))
-            if local_kept(run, r, client, warned):
+            if local_kept(run, r, client, warn, warned):
                 rows.append(nc_record(fs, run, r, client))
     figures = []
     if rounds_spec:

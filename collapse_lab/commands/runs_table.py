@@ -6,26 +6,9 @@ import json
 import click
 
 from .options import store_option
-from ..analysis.labels import partition_text, reg_text
+from ..analysis.run_rows import COLUMNS, cell, row
 from ..errors import CollapseLabError
 
-COLUMNS = ("run", "dataset", "model", "method", "reg", "partition", "seed", "rounds", "epochs", "lr", "acc", "status",
-           "size")
-
-
-def row(run) -> dict:
-    m = run.meta
-    acc = None
-    for e in reversed(run.metrics()):
-        if e.get("event") == "round":
-            acc = e.get("test_acc")
-            break
-    size = run.size_bytes()
-    return {"run": run.path.name, "dataset": m.get("dataset"), "model": m.get("model"), "method": m.get("method"),
-            "reg": reg_text(m), "partition": partition_text(m), "seed": m.get("seed"),
-            "rounds": f"{m.get('rounds_complete', 0)}/{m.get('rounds')}", "epochs": m.get("local_epochs"),
-            "lr": m.get("lr"), "acc": acc, "status": run.status + (f" after round {m.get('rounds_complete', 0)}" if run.status == "interrupted" else ""),
-            "size": size, "meta": m}
 
 
 @click.command("runs")
@@ -62,10 +45,10 @@ def runs_cmd(store, filters, as_json):
     if not rows:
         click.echo(f"no runs in {store}" + (" match the filters" if wanted else ""))
         return
-    widths = {c: max(len(c), *(len(_cell(r, c)) for r in rows)) for c in COLUMNS}
+    widths = {c: max(len(c), *(len(cell(r, c)) for r in rows)) for c in COLUMNS}
     click.echo("  ".join(c.ljust(widths[c]) for c in COLUMNS))
     for r in rows:
-        click.echo("  ".join(_cell(r, c).ljust(widths[c]) for c in COLUMNS))
+        click.echo("  ".join(cell(r, c).ljust(widths[c]) for c in COLUMNS))
     click.echo(f"{len(rows)} run(s), {sum(r['size'] for r in rows) / 1e6:.1f} MB")
 
 
@@ -101,10 +84,3 @@ def matches(stored, given: str, field: str) -> bool:
     return str(stored) == given
 
 
-def _cell(r: dict, c: str) -> str:
-    v = r[c]
-    if c == "acc":
-        return "" if v is None else f"{v:.4f}"
-    if c == "size":
-        return f"{v / 1e6:.1f} MB"
-    return str(v)

@@ -6,9 +6,10 @@ from pathlib import Path
 
 import click
 
-from .options import store_option, tau_option, top_option
+from .options import analysis_options, top_option
 from ..errors import CollapseLabError
-from .common import data_root_option, feature_source, model_factory_options
+from .common import feature_source
+from ..analysis.stored import check_analysis_options, entry, local_kept, spectrum_of
 from ..spectra.constants import TOP
 from ..analysis.labels import describe
 from ..analysis.select import seed_groups
@@ -16,91 +17,6 @@ from .selection import kept_rounds, parse_rounds, pick_round, select_runs, warn
 
 
 
-def common_options(f=None, *, foreign_layer: bool = True):
-    """The options of the commands that analyse stored runs; ``foreign_layer=False`` leaves
-    out --layer (the representation's module of a model from elsewhere), for a command whose
-    --layer means something else (``layers``)."""
-    if f is None:
-        return lambda g: common_options(g, foreign_layer=foreign_layer)
-    opts = [
-        click.option("--alpha", multiple=True, help="Dirichlet alpha of the runs (repeatable; default: all runs found)."),
-        click.option("--run", "runs", multiple=True, type=click.Path(file_okay=False), help="Run folder(s) to use instead of searching."),
-        store_option("Run store to search."),
-        click.option("--dataset", default=None, help="Only runs on this data set."),
-        click.option("--model", default=None, help="Only runs of this model."),
-        click.option("--method", "methods", multiple=True, help="Only runs of this method (repeatable)."),
-        click.option("--reg", "regs", multiple=True, help="Only runs with this regularizer (repeatable)."),
-        click.option("--round", "round_", type=int, default=None, help="Round to analyse (default: the last)."),
-        click.option("--client", type=int, default=0, show_default=True,
-                     help="Client whose local model is shown (runs that keep no client checkpoint: global only)."),
-        tau_option(),
-        click.option("--split", default="test", show_default=True, help="Evaluation set: test (as in the paper) or train."),
-        click.option("--feature-dtype", default="float64", show_default=True, help="Forward pass precision for z."),
-        click.option("--device", default="auto", show_default=True),
-        click.option("--out", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False), help="Figure folder."),
-        click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout."),
-        data_root_option,
-        *(model_factory_options if foreign_layer else model_factory_options[:1]),
-    ]
-    for o in reversed(opts):
-        f = o(f)
-    return f
-
-
-MAX_FEATURES = 8192  # a covariance spectrum of d features costs d^3: 8192 takes minutes, 32768 hours and 8.6 GB
-
-
-def spectrum_of(z, fs=None):
-    """``spectra.functional.spectrum`` of z, refused in one line where z is too wide to
-    decompose (a convolutional layer flattened by --layer)."""
-    from ..spectra.functional import spectrum
-
-    d = int(z.shape[1])
-    if d > MAX_FEATURES:
-        layer = getattr(fs, "layer", None)
-        raise CollapseLabError(f"--layer {layer}: {d} features an image; a covariance spectrum of more than "
-                               f"{MAX_FEATURES} is refused (d^3 work: hours at this width); name a later or pooled "
-                               "layer, or use `collapse-lab layers`, which pools a convolutional map per channel"
-                               if layer else f"the representation has {d} features; a covariance spectrum of more "
-                               f"than {MAX_FEATURES} is refused (d^3 work)")
-    return spectrum(z)
-
-
-def check_common(tau: float, client: int, top: int | None) -> None:
-    import math
-
-    if not (math.isfinite(tau) and tau > 0):
-        raise CollapseLabError(f"--tau must be a finite number > 0 (got {tau}); the paper's is 0.01")
-    if client < 0:
-        raise CollapseLabError(f"--client must be >= 0 (got {client})")
-    if top is not None and top < 1:
-        raise CollapseLabError(f"--top must be >= 1 (got {top})")
-
-
-def local_kept(run, r: int, k: int, warned: set | None = None) -> bool:
-    """Whether client k's checkpoint of round r is stored; says so (once per run in
-    ``warned``) when not."""
-    if run.has_client(r, k):
-        return True
-    clients = int(run.meta.get("clients", 0))
-    if k >= clients:
-        raise CollapseLabError(f"--client {k}: {run.path.name} has clients 0..{clients - 1}")
-    if warned is not None:
-        if run.path in warned:
-            return False
-        warned.add(run.path)
-    click.echo(f"warning: {run.path.name} keeps no checkpoint of client {k} for round {r} (--keep-local "
-               f"{run.meta.get('keep_local')}); global model only", err=True)
-    return False
-
-
-def entry(run, r, which, sv, floor, tau, z=None, classifier=None) -> dict:
-    """One model's numbers (``spectra.measures``) with the run, round and model they are of."""
-    from ..spectra.measures import measures
-
-    return {"run": run.path.name, "alpha": run.meta.get("alpha"), "reg": run.meta.get("reg"),
-            "method": run.meta.get("method"), "round": r, "model": which,
-            **measures(sv, floor, tau, z, classifier)}
 
 
 def print_table(rows: list[dict]) -> None:
@@ -113,7 +29,7 @@ def print_table(rows: list[dict]) -> None:
 
 
 @click.command("spectrum")
-@common_options
+@analysis_options
 @click.option("--rounds", "rounds_spec", default=None, help="all, A:B or A,B,C: draw the evolution over rounds.")
 @top_option()
 @click.option("--live-only", is_flag=True, help="Spectra and rank measures over the live units only (dead and constant "
@@ -127,7 +43,7 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
     from ..analysis.plots.style import grid
     from ..analysis.plots.spectrum import plot_spectrum
 
-    check_common(tau, client, top)
+    check_analysis_options(tau, client, top)
     if live_only and rounds_spec is not None:
         raise CollapseLabError("--live-only has no effect with --rounds yet; drop one")
     if rounds_spec is not None and round_ is not None:
@@ -205,7 +121,7 @@ def _spectra(selected, fs, round_, client: int, tau: float, live_only: bool):
             got = []
             for run in members:
                 r = picks.get(run.path) or pick_round(run, round_)
-                if k is not None and not local_kept(run, r, k):
+                if k is not None and not local_kept(run, r, k, warn):
                     continue
                 r, z = _latest_features(fs, run, r, k, round_ is None)
                 picks[run.path] = r  # the client's round is the global model's
@@ -266,7 +182,7 @@ def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
             series["global"][1].append(value("n_significant", Inputs(sg, 0.0, tau)))
             rec = {"run": run.path.name, "alpha": run.meta.get("alpha"), "round": r,
                    **{f"{m}_global": value(m, Inputs(sg, fg, tau)) for m in ("n_significant", "effective_rank")}}
-            if r >= 1 and local_kept(run, r, client, warned):
+            if r >= 1 and local_kept(run, r, client, warn, warned):
                 sl, fl = spectrum_of(fs.features(run, r, client), fs)
                 series[f"client {client}"][0].append(r)
                 series[f"client {client}"][1].append(value("n_significant", Inputs(sl, 0.0, tau)))
@@ -294,7 +210,7 @@ def _rounds(selected, fs, spec, client, tau, top, fig_dir, as_json):
 
 
 @click.command("compare")
-@common_options
+@analysis_options
 @top_option()
 def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device, fig_dir, as_json, top):
     """Local vs global spectrum of one run with the gap R (journal Eq. 1, Fig. 4/6)."""
@@ -304,7 +220,7 @@ def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clien
     from ..spectra.functional import local_global_gap
     from ..spectra.measures import Inputs, value
 
-    check_common(tau, client, top)
+    check_analysis_options(tau, client, top)
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
     fs = feature_source(split=split, dtype=feature_dtype, device=device)
     results = []

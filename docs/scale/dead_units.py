@@ -10,7 +10,7 @@ ladder's:
   runs of ICLR Fig. 3 at seed 0, alpha 0.01 and 0.05 (the runs of the ladder's cpu record,
   trained again: each keeps the record's final dead units and test accuracy beside its own, so a
   run that did not come out the same is seen);
-- ``docs/scale/a/units.json``: ``collapse-lab units --json`` (``commands.units.trace``) for
+- ``docs/scale/a/units.json``: ``collapse-lab units --json`` (``catalogue.unit_replay.trace``) for
   client 0's local training of round 1 at alpha 0.01, seed 0, in four networks at the cpu
   preset's lr 0.05 and 2 local epochs: the CNN at 1,000 and at 300 images a class, the CNN with
   BatchNorm and ResNet-20 at 300 a class.
@@ -74,7 +74,7 @@ def timeline(data_root: str, store: Path) -> dict:
 
 
 def units(data_root: str, store: Path) -> dict:
-    from collapse_lab.commands.units import trace
+    from collapse_lab.catalogue.unit_replay import trace
 
     out = {}
     for name, over in NETWORKS.items():

@@ -195,7 +195,7 @@ def test_a_layer_too_wide_to_decompose_is_refused_in_one_line():
     import pytest
     import torch
 
-    from collapse_lab.commands.spectrum import MAX_FEATURES, spectrum_of
+    from collapse_lab.analysis.stored import MAX_FEATURES, spectrum_of
     from collapse_lab.errors import CollapseLabError
 
     with pytest.raises(CollapseLabError, match=r"--layer features.0: 8193 features an image; .* more than 8192"):

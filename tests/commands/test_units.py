@@ -8,7 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from collapse_lab.commands.units import dead, layer_of, replay, unit_grad_norms
+from collapse_lab.catalogue.unit_replay import dead, layer_of, replay, unit_grad_norms
 from tests.fixtures import invoke
 
 
