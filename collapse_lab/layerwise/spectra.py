@@ -29,7 +29,7 @@ import torch.nn as nn
 
 from ..errors import CollapseLabError
 from ..spectra.streaming import StreamingCovariance
-from .modules import find_module, last_linear
+from .modules import find_module, forward_with_hooks, last_linear
 
 ACTIVATIONS = (nn.ReLU, nn.ReLU6, nn.GELU, nn.SiLU, nn.Tanh, nn.LeakyReLU, nn.ELU)
 Z = "z"  # the representation: the input of the last linear layer
@@ -76,25 +76,15 @@ def _read(m: nn.Module, names: list[str], x: torch.Tensor, to_float, dtype, devi
     """Forward ``x`` once, batch by batch; with ``stats`` add each layer's rows to its
     accumulator, without them return each layer's rows (of the last batch)."""
     last: dict[str, torch.Tensor] = {}  # each layer's rows of the last batch
-    handles = []
-    for name in names:
-        target = find_module(m, last_linear(m) if name == Z else name)
 
-        def grab(mod, args, out=None, name=name):
-            rows = reduce_rows(name, args[0] if name == Z else out, positions)
-            last[name] = rows
-            if stats is not None:
-                stats[name].add(rows)
+    def grab(hooked, out):
+        name = Z if hooked is None else hooked
+        rows = reduce_rows(name, out, positions)
+        last[name] = rows
+        if stats is not None:
+            stats[name].add(rows)
 
-        handles.append(target.register_forward_pre_hook(grab) if name == Z else target.register_forward_hook(grab))
-    try:
-        with torch.inference_mode():
-            for s in range(0, len(x), batch_size):
-                xb = x[s:s + batch_size].to(device)
-                m(to_float(xb, dtype) if to_float is not None else xb.to(dtype))
-    finally:
-        for h in handles:
-            h.remove()
+    forward_with_hooks(m, [None if n == Z else n for n in names], x, grab, to_float, dtype, device, batch_size)
     return last
 
 

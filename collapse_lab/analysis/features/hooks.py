@@ -13,10 +13,9 @@ import torch
 import torch.nn as nn
 
 from ...errors import CollapseLabError
-from ...layerwise.modules import find_module, last_linear
+from ...layerwise.modules import forward_with_hooks
 
 
-@torch.inference_mode()
 def features(model: nn.Module, x: torch.Tensor, layer: str | None = None, to_float: Callable | None = None,
              dtype: torch.dtype = torch.float64, device: torch.device | str = "cpu",
              batch_size: int = 1024) -> torch.Tensor:
@@ -26,23 +25,14 @@ def features(model: nn.Module, x: torch.Tensor, layer: str | None = None, to_flo
     (BatchNorm uses its running statistics); the caller's model is not changed.
     ``to_float(batch, dtype)`` normalises stored inputs (``Dataset.to_float``)."""
     m = copy.deepcopy(model).to(device=device, dtype=dtype).eval()
-    pre = layer is None
-    target = find_module(m, last_linear(m) if pre else layer)
     got: list[torch.Tensor] = []
 
-    def grab(mod, args, out=None):
-        t = args[0] if pre else out
+    def grab(name, t):
         if isinstance(t, (tuple, list)):
             t = t[0]
         got.append(t.detach().flatten(1).to("cpu", dtype))
 
-    handle = target.register_forward_pre_hook(grab) if pre else target.register_forward_hook(grab)
-    try:
-        for s in range(0, len(x), batch_size):
-            xb = x[s : s + batch_size].to(device)
-            m(to_float(xb, dtype) if to_float is not None else xb.to(dtype))
-    finally:
-        handle.remove()
+    forward_with_hooks(m, [layer], x, grab, to_float, dtype, device, batch_size)
     return torch.cat(got) if got else torch.zeros(0, 0, dtype=dtype)
 
 
