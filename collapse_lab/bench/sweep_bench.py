@@ -91,10 +91,8 @@ def sweep_bench(seeds: int, workers: int, rounds: int | None = None, say=None, s
 def _final_acc(path: Path) -> float | None:
     from ..store import RunDir
 
-    try:
-        rounds = [e for e in RunDir(path).metrics() if e.get("event") == "round"]
-    except Exception:  # noqa: BLE001 -- a run that failed has no metrics to compare
-        return None
+    # a run that failed before its first round has no metrics file: no rounds
+    rounds = [e for e in RunDir(path).metrics() if e.get("event") == "round"]
     return rounds[-1].get("test_acc") if rounds else None
 
 

@@ -10,6 +10,7 @@ import click
 
 
 def store_state(store: Path, cfg) -> str:
+    from ..errors import CollapseLabError
     from ..store import RunDir, run_path
 
     path = run_path(store, cfg)
@@ -17,7 +18,7 @@ def store_state(store: Path, cfg) -> str:
         return "missing"
     try:
         meta = RunDir(path).meta
-    except Exception:  # noqa: BLE001 -- an unreadable run.json is a state to show, not a crash
+    except CollapseLabError:  # a damaged run.json (RunDir.meta says why) is a state to show, not a stop
         return "unreadable"
     if meta.get("status") in ("complete", "diverged"):
         return str(meta["status"])
