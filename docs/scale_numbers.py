@@ -187,7 +187,24 @@ def sixseeds(sample: str = "a", rung: str = "n300-e10-bn-lr0.01-s6") -> str:
                   f"{sl['slope_mean_worst']:+.2f} point a round [upper {sl['slope_upper_worst']:.2f}] over the last "
                   f"{sl['window']} rounds; old rule: {g['plateau_max_points']:.2f} points; FedAvg dead units "
                   f"{100 * g['dead_share_max_fedavg']:.1f} %."]
-    return "\n".join(lines)
+    return "\n".join(lines + _verdicts(sample, rung))
+
+
+def _verdicts(sample: str, rung: str) -> list[str]:
+    """Each claim of the rung's records in each form: its verdict (the regime said) and its
+    deciding effect."""
+    from collapse_lab.analysis.ladder import claims_of, effect_text, word
+
+    lines = ["", "| entry | claim | form | verdict | deciding effect, mean [95 % interval] |", "|---|---|---|---|---|"]
+    for entry in ("feddecorr-fig2", "feddecorr-fig3"):
+        path = SCALE / sample / "records" / f"{rung}--{entry}.json"
+        if not path.is_file():
+            continue
+        rec = json.loads(path.read_text())
+        for c in claims_of(rec):
+            lines.append(f"| {entry} | {c['text']} | {c.get('form', 'literal')} | "
+                         f"{word(c, rec['regime'].get('matched'))} | {effect_text(c)} |")
+    return lines
 
 
 BLOCKS = {"summary": summary, "plateau": plateau, "dead": dead, "timeline": timeline, "units": units,
