@@ -180,6 +180,9 @@ def sixseeds(sample: str = "a", rung: str = "n300-e10-bn-lr0.01-s6") -> str:
             lines.append(f"| {panel['title']} | {alpha} | {fmt(vals['effective_rank'], 1)} | "
                          f"{fmt(vals['n_relative_top'], 1)} | {fmt(vals['n_significant_top'], 0)} | "
                          f"{fmt(vals['tail_share'], 4)} | {fmt(acc, 1) if acc else ''} |")
+    lines += ["", "alpha inf minus alpha 0.01 (Welch over seeds, 95 %; a post-hoc contrast, not a pre-registered "
+                  "claim): " + "; ".join(_contrast(params, per, seeds, i, n) for i in range(len(params["panels"]))
+                                         for n in ("effective_rank", "n_relative_top")) + "."]
     g = rec["regime"]
     sl = g["plateau_slope"]
     lines += ["", f"Regime (fig2's runs): clients on their own data {100 * g['own_acc_min']:.1f} % (min); plateau, "
@@ -188,6 +191,18 @@ def sixseeds(sample: str = "a", rung: str = "n300-e10-bn-lr0.01-s6") -> str:
                   f"{sl['window']} rounds; old rule: {g['plateau_max_points']:.2f} points; FedAvg dead units "
                   f"{100 * g['dead_share_max_fedavg']:.1f} %."]
     return "\n".join(lines + _verdicts(sample, rung))
+
+
+def _contrast(params: dict, per: dict, seeds: list, panel: int, name: str) -> str:
+    from collapse_lab.analysis.verdict import ALPHA, _t, welch
+
+    series = per[seeds[0]]["panels"][panel]["series"]
+    at = {str(x["key"]["alpha"]): j for j, x in enumerate(series)}
+    vals = {a: [per[s]["panels"][panel]["series"][at[a]]["metrics"][name] for s in seeds] for a in ("inf", "0.01")}
+    mean, se, df = welch(vals["inf"], vals["0.01"], 1.0)
+    half = _t(1 - ALPHA / 2, df) * se
+    what = {"effective_rank": "effective rank", "n_relative_top": "n(sigma_k / sigma_1 > 0.01)"}[name]
+    return f"{params['panels'][panel]['title']} {what} {mean:+.1f} [{mean - half:+.1f}, {mean + half:+.1f}]"
 
 
 def _verdicts(sample: str, rung: str) -> list[str]:
