@@ -194,15 +194,9 @@ def sixseeds(sample: str = "a", rung: str = "n300-e10-bn-lr0.01-s6") -> str:
 
 
 def _contrast(params: dict, per: dict, seeds: list, panel: int, name: str) -> str:
-    from collapse_lab.analysis.verdict import ALPHA, _t, welch
-
-    series = per[seeds[0]]["panels"][panel]["series"]
-    at = {str(x["key"]["alpha"]): j for j, x in enumerate(series)}
-    vals = {a: [per[s]["panels"][panel]["series"][at[a]]["metrics"][name] for s in seeds] for a in ("inf", "0.01")}
-    mean, se, df = welch(vals["inf"], vals["0.01"], 1.0)
-    half = _t(1 - ALPHA / 2, df) * se
+    mean, low, high = _welch_inf_minus(per, seeds, panel, name)
     what = {"effective_rank": "effective rank", "n_relative_top": "n(sigma_k / sigma_1 > 0.01)"}[name]
-    return f"{params['panels'][panel]['title']} {what} {mean:+.1f} [{mean - half:+.1f}, {mean + half:+.1f}]"
+    return f"{params['panels'][panel]['title']} {what} {mean:+.1f} [{low:+.1f}, {high:+.1f}]"
 
 
 def _verdicts(sample: str, rung: str) -> list[str]:
@@ -222,12 +216,49 @@ def _verdicts(sample: str, rung: str) -> list[str]:
     return lines
 
 
+def endpoint(sample: str = "a", rung: str = "n300-e10-bn-s6") -> str:
+    """The amendment of 2026-11-28 (15:43 UTC): alpha inf minus alpha 0.01 at round 10, Welch
+    over seeds; the primary (global effective rank) decides, the rest is reported."""
+    from collapse_lab.analysis.catalogue import pick
+    from collapse_lab.analysis.evidence import spectra_values
+
+    rec = json.loads((SCALE / sample / "records" / f"{rung}--feddecorr-fig2.json").read_text())
+    params = pick(["feddecorr-fig2"], "figure")[0].at(rec["preset"]).params
+    runs = rec["regime"]["runs"]
+    seeds = sorted({m["seed"] for m in runs})
+    per = {s: spectra_values(params, runs, s) for s in seeds}
+    mean, low, high = _welch_inf_minus(per, seeds, 0, "effective_rank")
+    word = "holds" if low > 0 else "refuted" if high < 0 else "not resolved at this scale"
+    if rec["regime"].get("matched") is False and word != "not resolved at this scale":
+        word += " at an unmatched regime"
+    return "\n".join([
+        f"{rung}, sample {sample}, {len(seeds)} seeds, round 10, alpha inf minus alpha 0.01 (Welch, 95 %):", "",
+        f"primary, global effective rank: {mean:+.1f} [{low:+.1f}, {high:+.1f}] -> **{word}**", "",
+        "secondary: " + "; ".join(_contrast(params, per, seeds, i, n) for i in range(len(params["panels"]))
+                                  for n in ("effective_rank", "n_relative_top")
+                                  if (i, n) != (0, "effective_rank")) + "."])
+
+
+def _welch_inf_minus(per: dict, seeds: list, panel: int, name: str) -> tuple[float, float, float]:
+    from collapse_lab.analysis.verdict import ALPHA, _t, welch
+
+    series = per[seeds[0]]["panels"][panel]["series"]
+    at = {str(x["key"]["alpha"]): j for j, x in enumerate(series)}
+    vals = {a: [per[s]["panels"][panel]["series"][at[a]]["metrics"][name] for s in seeds] for a in ("inf", "0.01")}
+    mean, se, df = welch(vals["inf"], vals["0.01"], 1.0)
+    half = _t(1 - ALPHA / 2, df) * se
+    return mean, mean - half, mean + half
+
+
 BLOCKS = {"summary": summary, "plateau": plateau, "dead": dead, "timeline": timeline, "units": units,
           "sixseeds": sixseeds}
 if (SCALE / "b" / "records" / "n300-e10-bn-lr0.01-s6--feddecorr-fig2.json").is_file():
     BLOCKS["sixseeds-b"] = lambda: sixseeds("b")
 if (SCALE / "b" / "records" / "n300-e10-bn-s6--feddecorr-fig2.json").is_file():  # lr 0.05, sample b
     BLOCKS["sixseeds-lr0.05-b"] = lambda: sixseeds("b", "n300-e10-bn-s6")
+if (SCALE / "a" / "records" / "n300-e10-bn-s6--feddecorr-fig2.json").is_file():  # the amendment's test
+    BLOCKS["endpoint"] = endpoint
+    BLOCKS["sixseeds-lr0.05-a"] = lambda: sixseeds("a", "n300-e10-bn-s6")
 
 
 def page_block(name: str, text: str) -> str | None:
