@@ -53,12 +53,6 @@ def cli():
     """Dimensional collapse of representations in heterogeneous federated learning."""
 
 
-def _check_time_limit(limit, configs) -> None:
-    from .bench.estimate import check_time_limit  # torch-heavy: loaded only when train runs
-
-    check_time_limit(limit, configs)
-
-
 def _explicit(ctx: click.Context, params: dict) -> dict:
     """The options the user gave (defaults left out: the resolver owns them)."""
     out = {}
@@ -160,8 +154,9 @@ def train(ctx, **params):
     auto = _precision_open(explicit, params["config"])
     configs, adopted = _train_configs(explicit, params["config"], params["out"], auto)
     # store, names, data, time limit, disk and one writer per run: refused here, before any run trains
+    from .bench.estimate import check_time_limit  # torch: loaded when train runs, not for --help
     prepared = service.begin(configs, params["out"], "--store", params["overwrite"], params["resume"],
-                             lambda cs: _check_time_limit(params["time_limit"], cs))
+                             lambda cs: check_time_limit(params["time_limit"], cs))
     # the first line after the checks (a refusal stays one line): the precision of the runs
     from .runspec.expand import precision_line
 

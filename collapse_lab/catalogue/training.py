@@ -48,15 +48,14 @@ def train_runs(configs, store: Path, backend: str, workers: int | None, stack: i
     if not p.pending and not busy:
         return refused + wait_for(store, elsewhere, say)
     todo = [q.config for q in p.pending]
+    from ..bench.estimate import check_job_time, check_time_limit
+
     if backend == "slurm":  # --time-limit: each job's training time
-        from ..bench.estimate import check_job_time
         from ..sweep.slurm import check_cluster
 
         check_job_time(slurm, todo)
         check_cluster(slurm)
     else:
-        from ..bench.estimate import check_time_limit
-
         check_time_limit(time_limit, todo)
     work, alone = service.work_units(p, stack)
     work, todo = work + [[c] for c in busy], todo + busy  # submit names their jobs; wait watches them
