@@ -361,6 +361,9 @@ try:
 except KeyboardInterrupt as e:
     print("stopped", type(e).__name__, received(), "slowmod" in sys.modules, flush=True)
 """
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    # as from a shell: SIGINT not ignored, whatever an earlier test left behind (a child
+    # started with SIGINT ignored keeps it ignored, and Python installs no handler)
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         preexec_fn=_default_sigint)
     name = "KeyboardInterrupt" if sig == "INT" else "Terminated"
     assert res.stdout.split() == ["imported", "True", "stopped", name, f"SIG{sig}", "True"], res.stdout + res.stderr

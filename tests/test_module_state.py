@@ -22,6 +22,9 @@ ALLOWED = {
     ("collapse_lab/files.py", "_warned"): "a torn JSONL file is reported once per process (a diagnostic)",
     ("collapse_lab/store/lock.py", "_held"):
         "the run locks this process holds: POSIX locks belong to the process, so their descriptors do too",
+    ("collapse_lab/signals.py", "_RECEIVED"):
+        "the stop signals this process was sent: a signal is sent to the process, and a failure after one "
+        "is the stop's doing",
 }
 
 
