@@ -155,18 +155,26 @@ def units() -> str:
     return "\n".join(lines)
 
 
-def sixseeds(sample: str = "a", rung: str = "n300-e10-bn-lr0.01-s6") -> str:
-    """A six-seed rung on one sample: per panel and alpha, each measure's mean [95 % interval]
-    over the seeds, the final test accuracy, and the regime (both plateau rules)."""
+def _per_seed(sample: str, rung: str) -> tuple[dict, dict, list, dict]:
+    """A rung's fig2 record, its entry's parameters, its seeds and each seed's spectra values."""
     from collapse_lab.analysis.catalogue import pick
     from collapse_lab.analysis.evidence import spectra_values
-    from collapse_lab.analysis.seeds import t_interval
 
     rec = json.loads((SCALE / sample / "records" / f"{rung}--feddecorr-fig2.json").read_text())
     params = pick(["feddecorr-fig2"], "figure")[0].at(rec["preset"]).params
     runs = rec["regime"]["runs"]
     seeds = sorted({m["seed"] for m in runs})
     per = {s: spectra_values(params, runs, s) for s in seeds}
+    return rec, params, seeds, per
+
+
+def sixseeds(sample: str = "a", rung: str = "n300-e10-bn-lr0.01-s6") -> str:
+    """A six-seed rung on one sample: per panel and alpha, each measure's mean [95 % interval]
+    over the seeds, the final test accuracy, and the regime (both plateau rules)."""
+    from collapse_lab.analysis.seeds import t_interval
+
+    rec, params, seeds, per = _per_seed(sample, rung)
+    runs = rec["regime"]["runs"]
     names = ("effective_rank", "n_relative_top", "n_significant_top", "tail_share")
     fmt = lambda xs, d: "{:.{d}f} [{:.{d}f}, {:.{d}f}]".format(*t_interval(xs), d=d)  # noqa: E731
     lines = [f"{rung}, sample {sample}, {len(seeds)} seeds, round 10:", "",
@@ -220,14 +228,7 @@ def _verdicts(sample: str, rung: str) -> list[str]:
 def endpoint(sample: str = "a", rung: str = "n300-e10-bn-s6") -> str:
     """The amendment of 2026-11-28 (15:43 UTC): alpha inf minus alpha 0.01 at round 10, Welch
     over seeds; the primary (global effective rank) decides, the rest is reported."""
-    from collapse_lab.analysis.catalogue import pick
-    from collapse_lab.analysis.evidence import spectra_values
-
-    rec = json.loads((SCALE / sample / "records" / f"{rung}--feddecorr-fig2.json").read_text())
-    params = pick(["feddecorr-fig2"], "figure")[0].at(rec["preset"]).params
-    runs = rec["regime"]["runs"]
-    seeds = sorted({m["seed"] for m in runs})
-    per = {s: spectra_values(params, runs, s) for s in seeds}
+    rec, params, seeds, per = _per_seed(sample, rung)
     mean, low, high = _welch_inf_minus(per, seeds, 0, "effective_rank")
     word = "holds" if low > 0 else "refuted" if high < 0 else "not resolved at this scale"
     if rec["regime"].get("matched") is False and word != "not resolved at this scale":
