@@ -380,3 +380,17 @@ def test_a_claim_keeps_its_column_whatever_its_place_in_a_record():
     assert claim_columns(recs) == {("e", "t1"): 1, ("e", "t2"): 2, ("e", "t3"): 3}
     rows = {line.split(" | ")[1]: line for line in claims_table(recs)[2:]}
     assert rows["2. t2"].count("holds at an unmatched regime") == 2 and rows["3. t3"].count("n/a") == 1
+
+
+def test_the_ladder_figure_is_readable_at_a_glance():
+    """Cell values at >= 8 pt, three significant digits, white on the dark verdict colours
+    (a dark 6-pt number on red could not be read)."""
+    from collapse_lab.analysis.plots.ladder import draw
+
+    cells = {("r1", "fig2 claim 1"): ("refuted", "-11.8333"), ("r1", "fig2 claim 2"): ("not resolved at this scale", "0.009695")}
+    fig = draw(["r1"], ["fig2 claim 1", "fig2 claim 2"], cells, {"r1": False}, "t")
+    texts = {t.get_text(): t for t in fig.axes[0].texts}
+    assert set(texts) == {"-11.8", "0.0097"}
+    assert texts["-11.8"].get_color() == "white" and texts["0.0097"].get_color() == "black"
+    assert min(t.get_fontsize() for t in texts.values()) >= 8
+    assert min(t.get_fontsize() for t in fig.axes[0].get_yticklabels()) >= 8
