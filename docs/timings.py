@@ -5,8 +5,8 @@
 
 runs each command of the README's set-up and of the analyses' progress table in a fresh
 folder (the default store: four digits runs of 30 rounds; the feature cache cold), with
-``--tests`` also ``pytest -m "not slow"`` and ``pytest``, and writes the wall times with the
-machine's facts: its cores and its load average before and after (a time measured beside
+``--tests`` also ``pytest -m quick`` (the edit-run subset) and ``pytest`` (the whole suite),
+and writes the wall times with the machine's facts: its cores and its load average before and after (a time measured beside
 other work is said as such, not taken for an idle machine's).
 """
 from __future__ import annotations
@@ -31,8 +31,8 @@ COMMANDS = [  # (what, the command line): in this order, each on the store the f
 ]
 UNITS = {"train": "4 runs of 30 rounds, two at a time", "spectrum": "one per run", "theory prop1": "one per matrix size",
          "theory thm1": "3 step sizes, then one per alpha", "cka": "one per run", "nc": "one per run",
-         "report": "one per run", "pytest -m 'not slow'": "the fast subset", "pytest": "the whole suite"}
-TESTS = [("pytest -m 'not slow'", [sys.executable, "-m", "pytest", "-q", "-m", "not slow", "-p", "no:cacheprovider"]),
+         "report": "one per run", "pytest -m quick": "the edit-run subset", "pytest": "the whole suite"}
+TESTS = [("pytest -m quick", [sys.executable, "-m", "pytest", "-q", "-m", "quick", "-p", "no:cacheprovider"]),
          ("pytest", [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"])]
 
 

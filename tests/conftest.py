@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 import pickle
 import struct
 from pathlib import Path
@@ -10,6 +11,19 @@ import numpy as np
 import pytest
 
 SHARED_MNIST = Path(__file__).resolve().parents[2] / "shared" / "data" / "mnist"
+
+
+def pytest_configure(config):
+    """Under pytest-xdist (``pytest -n 2``) each worker takes its share of the cores for torch
+    and for the commands its tests start: two workers each with torch's default (every
+    core) would oversubscribe the machine and run slower than one."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers > 1 and os.environ.get("PYTEST_XDIST_WORKER"):
+        share = str(max(1, (os.cpu_count() or 1) // workers))
+        os.environ["OMP_NUM_THREADS"] = os.environ["MKL_NUM_THREADS"] = share
+        import torch
+
+        torch.set_num_threads(int(share))
 
 
 def pytest_addoption(parser):
@@ -93,3 +107,15 @@ def cifar_root(tmp_path):
     root = tmp_path / "cifar_root"
     write_cifar(root, "cifar10")
     return root
+
+
+QUICK = Path(__file__).with_name("quick.txt")  # written by tests/choose_quick.py
+
+
+def pytest_collection_modifyitems(config, items):
+    """``quick``: the edit-run subset, the tests tests/choose_quick.py measured as cheapest
+    (tests/quick.txt); a ``slow`` test is never in it."""
+    chosen = {ln for ln in QUICK.read_text().splitlines() if ln and not ln.startswith("#")} if QUICK.exists() else set()
+    for item in items:
+        if item.nodeid in chosen and item.get_closest_marker("slow") is None:
+            item.add_marker(pytest.mark.quick)

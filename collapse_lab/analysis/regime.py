@@ -24,6 +24,7 @@ import math
 import torch
 
 from ..errors import CollapseLabError
+from ..spectra.rank import dead_units
 from ..models import build_model, builder
 from ..store import RunDir, retention
 
@@ -45,17 +46,6 @@ def plateau(test_acc: dict[int, float], span: int = SPAN) -> float | None:
     if last - span not in test_acc:
         return None
     return 100.0 * (test_acc[last] - test_acc[last - span])
-
-
-def dead_units(z: torch.Tensor) -> int:
-    """Units of z (samples x units) whose variance is at or below the numerical floor: the
-    one definition of dead units (``spectra.rank.dead_units``, docs/conventions.md), which
-    counts a ReLU that is zero on every image."""
-    from ..spectra.rank import dead_units as dead
-
-    if z.ndim != 2 or z.shape[0] == 0:
-        raise ValueError("dead_units needs a non-empty (samples, units) matrix")
-    return int(len(dead(z)))
 
 
 def test_accuracy(run: RunDir) -> dict[int, float]:
@@ -120,7 +110,7 @@ def measure_run(run: RunDir, test_source, train_source, r: int | None = None) ->
     if secs is not None and done > r:  # extended beyond r: its share of the rounds (said in the record)
         secs = float(secs) * r / done
     return {"run": run.path.name, "round": r, "test_acc": acc.get(r), "plateau_points": plateau(acc),
-            "dead_units": dead_units(z), "units": int(z.shape[1]),
+            "dead_units": len(dead_units(z)), "units": int(z.shape[1]),
             "own_acc": own.get("pooled"), "own_acc_min_client": own.get("min"),
             **({"own_acc_missing": own["missing"]} if "missing" in own else {}),
             "train_seconds": None if secs is None or not math.isfinite(float(secs)) else round(float(secs), 1),

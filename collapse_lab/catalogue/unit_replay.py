@@ -17,6 +17,7 @@ import torch
 import torch.nn.functional as F
 
 from ..errors import CollapseLabError
+from ..spectra.rank import dead_mask
 
 
 def layer_of(name: str) -> str:
@@ -27,16 +28,6 @@ def layer_of(name: str) -> str:
 def unit_grad_norms(g: torch.Tensor) -> torch.Tensor:
     """Per unit (column) the norm of a batch's gradient with respect to z."""
     return g.pow(2).sum(0).sqrt()
-
-
-def dead(z: torch.Tensor) -> torch.Tensor:
-    """Which units of z (samples x units) are dead: no variance (at or below the numerical
-    floor), the one definition (``spectra.rank.dead_units``)."""
-    from ..spectra.rank import dead_units
-
-    out = torch.zeros(z.shape[1], dtype=torch.bool)
-    out[dead_units(z)] = True
-    return out
 
 
 def representation(model, x, to_float) -> torch.Tensor:
@@ -58,7 +49,7 @@ def replay(model, x, y, to_float, reg, beta: float, lr: float, momentum: float, 
     names = [n for n, _ in model.named_parameters()]
     params = [p for _, p in model.named_parameters()]
     gen = torch.Generator().manual_seed(seed)
-    was_dead = dead(representation(model, x, to_float))
+    was_dead = dead_mask(representation(model, x, to_float))
     out = [{"epoch": 0, "dead": int(was_dead.sum())}]
     for ep in range(1, epochs + 1):
         acc = {"ce": 0.0, "reg": 0.0, "steps": 0, "layers": {}, "z_ce": 0.0, "z_reg": 0.0,
@@ -77,7 +68,7 @@ def replay(model, x, y, to_float, reg, beta: float, lr: float, momentum: float, 
             for key, g in (("u_ce", g_ce[-1]), ("u_reg", g_r[-1])):
                 if g is not None:
                     acc[key] += unit_grad_norms(g.detach())
-            live = ~dead(z.detach())
+            live = ~dead_mask(z.detach())
             if bool(live.any()):
                 acc["z_ce"] += float(unit_grad_norms(g_ce[-1])[live].median()) if g_ce[-1] is not None else 0.0
                 acc["z_reg"] += float(unit_grad_norms(g_r[-1])[live].median()) if g_r[-1] is not None else 0.0
@@ -88,7 +79,7 @@ def replay(model, x, y, to_float, reg, beta: float, lr: float, momentum: float, 
             acc["reg"] += float(r.detach())
             acc["steps"] += 1
         n = max(acc["steps"], 1)
-        now_dead = dead(representation(model, x, to_float))
+        now_dead = dead_mask(representation(model, x, to_float))
         died, alive = now_dead & ~was_dead, ~now_dead
         was_dead = now_dead
         out.append({"died": int(died.sum()), **{

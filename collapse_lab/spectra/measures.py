@@ -223,6 +223,12 @@ def label(name: str) -> str:
     return MEASURES.info(name)["label"]
 
 
+def classifier_singular_values(weight: torch.Tensor) -> list[float]:
+    """The singular values of the classifier's weight (C x d), in float64, largest first: the
+    classifier spectrum of docs/analyses.md, one computation for the spectrum command and the probe."""
+    return torch.linalg.svdvals(weight.detach().to("cpu", torch.float64)).tolist()
+
+
 def measures(sv: torch.Tensor, floor: float, tau: float = DEFAULT_TAU, z: torch.Tensor | None = None,
              classifier: torch.Tensor | None = None) -> dict:
     """The record of one spectrum ``sv`` (descending, float64; ``floor`` its numerical
@@ -240,5 +246,5 @@ def measures(sv: torch.Tensor, floor: float, tau: float = DEFAULT_TAU, z: torch.
 
         out["dead_unit_indices"] = dead_units(z).tolist()
     if classifier is not None:
-        out["classifier_singular_values"] = torch.linalg.svdvals(classifier.to(torch.float64)).tolist()
+        out["classifier_singular_values"] = classifier_singular_values(classifier)
     return out

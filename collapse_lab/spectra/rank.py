@@ -31,18 +31,25 @@ def unit_variances(z: torch.Tensor) -> torch.Tensor:
     return (z - z.mean(dim=0, keepdim=True)).pow(2).mean(dim=0)
 
 
-def dead_units(z: torch.Tensor) -> torch.Tensor:
-    """Indices of the units whose variance is at or below the numerical floor."""
+def dead_mask(z: torch.Tensor) -> torch.Tensor:
+    """Which units of z (samples x units) are dead: variance at or below the numerical floor
+    (a ReLU that is zero on every image, or any constant unit); the one definition of dead
+    units (docs/conventions.md)."""
+    if z.ndim != 2 or z.shape[0] == 0:
+        raise ValueError("dead units need a non-empty (samples, units) matrix")
     var = unit_variances(z)
     floor = numerical_floor(float(var.max()) if len(var) else 0.0, z.shape[1], z.shape[0])
-    return torch.nonzero(var <= floor).flatten()
+    return var <= floor
+
+
+def dead_units(z: torch.Tensor) -> torch.Tensor:
+    """Indices of the dead units (``dead_mask``)."""
+    return torch.nonzero(dead_mask(z)).flatten()
 
 
 def live_units(z: torch.Tensor) -> torch.Tensor:
     """z without its dead units (the spectra over live units only)."""
-    keep = torch.ones(z.shape[1], dtype=torch.bool)
-    keep[dead_units(z)] = False
-    return z[:, keep]
+    return z[:, ~dead_mask(z)]
 
 
 def rankme(z: torch.Tensor, eps: float = RANKME_EPS) -> float:

@@ -25,7 +25,7 @@ import torch
 from ..layerwise import layer_spectra
 from ..linalg import covariance, eigen_spectrum
 from ..spectra.functional import DEFAULT_TAU
-from ..spectra.measures import PROBED, TOP, Inputs, layer_measures, value
+from ..spectra.measures import PROBED, TOP, Inputs, classifier_singular_values, layer_measures, value
 from ..seeds import PURPOSE_PROBE, seed_for
 
 
@@ -60,12 +60,11 @@ class Probe:
         if not bool(torch.isfinite(cov).all()):
             raise NonFiniteProbe("covariance overflows float64")
         sv, floor = eigen_spectrum(cov, z.shape[0])
-        w = model.classifier.weight.detach().to("cpu", torch.float64)
         # the analyses' own functions (spectra: the math layer below both subsystems)
         s = Inputs(sv, floor, z=z)
         return {"probe_n": int(z.shape[0]), "probe_dim": int(z.shape[1]), "probe_sv": sv[:TOP].tolist(),
                 "probe_floor": floor, **{f"probe_{m}": value(m, s) for m in PROBED},
-                "probe_classifier_sv": torch.linalg.svdvals(w).tolist(),
+                "probe_classifier_sv": classifier_singular_values(model.classifier.weight),
                 "probe_seconds": round(time.perf_counter() - t0, 4)}
 
     def layers(self, model: torch.nn.Module) -> dict:

@@ -10,7 +10,8 @@ import torch
 
 from collapse_lab.plan import entry_runs
 from collapse_lab.analysis.ladder import accuracy_claims, choose, summary
-from collapse_lab.analysis.regime import dead_units, own_accuracy, plateau, pooled_accuracy
+from collapse_lab.analysis.regime import own_accuracy, plateau, pooled_accuracy
+from collapse_lab.spectra.rank import dead_units
 from tests.fixtures import invoke
 
 
@@ -23,10 +24,10 @@ def test_plateau_is_the_change_over_the_last_three_rounds_in_points():
 
 def test_dead_units_are_the_spectrum_commands_dead_units():
     z = torch.tensor([[0.0, 1.0, 0.0, 3.0], [0.0, 0.0, 2.0, 3.0], [0.0, 0.0, 0.0, 3.0]], dtype=torch.float64)
-    assert dead_units(z) == 2  # column 0 (zero) and 3 (constant): no variance
+    assert dead_units(z).tolist() == [0, 3]  # column 0 (zero) and 3 (constant): no variance
     z = torch.randn(50, 6, dtype=torch.float64)
     z[:, 2] = 1e-9 * z[:, 2]  # 1e-18 of the largest variance: below the floor
-    assert dead_units(z) == 1
+    assert dead_units(z).tolist() == [2]
     with pytest.raises(ValueError):
         dead_units(torch.zeros(0, 3))
 

@@ -8,14 +8,15 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from collapse_lab.catalogue.unit_replay import dead, layer_of, replay, unit_grad_norms
+from collapse_lab.catalogue.unit_replay import layer_of, replay, unit_grad_norms
+from collapse_lab.spectra.rank import dead_mask
 from tests.fixtures import invoke
 
 
 def test_unit_helpers_by_hand():
     g = torch.tensor([[3.0, 0.0], [4.0, 1.0]])
     assert unit_grad_norms(g).tolist() == [5.0, 1.0]
-    assert dead(torch.tensor([[0.0, 1.0, 0.0, 5.0], [0.0, 0.0, -2.0, 5.0]])).tolist() == [True, False, False, True]
+    assert dead_mask(torch.tensor([[0.0, 1.0, 0.0, 5.0], [0.0, 0.0, -2.0, 5.0]])).tolist() == [True, False, False, True]
     assert layer_of("head.0.weight") == "head.0" and layer_of("classifier.bias") == "classifier"
 
 

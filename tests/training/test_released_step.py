@@ -51,7 +51,9 @@ def test_one_step_equals_the_released_codes(channels_last, atol):
         # procedure itself (weight decay, momentum, BatchNorm) is checked to 1e-12 in float64 below.
         err = float((got[rename(k)].double() - v.double()).abs().max())
         assert err < atol, (k, err)
-    assert float(lane.sums[0]) / 64 == pytest.approx(3.3766748905181885, rel=1e-6)
+    # the batch's mean loss, a float32 sum in oneDNN's order: 2.1e-6 from the vector with
+    # channels_last on one thread (measured), 1e-7 on two
+    assert float(lane.sums[0]) / 64 == pytest.approx(3.3766748905181885, rel=1e-5)
 
 
 ROUND_VECTOR = VECTOR.parent / "round1_f64.safetensors"
