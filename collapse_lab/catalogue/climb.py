@@ -85,8 +85,9 @@ def data_identity(cell: dict, source) -> dict:
     return {"dataset": cfg.dataset, "data_root": cfg.data_root, "test_sha256": fp}
 
 
-def kept(out: Path, cell: dict, data: dict) -> dict | None:
-    """The cell's record when it holds these runs on these data (else None)."""
+def kept(out: Path, cell: dict, data: dict | None) -> dict | None:
+    """The cell's record when it holds these runs on these data (else None); ``data`` None:
+    on any data (the data set cannot be read to check which images the record names)."""
     p = record_path(out, cell)
     if not p.is_file():
         return None
@@ -96,7 +97,7 @@ def kept(out: Path, cell: dict, data: dict) -> dict | None:
         return None
     same = (rec.get("format") in READ_FORMATS and rec.get("runs") == [c.run_name() for c in cell["configs"]]
             and rec.get("rounds") == [c.rounds for c in cell["configs"]]
-            and rec.get("data", {}).get("test_sha256") == data["test_sha256"])
+            and (data is None or rec.get("data", {}).get("test_sha256") == data["test_sha256"]))
     return rec if same else None
 
 
@@ -115,7 +116,7 @@ def other_records(folder: str, cells_: list[dict]) -> list[dict]:
         except (OSError, json.JSONDecodeError) as e:
             raise CollapseLabError(f"--other-sample {folder}: {p.name} is not a ladder record ({e}); "
                                    "point it at another ladder's --out") from None
-        if rec.get("data", {}).get("test_sha256") == c["data"]["test_sha256"]:
+        if c.get("data") and rec.get("data", {}).get("test_sha256") == c["data"]["test_sha256"]:
             raise CollapseLabError(f"--other-sample {folder}: {p.name} was computed on the same images as this "
                                    "ladder; give the --out of a ladder on another sample of the data")
         recs.append(rec)
@@ -125,10 +126,12 @@ def other_records(folder: str, cells_: list[dict]) -> list[dict]:
     return recs
 
 
-def match_data(cells_: list[dict], store: Path, out: Path, dry_run_: bool, data_root: str | None = None) -> list[str]:
+def match_data(cells_: list[dict], store: Path, out: Path, dry_run_: bool, data_root: str | None = None,
+               no_train: bool = False) -> list[str]:
     """Each cell's data identity, its kept record (if one was computed on these images) and
     a check that the store's runs read this data sample; a --dry-run without the data goes on,
-    returning why (its kept records cannot be matched)."""
+    returning why (its kept records cannot be matched), and so does --no-train, which takes a
+    kept record by its runs and rounds alone (the images it names cannot be checked here)."""
     from ..analysis.features import FeatureSource
 
     source = FeatureSource(split="test", data_root=data_root)
@@ -140,9 +143,10 @@ def match_data(cells_: list[dict], store: Path, out: Path, dry_run_: bool, data_
         try:
             c["data"] = data_identity(c, source)
         except CollapseLabError as err:
-            if not dry_run_:
+            if not (dry_run_ or no_train):
                 raise
-            c["data"], c["kept"], c["train_source"] = None, None, None
+            c["kept"] = kept(out, c, None) if no_train else None
+            c["data"], c["train_source"] = (c["kept"] or {}).get("data"), None
             unread.append(str(err))
             continue
         c["train_source"] = train_source

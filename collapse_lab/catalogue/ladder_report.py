@@ -197,6 +197,8 @@ def write(out: Path, records: list[dict], title: str, other: list[dict] | None =
     from ..analysis.plots import save_figure
     from ..files import make_dirs, write_bytes, write_json
 
+    here = {(r["rung"], r["entry"]) for r in records if "na" not in r}
+    other = [r for r in other or () if (r["rung"], r["entry"]) in here] or None  # compared where both have one
     make_dirs(out)
     write_bytes(out / "LADDER.md", markdown(records, title, other).encode())
     write_bytes(out / "ladder.csv", csv_text(records).encode())

@@ -82,7 +82,10 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
     cells_ = cells(entries, rungs, preset, store, f"--rungs {rungs_file}", given_data_root(), given_precision())
     if all("na" in c for c in cells_):
         raise CollapseLabError(f"--rungs {rungs_file}: no rung applies to {', '.join(names)}")
-    unread = match_data(cells_, store, out, dry_run_, given_data_root())
+    unread = match_data(cells_, store, out, dry_run_, given_data_root(), no_train)
+    if no_train and unread:
+        say(f"ladder: the data cannot be read here, so each kept record is taken by its runs and rounds, the "
+            f"images it names unchecked ({unread[0]})")
     if dry_run_:
         if unread and not as_json:
             say(f"ladder: no data to match kept records against, so every run is counted ({unread[0]})")
