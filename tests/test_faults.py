@@ -18,6 +18,8 @@ from click.testing import CliRunner
 
 from collapse_lab.cli import cli
 
+REPO = Path(__file__).resolve().parents[1]
+
 pytestmark = pytest.mark.slow
 
 GAUSS = ["--dataset", "gaussian", "--dataset-option", "dim=8", "--dataset-option", "train_per_class=30",
@@ -367,3 +369,32 @@ except KeyboardInterrupt as e:
                          preexec_fn=_default_sigint)
     name = "KeyboardInterrupt" if sig == "INT" else "Terminated"
     assert res.stdout.split() == ["imported", "True", "stopped", name, f"SIG{sig}", "True"], res.stdout + res.stderr
+
+
+def test_a_full_disk_under_ladder_no_train_is_one_line_and_leaves_only_the_records(tmpfs, tmp_path, monkeypatch):
+    """``ladder --no-train --out`` on a full disk (its kept record already there): one line
+    naming the file and what to free, exit 1, no LADDER.md, csv, json or png left behind."""
+    import shutil
+
+    monkeypatch.delenv("COLLAPSE_LAB_DATA", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "home" / ".config"))
+    rungs = tmp_path / "rungs.yaml"
+    rungs.write_text("rungs:\n- name: cpu\n  entries: [feddecorr-fig2]\n")
+    out = tmpfs / "lad"
+    (out / "records").mkdir(parents=True)
+    shutil.copy(REPO / "docs" / "scale" / "b" / "records" / "cpu--feddecorr-fig2.json", out / "records")
+    with open(tmpfs / "filler", "wb", buffering=0) as f:
+        try:
+            while True:
+                f.write(b"\0" * 4096)
+        except OSError:
+            pass
+    res = CliRunner().invoke(cli, ["ladder", "feddecorr-fig2", "--rungs", str(rungs), "--no-train", "--out", str(out),
+                                   "--store", str(tmp_path / "empty")])
+    assert res.exit_code == 1, res.output
+    errors = [ln for ln in res.stderr.splitlines() if ln.startswith(("error", "internal", "Traceback"))]
+    assert errors == res.stderr.strip().splitlines()[-1:], res.stderr
+    assert f"the disk is full writing {out}" in errors[0] and "free some space there" in errors[0], errors
+    assert sorted(p.relative_to(tmpfs).as_posix() for p in tmpfs.rglob("*")) == [
+        "filler", "lad", "lad/records", "lad/records/cpu--feddecorr-fig2.json"]
