@@ -53,3 +53,15 @@ def test_the_times_table_of_the_analyses_page_is_printed_from_the_timings_record
     sn = _script()
     page = (DOCS / "analyses.md").read_text()
     assert sn.page_block("timings", page) == timings.table(json.loads((DOCS / "timings.json").read_text()))
+
+
+def test_the_times_say_how_much_of_the_cores_other_processes_used():
+    sys.path.insert(0, str(DOCS))
+    try:
+        import timings
+    finally:
+        sys.path.remove(str(DOCS))
+    assert timings.others_share(10.0, 4.0, 6.0, 2) == 0.5  # 6 CPU seconds of others over 6 s x 2 cores
+    assert timings.others_share(3.9, 4.0, 6.0, 2) == 0.0  # clock ticks round the machine's total down
+    busy = timings.busy_seconds()
+    assert busy is None or busy > 0
