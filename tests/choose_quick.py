@@ -1,6 +1,6 @@
 """Choose the edit-run subset (``pytest -m quick``) from measured test times.
 
-    python tests/choose_quick.py [--budget 25]
+    python tests/choose_quick.py [--budget 15]
 
 runs every test that is not marked ``slow``, one at a time in this process (no workers, so
 each time is the test's own), and writes ``tests/quick.txt``: the cheapest tests whose
@@ -48,7 +48,7 @@ def main() -> int:
     import pytest
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--budget", type=float, default=25.0,
+    ap.add_argument("--budget", type=float, default=15.0,
                     help="seconds the chosen tests may take in all (collection and imports come on top)")
     a = ap.parse_args()
     load = os.getloadavg()
