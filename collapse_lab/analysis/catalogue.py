@@ -126,8 +126,7 @@ def _order(p: Path):
 
 def pick(names: tuple[str, ...], kind: str) -> list[Entry]:
     """The named entries of this kind (all when none is named); an unknown name lists the known."""
-    plain = [n for n in names if Path(n).name == n and not n.startswith(".")]
-    if names and len(plain) == len(names) and all((SPECS / f"{n}.yaml").is_file() for n in names):
+    if names and all(Path(n).name == n and not n.startswith(".") and (SPECS / f"{n}.yaml").is_file() for n in names):
         out = [load_entry(SPECS / f"{n}.yaml") for n in names]  # read only the named specs
         if all(e.kind == kind for e in out):
             return out

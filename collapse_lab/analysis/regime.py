@@ -24,8 +24,8 @@ import math
 import torch
 
 from ..errors import CollapseLabError
-from ..spectra.rank import dead_units
 from ..models import build_model, builder
+from ..spectra.rank import dead_units
 from ..store import RunDir, retention
 
 SPAN = 3  # rounds over which the plateau is measured (docs/scale.md)
