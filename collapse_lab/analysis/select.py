@@ -124,13 +124,13 @@ def load_run(path: str | Path) -> RunDir:
     return run
 
 
-def _quiet(msg: str) -> None:
-    pass
+def quiet(msg: str) -> None:
+    """A ``warn`` that says nothing (the library's default; the commands print)."""
 
 
 def select_runs(store: Path, alphas: tuple[str, ...] = (), run_paths: tuple[str, ...] = (), dataset: str | None = None,
                 model: str | None = None, regs: tuple[str, ...] = (), methods: tuple[str, ...] = (),
-                warn: Callable[[str], None] = _quiet) -> list[RunDir]:
+                warn: Callable[[str], None] = quiet) -> list[RunDir]:
     """The runs to analyse: the ones named by ``run_paths``, else every run in ``store``
     matching the filters (nothing else is dropped: seeds of one configuration are
     aggregated by ``seed_groups``, other configurations drawn apart). All must share one

@@ -13,7 +13,8 @@ import click
 
 from ..errors import CollapseLabError
 from .common import Progress, feature_source
-from .selection import parse_rounds, select_runs, warn
+from ..analysis.round_choice import parse_rounds
+from .selection import select_runs, warn
 from .options import analysis_options
 from ..analysis.stored import check_analysis_options, local_kept, model_layers
 

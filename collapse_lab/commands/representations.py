@@ -12,7 +12,8 @@ from ..errors import CollapseLabError
 from ..spectra.cka import cka_matrix
 from ..spectra.neural_collapse import neural_collapse
 from .common import Progress, feature_source
-from .selection import parse_rounds, pick_round, select_runs, warn
+from ..analysis.round_choice import parse_rounds, pick_round
+from .selection import select_runs, warn
 from .options import analysis_options
 from ..analysis.stored import check_analysis_options, local_kept
 

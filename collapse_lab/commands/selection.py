@@ -1,5 +1,5 @@
 """The analysis commands' run options: --store/--run and the filters (read by
-``analysis.select``), --round/--rounds, and warnings as one line on stderr."""
+``analysis.select``), and warnings as one line on stderr."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +7,6 @@ from pathlib import Path
 import click
 
 from ..analysis import select
-from ..errors import CollapseLabError
 from ..store import RunDir
 
 
@@ -19,50 +18,3 @@ def select_runs(store: Path, alphas: tuple[str, ...], run_paths: tuple[str, ...]
                 model: str | None = None, regs: tuple[str, ...] = (), methods: tuple[str, ...] = ()) -> list[RunDir]:
     """``analysis.select.select_runs`` with its warnings on stderr."""
     return select.select_runs(store, alphas, run_paths, dataset, model, regs, methods, warn=warn)
-
-
-def kept_rounds(run: RunDir) -> list[int]:
-    """The rounds whose global model the run holds (retention, or an import of some rounds)."""
-    return [r for r in range(int(run.meta.get("rounds_complete", 0)) + 1) if run.has_global(r)]
-
-
-def pick_round(run: RunDir, r: int | None) -> int:
-    done = int(run.meta.get("rounds_complete", 0))
-    if r is None:
-        return done
-    if not 1 <= r <= done:
-        raise CollapseLabError(f"--round {r}: {run.path.name} has trained rounds 1..{done} (round 0 is the untrained "
-                               "initial model)" if r == 0 else f"--round {r}: {run.path.name} has trained rounds 1..{done}")
-    if not run.has_global(r):
-        from ..store.retention import check_readable_round
-
-        check_readable_round(run, r, None)  # a round retention pruned is named as pruned, with why
-        raise CollapseLabError(f"--round {r}: {run.path.name} holds no global model of round {r}; it holds rounds "
-                               f"{_spans(kept_rounds(run))}")
-    return r
-
-
-def _spans(rounds: list[int]) -> str:
-    return ", ".join(str(r) for r in rounds) if len(rounds) <= 12 else f"{', '.join(map(str, rounds[:10]))}, ... {rounds[-1]}"
-
-
-def parse_rounds(spec: str, last: int) -> list[int]:
-    """'all', 'A:B' (inclusive) or 'A,B,C' -> sorted rounds within 1..last."""
-    try:
-        if spec == "all":
-            rounds = list(range(1, last + 1))
-        elif ":" in spec:
-            a, b = spec.split(":", 1)
-            rounds = list(range(int(a) if a else 1, (int(b) if b else last) + 1))
-        else:
-            rounds = [int(s) for s in spec.split(",") if s.strip()]
-    except ValueError:
-        raise CollapseLabError(f"--rounds {spec!r}: use all, A:B or A,B,C") from None
-    if ":" in spec and spec != "all":
-        a, b = spec.split(":", 1)
-        if a and b and int(a) > int(b):
-            raise CollapseLabError(f"--rounds {spec!r}: the range runs backwards; write A:B with A <= B")
-    bad = [r for r in rounds if not 0 <= r <= last]
-    if not rounds or bad:
-        raise CollapseLabError(f"--rounds {spec!r}: rounds must lie in 0..{last} (the run's trained rounds)")
-    return sorted(set(rounds))

@@ -114,14 +114,14 @@ def test_spectrum_s_default_round_gives_way_to_the_runs_new_last_when_its_pick_w
     import torch
 
     from collapse_lab.analysis.features import FeatureSource
-    from collapse_lab.commands.spectrum import _latest_features
+    from collapse_lab.analysis.spectrum_view import latest_features
     from collapse_lab.store import RunDir, parse_keep_local
 
     assert invoke("train", *ARGS, "--rounds", 2, "--store", tmp_path).exit_code == 0
     run = RunDir(next(p for p in tmp_path.iterdir() if (p / "run.json").is_file()))
     want = FeatureSource(use_cache=False).features(run, 2)
     run.prune(2, parse_keep_global("last"), parse_keep_local("all"), 2)  # round 1 was picked, then pruned
-    r, z = _latest_features(FeatureSource(use_cache=False), run, 1, None, default=True)
+    r, z = latest_features(FeatureSource(use_cache=False), run, 1, None, default=True)
     assert r == 2 and torch.equal(z, want)
     with pytest.raises(CollapseLabError, match="round 1's global model was not kept"):
-        _latest_features(FeatureSource(use_cache=False), run, 1, None, default=False)
+        latest_features(FeatureSource(use_cache=False), run, 1, None, default=False)
