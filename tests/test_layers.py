@@ -9,7 +9,7 @@ table and the module-level circles (0).
       <- runspec (the one resolver: options and sweep specs -> runs)
       <- training (engine, trainer, probe) <- sweep      analysis (features, measures, theory,
                                                          plots, claims, renderers given runs)
-      <- plan (the catalogue's planning: an entry's runs at a preset), bench, api
+      <- plan (the catalogue's planning: an entry's runs at a preset), bench, importer, api
       <- commands <- cli <- entry
 
 Training and analysis stand side by side above the store: neither imports the other, and
@@ -45,9 +45,10 @@ ALLOWED = {
     # the figures, tables and ladder as a library, above the subsystems and below the command line
     "catalogue": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "analyses", "bench", "plan"},
     "commands": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "analyses", "bench", "plan",
-                                     "catalogue"},
+                                     "catalogue", "importer"},
+    "importer": CORE | BELOW_BOTH | {"store", "runspec"},  # other code's checkpoints recorded as a run
     "flower": CORE | {"store"},  # records a Flower run into the store (the flower extra)
-    "api": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "plan"},  # a door onto both
+    "api": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "plan", "importer"},  # a door onto both
     "cli": CORE | {"store", "training", "runspec", "sweep", "bench", "commands"},  # train runs its runs through sweep.service; checks --time-limit against bench's round estimate
     "entry": {"cli"},
 }

@@ -34,6 +34,28 @@ def _released_layout(root, rounds=(100,)):
     return root / "ckpt", g, c
 
 
+def test_import_from_python_is_the_commands_import(tmp_path):
+    """cl.import_run returns what `import --json` prints and writes the same run."""
+    src, g, c = _released_layout(tmp_path)
+    args = dict(round_=100, dataset="digits", model="tinyresnet", clients=10, alpha="0.05", settings=["lr=0.01"])
+    got = cl.import_run(src, tmp_path / "py", "fedavg/globalmodel_*.pth", "fedavg/localmodel{client}_*.pth", **args)
+    res = CliRunner().invoke(cli, ["import", str(src), "--store", str(tmp_path / "cli"), "--global",
+                                   "fedavg/globalmodel_*.pth", "--client", "fedavg/localmodel{client}_*.pth",
+                                   "--round", "100", "--dataset", "digits", "--model", "tinyresnet", "--clients", "10",
+                                   "--alpha", "0.05", "--set", "lr=0.01", "--json"])
+    assert res.exit_code == 0, res.output
+    want = json.loads(res.stdout)
+    assert {k: v for k, v in got.items() if k not in ("run", "clients")} == \
+        {k: v for k, v in want.items() if k not in ("run", "clients")}
+    assert got["clients"] == {100: [0]} and want["clients"] == {"100": [0]}  # JSON's keys are text
+    py, cl_run = cl.open_run(got["run"]), cl.open_run(want["run"])
+    assert py.name == cl_run.name and py.meta["lr"] == 0.01 and py.meta["alpha"] == "0.05"
+    want_state = g.state_dict()
+    for run in (py, cl_run):
+        state = run.state(100)
+        assert state.keys() == want_state.keys() and all(torch.equal(state[k], want_state[k]) for k in state)
+
+
 @pytest.mark.slow
 def test_released_feddecorr_checkpoints_import_and_analyse(tmp_path):
     src, g, c = _released_layout(tmp_path)
