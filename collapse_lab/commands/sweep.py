@@ -1,5 +1,6 @@
 """``collapse-lab sweep SPEC``: a grid of runs through the train resolver, on a local pool of
-worker processes or on Ray; complete runs are skipped, unfinished ones continued."""
+worker processes, on Ray or on SLURM (``sweep``); complete runs are skipped, unfinished ones
+continued. Options, checks and printing only."""
 from __future__ import annotations
 
 import json
@@ -12,40 +13,14 @@ import click
 
 from .options import store_option
 from ..errors import CollapseLabError
-from ..timelimit import EXIT_TIME_LIMIT
 from ..store.naming import in_stored_precisions
 from ..runspec.expand import precision_line
-from ..bench.estimate import check_job_time, check_time_limit
 from .common import data_root_option, given_data_root, time_limit_option
 from .slurm_options import check_backend, given_slurm, slurm_options
 
 
-def status_of(p) -> str:
-    """A prepared run's state in the store, from what ``prepare`` decided to do with it."""
-    return {"skip": "complete", "train": "missing"}.get(p.action, f"partial {p.start} of {p.config.rounds}")
-
-
-def seconds_per_step(store: Path, dataset: str, model: str) -> float | None:
-    """From the store's finished runs of this data set and model (train_seconds / steps)."""
-    from ..store import find_runs
-
-    rates = []
-    for run in find_runs(store):
-        m = run.meta
-        if m.get("status") == "complete" and m.get("dataset") == dataset and m.get("model") == model \
-                and m.get("train_seconds"):
-            steps = sum(e.get("steps", 0) for e in run.metrics() if e.get("event") == "local_epoch")
-            if steps:
-                rates.append(m["train_seconds"] / steps)
-    return sum(rates) / len(rates) if rates else None
-
-
-def _fmt(seconds: float | None) -> str:
-    if seconds is None:
-        return "unknown"
-    m, s = divmod(int(round(seconds)), 60)
-    h, m = divmod(m, 60)
-    return f"{h}h{m:02d}m" if h else f"{m}m{s:02d}s"
+def say(m: str) -> None:
+    click.echo(f"sweep: {m}", err=True)
 
 
 @click.command("sweep")
@@ -81,24 +56,16 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     Exit status 1 when a run failed or diverged, 2 for a bad spec, 130 on Ctrl-C (finished
     runs are kept; running the same command again continues the sweep), 75 when
     --time-limit stopped it (the same command continues)."""
+    from ..bench.sweep_preview import check_before_training, preview, preview_lines
     from ..sweep import service
-    from ..runspec.expand import expand, load_spec, precision_open
+    from ..sweep.backends import cores
+    from ..sweep.outcome import outcome
 
     store = Path(store)
     check_options(backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, wait, status_,
                   time_limit)
-    loaded = load_spec(spec)
-    configs = expand(loaded, f"sweep spec {spec}", warn=lambda m: click.echo(f"sweep: note: {m}", err=True),
-                     max_runs=max_runs, distinct=True, data_root=given_data_root())
-    slurm = given_slurm(loaded.get("slurm"), time_limit, f"sweep spec {spec}") if backend == "slurm" else None
-    if backend != "slurm" and loaded.get("slurm") is not None:  # a typo is found now, not on the cluster
-        given_slurm(loaded.get("slurm"), None, f"sweep spec {spec}")
-    auto = precision_open(loaded)
-    if auto:  # a stored run keeps the precision it was trained in
-        configs = in_stored_precisions(Path(store), configs, lambda m: click.echo(f"sweep: {m}", err=True))
+    configs, slurm, auto = _configs(spec, store, backend, max_runs, time_limit)
     if status_:
-        from .sweep_status import print_status
-
         return print_status(configs, store, as_json)
     # names, data, conflicts: checked before anything runs; on SLURM a run a job is training
     # (queued or running) is skipped, named with its job and watched, not refused for its lock
@@ -112,15 +79,16 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     if alone:
         click.echo(f"sweep: note: {len(alone)} run(s) train on their own, not stacked: "
                    f"{alone[0][1]} ({alone[0][0].run_name()}" + (", ..." if len(alone) > 1 else "") + ")", err=True)
-    n = workers or _cores()
+    n = workers or cores()
     if dry_run:
-        return dry_run_report(planned, configs + busy, store, backend, n, cpus_per_run, as_json)
+        got = preview(planned, configs + busy, store, n if backend == "local" else max(1, cores() // cpus_per_run))
+        click.echo(json.dumps(got, indent=1) if as_json else "\n".join(preview_lines(got)))
+        return
     check_before_training(planned, store, work, n, backend, slurm, time_limit)
     # the first line after the checks (a refusal stays one line): the precision of the runs
-    click.echo(f"sweep: {len(configs) + len(busy)} run(s), precision {precision_line(configs + busy, auto=auto)}",
-               err=True)
+    say(f"{len(configs) + len(busy)} run(s), precision {precision_line(configs + busy, auto=auto)}")
     for c in planned.gone:
-        click.echo(f"sweep: {c.run_name()} diverged earlier; not retrained (train --overwrite retrains it)", err=True)
+        say(f"{c.run_name()} diverged earlier; not retrained (train --overwrite retrains it)")
     work = work + [[c] for c in busy]  # submit names each one's job and submits nothing for it; --wait watches it
     todo = [p.config for p in planned.pending] + busy
     if backend == "slurm" and not wait:
@@ -128,13 +96,27 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     results, seconds = run_sweep(work, todo, store, backend, n, time_limit, address, cpus_per_run, gpus_per_run, slurm)
     if as_json:
         click.echo(json.dumps({"results": results, "seconds": seconds}, indent=1))
-    summarize(results, len(configs) + len(busy), len(todo), seconds)
+    lines, status = outcome(results, len(configs) + len(busy), len(todo), seconds, resume_command())
+    click.echo("\n".join(lines), err=True)
+    if status:
+        sys.exit(status)
 
 
-def _cores() -> int:
-    from ..sweep.backends import cores
+def _configs(spec: str, store: Path, backend: str, max_runs: int, time_limit):
+    """SPEC's runs (in their stored precisions where the spec leaves it open), its SLURM
+    settings (checked on any backend: a typo is found now, not on the cluster), and whether
+    the precision was left open."""
+    from ..runspec.expand import expand, load_spec, precision_open
 
-    return cores()
+    loaded = load_spec(spec)
+    configs = expand(loaded, f"sweep spec {spec}", warn=lambda m: click.echo(f"sweep: note: {m}", err=True),
+                     max_runs=max_runs, distinct=True, data_root=given_data_root())
+    slurm = given_slurm(loaded.get("slurm"), time_limit if backend == "slurm" else None, f"sweep spec {spec}") \
+        if backend == "slurm" or loaded.get("slurm") is not None else None
+    auto = precision_open(loaded)
+    if auto:  # a stored run keeps the precision it was trained in
+        configs = in_stored_precisions(Path(store), configs, say)
+    return configs, (slurm if backend == "slurm" else None), auto
 
 
 def check_options(backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, wait, status_,
@@ -164,61 +146,10 @@ def check_options(backend, workers, address, cpus_per_run, gpus_per_run, stack, 
         raise CollapseLabError("--status only reports; drop --dry-run, --wait and --time-limit")
 
 
-def eta_seconds(planned, configs, store: Path, backend: str, n: int, cpus_per_run: int) -> float | None:
-    """The time the pending runs take, from this store's finished runs of the sweep's model
-    (None: none to time)."""
-    from ..training.prepare import total_steps
-
-    rate = seconds_per_step(store, configs[0].dataset, configs[0].model) if configs else None
-    steps = sum(total_steps(p) for p in planned.pending)
-    return rate * steps / (n if backend == "local" else max(1, _cores() // cpus_per_run)) if rate else None
-
-
-def dry_run_report(planned, configs, store: Path, backend: str, n: int, cpus_per_run: int, as_json: bool) -> None:
-    """``--dry-run``: every run with its status, the disk and the time estimate."""
-    from ..bench.estimate import estimate, lines
-    from ..training.prepare import estimate_bytes
-
-    todo = [p.config for p in planned.pending]
-    disk = sum(estimate_bytes(p) for p in planned.pending)
-    eta = eta_seconds(planned, configs, store, backend, n, cpus_per_run)
-    status = {p.config.run_name(): status_of(p) for p in planned.prepared}
-    status |= {c.run_name(): "diverged" for c in planned.gone}
-    rows = [{"run": c.run_name(), "status": status.get(c.run_name(), "training (a SLURM job)"), "rounds": c.rounds}
-            for c in configs]
-    plan = estimate(todo)  # the runs still to train, per device class (the project's measurements)
-    if as_json:
-        click.echo(json.dumps({"runs": rows, "to_train": len(todo), "estimate_bytes": disk,
-                               "estimate_seconds": eta, "plan": plan}, indent=1))
-        return
-    for r in rows:
-        click.echo(f"{r['run']:<64} {r['status']}")
-    click.echo(f"{len(configs)} run(s): {len(configs) - len(todo)} complete or diverged, {len(todo)} to train; "
-               f"about {disk / 1e6:.1f} MB of checkpoints, about {_fmt(eta)} "
-               + ("(from this store's finished runs)" if eta is not None else "(no finished run of this model to time)"))
-    for line in lines(plan, "to train"):
-        click.echo(line)
-
-
-def check_before_training(planned, store: Path, work, n: int, backend: str, slurm, time_limit) -> None:
-    from ..sweep import service
-
-    todo = [p.config for p in planned.pending]
-    if backend == "slurm":
-        from ..sweep.slurm import check_cluster
-
-        check_job_time(slurm, todo)
-        check_cluster(slurm)
-    else:
-        check_time_limit(time_limit, todo)
-    service.check(planned, store, work, n)
-
-
 def submit_report(work, todo, total: int, spec: str, store: Path, slurm, as_json: bool) -> None:
     """--backend slurm without --wait: submit the jobs and say how to watch them."""
     from ..sweep.slurm import submit
 
-    say = (lambda m: click.echo(f"sweep: {m}", err=True))
     jobs = submit(work, store, slurm, say) if work else []
     watch = " ".join(shlex.quote(a) for a in ["collapse-lab", "sweep", spec, "--store", str(store), "--status"])
     if as_json:
@@ -229,31 +160,6 @@ def submit_report(work, todo, total: int, spec: str, store: Path, slurm, as_json
                "the runs land in the store as the jobs finish", err=True)
 
 
-class Progress:
-    """One line per finished run: its outcome, the counts and the ETA from the runs' wall times."""
-
-    def __init__(self, total: int, lanes: int):
-        self.total, self.lanes = total, lanes
-        self.done = self.running = self.failed = 0
-        self.walls: list[float] = []
-
-    def __call__(self, ev: dict) -> None:
-        if ev["event"] == "start":
-            self.running += 1
-            return
-        self.running -= not ev.get("not_started")
-        self.done += 1
-        self.failed += ev["status"] not in ("complete", "skipped", "time-limit", "interrupted")
-        if ev["status"] == "complete":
-            self.walls.append(ev["wall_seconds"])
-        left = self.total - self.done - self.running
-        mean = sum(self.walls) / len(self.walls) if self.walls else None
-        eta_now = mean * (left + self.running) / self.lanes if mean else None
-        what = f"test acc {ev['final_test_acc']:.4f}" if "final_test_acc" in ev else ev["status"]
-        click.echo(f"sweep: {ev['run']} {what} ({ev['wall_seconds']:.1f} s); {self.done} done, {self.running} "
-                   f"running, {self.failed} failed, {left} remaining; ETA {_fmt(eta_now)}", err=True)
-
-
 def resume_command() -> str:
     return " ".join(shlex.quote(a) for a in ["collapse-lab", *sys.argv[1:]])
 
@@ -262,11 +168,11 @@ def run_sweep(work, todo, store: Path, backend: str, n: int, time_limit, address
               slurm) -> tuple[list[dict], float]:
     """Train the units; Ctrl-C or SIGTERM exits with its status, saying how to continue."""
     from ..sweep import backends, service
+    from ..sweep.outcome import Progress
 
     t0 = time.time()
-    say = (lambda m: click.echo(f"sweep: {m}", err=True))
     try:
-        results = service.execute(work, store, backend, n, Progress(len(todo), n if backend == "local" else 1),
+        results = service.execute(work, store, backend, n, Progress(len(todo), n if backend == "local" else 1, say),
                                   time_limit, address, cpus_per_run, gpus_per_run, slurm=slurm, say=say)
     except backends.Interrupted as e:
         from ..signals import exit_status
@@ -277,26 +183,20 @@ def run_sweep(work, todo, store: Path, backend: str, n: int, time_limit, address
     return results, round(time.time() - t0, 2)
 
 
-def summarize(results: list[dict], total: int, todo: int, seconds: float) -> None:
-    """The outcome line, the failures, and the exit status (1 failed or interrupted, 75 time limit)."""
-    late = [r for r in results if r["status"] == "time-limit"]
-    stopped = [r for r in results if r["status"] == "interrupted"]  # a signal to a worker: every round kept
-    failed = [r for r in results if r["status"] not in ("complete", "skipped", "time-limit", "interrupted")]
-    click.echo(f"sweep: {len(results) - len(failed) - len(late) - len(stopped)} of {total} run(s) trained now, "
-               f"{total - todo} already complete, {len(failed)} failed"
-               + (f", {len(stopped)} interrupted" if stopped else "")
-               + (f", {len(late)} stopped by --time-limit" if late else "") + f", in {seconds:.1f} s", err=True)
-    for r in stopped:
-        click.echo(f"  interrupted: {r['run']}: {r.get('error', r['status'])}", err=True)
-    for r in failed:
-        click.echo(f"  failed: {r['run']}: {r.get('error', r['status'])}", err=True)
-    if stopped and not failed and not late:
-        click.echo(f"  every complete round is kept; continue the sweep with: {resume_command()}", err=True)
-        sys.exit(1)
-    if late:
-        click.echo(f"sweep: time limit: {len(late)} run(s) stopped after their last round that fit or not started; "
-                   f"every complete round is kept; continue with: {resume_command()}", err=True)
-        sys.exit(EXIT_TIME_LIMIT)
-    if failed:
-        click.echo(f"  continue the sweep with: {resume_command()}", err=True)
-        sys.exit(1)
+def print_status(configs, store, as_json: bool) -> None:
+    """``--status``: a line per run (its store state, its SLURM job) and the counts."""
+    from ..sweep.status import status_line, status_rows
+
+    table = status_rows(configs, Path(store))
+    if as_json:
+        click.echo(json.dumps({"runs": table}, indent=1))
+        return
+    for r in table:
+        job = "" if r["job_id"] is None else f"  job {r['job_id']}: {r['slurm']}"
+        if r["requeues"]:
+            job += f", requeued {r['requeues']}x"
+        ev = r["last_event"]
+        if ev and ev.get("event") == "ended" and ev["result"].get("status") not in ("complete", "skipped"):
+            job += f"; ended {ev['result']['status']}: {ev['result'].get('error', '')}"
+        click.echo(f"{r['run']:<64} {r['store']}{job}")
+    click.echo(status_line(table))

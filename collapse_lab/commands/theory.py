@@ -1,17 +1,13 @@
-"""``collapse-lab theory prop1 | thm1 | align``."""
+"""``collapse-lab theory prop1 | thm1 | align``: options and printing over
+``analysis.theory`` (Proposition 1 and Theorem 1, FedDecorr App. A, B)."""
 from __future__ import annotations
 
 import json
-import time
-from pathlib import Path
 
 import click
-
 import numpy as np
-import torch
 
 from .options import store_option
-from ..config import DEFAULT_ALPHAS, alpha_str, parse_alpha
 from ..errors import CollapseLabError
 from .common import Progress, data_root_option, feature_source, given_data_root
 
@@ -30,39 +26,21 @@ def prop1_cmd(ctx, seed, store, as_json):
     """||K||_F^2 - d = sum_i (lambda_i - mean lambda)^2 on random and real correlation matrices."""
     from click.core import ParameterSource
 
+    from ..analysis.theory.prop1 import SIZES, TARGET, check_random, check_real
+    from .selection import warn
+
     if ctx.get_parameter_source("store") != ParameterSource.DEFAULT:  # a store named on purpose must exist
         from ..store.paths import check_store_for_reading
 
         check_store_for_reading(store)
-    from ..linalg import correlation_matrix
-    from ..store import find_runs
-    from ..analysis.theory.prop1 import check_random, prop1_sides, relative_error
-
     if seed < 0:
         raise CollapseLabError(f"--seed must be >= 0 (got {seed})")
-    from ..analysis.theory.prop1 import SIZES
-
     progress = Progress("theory prop1", len(SIZES))
     rows = check_random(seed=seed, done=lambda d: progress.step(f"random correlation matrices, d = {d}"))
-    real = []
-    from .selection import warn
-
-    runs = [r for r in find_runs(Path(store), warn)
-            if r.meta.get("rounds_complete", 0) >= 1 and r.meta.get("status") != "diverged"]
-    if runs:
-        run = max(runs, key=lambda r: r.meta.get("created", ""))
-        rd = int(run.meta["rounds_complete"])
-        fs = feature_source()
-        for which, k in (("global", None), ("client_0", 0)):
-            if k is not None and not run.has_client(rd, k):
-                continue
-            kmat = correlation_matrix(fs.features(run, rd, k))
-            lhs, rhs = prop1_sides(kmat)
-            real.append({"run": run.path.name, "round": rd, "model": which, "d": kmat.shape[0], "lhs": lhs, "rhs": rhs,
-                         "rel_error": relative_error(lhs, rhs)})
+    real = check_real(store, feature_source(), warn)
     worst = max(r["rel_error"] for r in rows + real)
     if as_json:
-        click.echo(json.dumps({"random": rows, "real": real, "max_rel_error": worst, "target": 1e-10}, indent=1))
+        click.echo(json.dumps({"random": rows, "real": real, "max_rel_error": worst, "target": TARGET}, indent=1))
         return
     click.echo(f"{'source':<44} {'d':>5} {'||K||_F^2 - d':>16} {'sum (l - mean)^2':>18} {'rel.err':>10}")
     by_d = {}
@@ -75,30 +53,7 @@ def prop1_cmd(ctx, seed, store, as_json):
         click.echo(f"{(r['run'][:34] + ' ' + r['model']):<44} {r['d']:>5} {r['lhs']:>16.8g} {r['rhs']:>18.8g} {r['rel_error']:>10.2e}")
     if not real:
         click.echo(f"(no trained run in {store}: real representations skipped)")
-    click.echo(f"largest relative error: {worst:.2e} (target < 1e-10: {'met' if worst < 1e-10 else 'NOT met'})")
-
-
-def client_data(dataset, data_root, alpha, client, clients, seed, width):
-    """One client's data (x as d_in x N, labels) of the run partition's Dirichlet split of
-    the data set's training set (the data and partition registries, the run seed's stream)."""
-    from ..data import load_dataset
-    from ..data.mnist import has_split
-    from ..partition import PARTITIONS
-    from ..seeds import PURPOSE_PARTITION, seed_for
-
-    options = {}
-    if dataset == "mnist":
-        if data_root is None:
-            raise CollapseLabError("--dataset mnist needs --data-root DIR with the idx files")
-        options["test_only"] = not has_split(Path(data_root), "train")  # a copy of the test set alone will do
-    ds = load_dataset(dataset, data_root=data_root, **options)
-    x, y, classes = ds.to_float(ds.train_x).flatten(1), ds.train_y, ds.num_classes
-    rng = np.random.default_rng(seed_for(seed, PURPOSE_PARTITION))
-    part = PARTITIONS.call("dirichlet", y.numpy(), classes, clients, rng, alpha=alpha)
-    ix = torch.from_numpy(part.client_indices[client])
-    if width > x.shape[1]:
-        raise CollapseLabError(f"--width {width} exceeds the input dimension {x.shape[1]}; use --width <= {x.shape[1]}")
-    return x[ix].to(torch.float64).T.contiguous(), y[ix], classes
+    click.echo(f"largest relative error: {worst:.2e} (target < {TARGET:g}: {'met' if worst < TARGET else 'NOT met'})")
 
 
 def thm_options(f):
@@ -123,43 +78,20 @@ def thm_options(f):
     return f
 
 
-def _check(depth, width, eta, horizon, alphas, client=0, clients=1, seed=0, scale=1.0, grow_factor=2.0):
-    import math
-
-    if depth < 2:
-        raise CollapseLabError(f"--depth must be >= 2 (Theorem 1 needs L >= 2 here; got {depth})")
-    for name, v in (("--eta", eta), ("--horizon", horizon), ("--scale", scale), ("--grow-factor", grow_factor)):
-        if not (math.isfinite(v) and v > 0):
-            raise CollapseLabError(f"{name} must be a finite number > 0 (got {v})")
-    for name, v in (("--width", width), ("--clients", clients)):
-        if v < 1:
-            raise CollapseLabError(f"{name} must be >= 1 (got {v})")
-    if not 0 <= client < clients:
-        raise CollapseLabError(f"--client {client} is not one of the --clients {clients} (0..{clients - 1})")
-    if seed < 0:
-        raise CollapseLabError(f"--seed must be >= 0 (got {seed})")
-    if horizon / eta > 2e5:
-        raise CollapseLabError(f"--horizon / --eta = {horizon / eta:.0f} steps is too many; raise --eta or lower --horizon")
-    return [parse_alpha(a) for a in alphas] if alphas else list(DEFAULT_ALPHAS)
-
-
-def theory_data_root() -> str | None:
-    """The command's --data-root, else $COLLAPSE_LAB_DATA, else the user config's (as every
-    command reads it: ``data_root.default_data_root``)."""
+def _settings(what: str, dataset, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed,
+              fig_dir) -> dict:
+    """The options as the library's arguments, with the data root every command reads
+    (--data-root, else $COLLAPSE_LAB_DATA, else the user config's) and progress on stderr."""
     from ..data_root import default_data_root
 
-    return default_data_root(given_data_root())[0]
+    progress = {}
 
+    def done(label: str, total: int) -> None:
+        progress.setdefault("p", Progress(what, total)).step(label)
 
-def _dataset(dataset, data_root):
-    if dataset:
-        return dataset
-    if data_root:
-        from ..data.mnist import has_split
-
-        if has_split(Path(data_root), "test"):
-            return "mnist"
-    return "digits"
+    return dict(dataset=dataset, data_root=default_data_root(given_data_root())[0], alphas=alpha, client=client,
+                clients=clients, depth=depth, width=width, scale=scale, eta=eta, horizon=horizon,
+                grow_factor=grow_factor, seed=seed, fig_dir=fig_dir, done=done)
 
 
 @theory.command("thm1", short_help="Theorem 1 on a deep linear network, with the Fig. 6 heatmaps.")
@@ -167,92 +99,20 @@ def _dataset(dataset, data_root):
 def thm1_cmd(dataset, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
              as_json):
     """Theorem 1 on an (L+1)-layer linear network: Eq. 40 and Eq. 32/46 against measured d sigma_k/dt."""
-    from ..analysis.plots import save_figure
-    from ..analysis.plots.theory import alignment_figure, thm1_figure
-    from ..analysis.theory.linear_flow import simulate
+    from ..analysis.theory.thm1 import thm1
 
-    t0 = time.time()
-    alphas = _check(depth, width, eta, horizon, alpha, client, clients, seed, scale, grow_factor)
-    data_root = theory_data_root()
-    dataset = _dataset(dataset, data_root)
-    steps = max(int(round(horizon / eta)), 4)
-    # (a) the Eq. 40 identity as the step shrinks, on the first alpha's client
-    x, y, classes = client_data(dataset, data_root, alphas[0], client, clients, seed, width)
-    studies = []
-    progress = Progress("theory thm1", 3 + len(alphas))
-    for div in (1, 2, 4):
-        res = simulate(x, y, classes, depth, width, scale, eta / div, steps * div, records=10, seed=seed)
-        progress.step(f"Eq. 40 at eta {eta / div:g}")
-        studies.append({"eta": eta / div, "times": res.times, "eq40_rel": res.eq40_rel, "max_eq40_rel": max(res.eq40_rel)})
-    # (b) per alpha: Eq. 46, growth, rank of G, alignment
-    per_alpha, results = [], {}
-    kmax = min(classes, width)
-    for a in alphas:
-        x, y, classes = client_data(dataset, data_root, a, client, clients, seed, width)
-        res = simulate(x, y, classes, depth, width, scale, eta, steps, records=20, align_at=(0.0, 0.5, 1.0), seed=seed)
-        results[alpha_str(a)] = res
-        progress.step(f"alpha {alpha_str(a)}")
-        per_alpha.append(_alpha_numbers(res, a, x, y, classes, kmax, grow_factor))
-    fig = thm1_figure([(st["eta"], st["times"], st["eq40_rel"]) for st in studies],
-                      [(p["alpha"], p["times"], p["G_rank"]) for p in per_alpha], results, kmax, eta,
-                      f"Theorem 1 on a {depth + 1}-layer linear network ({dataset}, client {client}, step {eta:g})")
-    paths = save_figure(fig, Path(fig_dir), f"thm1_{dataset}_L{depth}")
-    fig2 = alignment_figure(results, depth)
-    paths += save_figure(fig2, Path(fig_dir), f"thm1_alignment_{dataset}_L{depth}")
-    out = {"dataset": dataset, "depth": depth, "width": width, "eta": eta, "horizon": horizon, "step_study": studies,
-           "alphas": per_alpha, "figures": [str(p) for p in paths], "seconds": round(time.time() - t0, 2),
-           "verdict": thm1_verdict(studies)}
+    out = thm1(**_settings("theory thm1", dataset, alpha, client, clients, depth, width, scale, eta, horizon,
+                           grow_factor, seed, fig_dir))
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return
-    _print_thm1(studies, per_alpha, dataset, alphas[0], paths, t0)
+    _print_thm1(out["step_study"], out["alphas"], out["dataset"], out["alphas"][0]["alpha"], out["figures"],
+                out["seconds"])
     click.echo(out["verdict"]["line"])
 
 
-EQ40_TOLERANCE = 1e-2  # relative: Eq. 40 is exact for the gradient flow; gradient descent's step adds O(eta)
-
-
-def thm1_verdict(studies: list[dict]) -> dict:
-    """Theorem 1's identity (Eq. 40) is met when its largest relative error at the smallest
-    step is under ``EQ40_TOLERANCE`` and shrinks each time the step halves (the flow is the
-    limit of the steps: a discretisation error, not a wrong identity)."""
-    errs = [s["max_eq40_rel"] for s in studies]
-    shrinks = all(b < a for a, b in zip(errs, errs[1:]))
-    met = errs[-1] < EQ40_TOLERANCE and shrinks
-    line = (f"Eq. 40: largest relative error {errs[-1]:.2e} at step {studies[-1]['eta']:.3g} (tolerance "
-            f"{EQ40_TOLERANCE:g}), {' -> '.join(f'{e:.2e}' for e in errs)} as the step halves "
-            f"({'shrinking' if shrinks else 'NOT shrinking'}): {'met' if met else 'NOT met'}")
-    return {"met": met, "tolerance": EQ40_TOLERANCE, "shrinks_with_the_step": shrinks, "line": line}
-
-
-def _alpha_numbers(res, a, x, y, classes: int, kmax: int, grow_factor: float) -> dict:
-    """One alpha's Theorem 1 numbers: Eq. 46 and the last line of Eq. 40 on the growing
-    singular values, G's effective rank, the drifts and the alignment."""
-    from ..analysis.theory.linear_flow import growing
-
-    ng = growing(res.sigma_all, kmax, grow_factor)
-    return {
-        "eq46_max_rel_error_growing_k_last": max(res.eq46_per_k[-1][:ng]) if ng else None,
-        "eq40_lastline_max_rel_error_growing_k_last": max(res.eq40_last_per_k[-1][:ng]) if ng else None,
-        "alpha": alpha_str(a), "samples": int(x.shape[1]),
-        "classes_present": int((torch.bincount(y, minlength=classes) > 0).sum()),
-        "n_growing": ng, "of": kmax,
-        "G_effective_rank_t0": res.G_rank[0], "G_effective_rank_mean": float(np.mean(res.G_rank)),
-        "G_effective_rank_end": res.G_rank[-1], "exact_residual_effective_rank_t0": res.G_exact_rank[0],
-        "exact_residual_effective_rank_end": res.G_exact_rank[-1],
-        "eq40_max_rel_error": max(res.eq40_rel), "eq46_rel_error_first": res.eq46_rel[0],
-        "eq46_rel_error_last": res.eq46_rel[-1], "eq46_rel_error_per_k_last": res.eq46_per_k[-1],
-        "eq40_rel_error_per_k_last": res.eq40_per_k[-1],
-        "G_eq45_rel_error_max": max(res.G_approx_rel), "M_drift": res.M_drift, "assumption1_drift": res.balance_drift,
-        "alignment_diag_mean": {str(t): float(np.mean(np.diag(m)[: min(m.shape)])) for t, m in res.alignment.items()},
-        "sigma_first": res.sigma[0], "sigma_last": res.sigma[-1], "times": res.times,
-        "eq40_rel": res.eq40_rel, "eq46_rel": res.eq46_rel, "G_rank": res.G_rank,
-    }
-
-
-def _print_thm1(studies, per_alpha, dataset, first_alpha, paths, t0: float) -> None:
-    alphas = [first_alpha]
-    click.echo(f"Eq. 40 (Assumption 1 only), largest relative error over t, as the step shrinks ({dataset}, alpha={alpha_str(alphas[0])}):")
+def _print_thm1(studies, per_alpha, dataset, first_alpha: str, paths, seconds: float) -> None:
+    click.echo(f"Eq. 40 (Assumption 1 only), largest relative error over t, as the step shrinks ({dataset}, alpha={first_alpha}):")
     for s in studies:
         click.echo(f"  step {s['eta']:.3g}: {s['max_eq40_rel']:.3e}")
     click.echo(f"{'alpha':>6} {'N':>5} {'classes':>7} {'growing':>8} {'rank G t0':>9} {'rank G end':>10} {'Eq.40 err':>10} {'Eq.46 err t0':>12} {'Eq.46 err end':>13} {'M drift':>8} {'align diag end':>14} {'Eq.46 err grow-k end':>20} {'Eq.40-last err grow-k end':>25} {'Eq.45 G err':>11}")
@@ -265,7 +125,7 @@ def _print_thm1(studies, per_alpha, dataset, first_alpha, paths, t0: float) -> N
                    f"{(p['eq40_lastline_max_rel_error_growing_k_last'] if p['n_growing'] else float('nan')):>25.3f} "
                    f"{p['G_eq45_rel_error_max']:>11.3f}")
     click.echo("figures: " + ", ".join(str(p) for p in paths))
-    click.echo(f"{time.time() - t0:.1f} s")
+    click.echo(f"{seconds:.1f} s")
 
 
 @theory.command("align", short_help="The Fig. 6 alignment heatmaps alone.")
@@ -273,22 +133,10 @@ def _print_thm1(studies, per_alpha, dataset, first_alpha, paths, t0: float) -> N
 def align_cmd(dataset, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
               as_json):
     """The Fig. 6 heatmaps alone: alignment of Pi's left and W_{L+1}'s right singular vectors."""
-    from ..analysis.plots import save_figure
-    from ..analysis.plots.theory import alignment_figure
-    from ..analysis.theory.linear_flow import simulate
+    from ..analysis.theory.thm1 import align
 
-    alphas = _check(depth, width, eta, horizon, alpha, client, clients, seed, scale, grow_factor)
-    data_root = theory_data_root()
-    dataset = _dataset(dataset, data_root)
-    steps = max(int(round(horizon / eta)), 4)
-    results = {}
-    progress = Progress("theory align", len(alphas))
-    for a in alphas:
-        x, y, classes = client_data(dataset, data_root, a, client, clients, seed, width)
-        results[alpha_str(a)] = simulate(x, y, classes, depth, width, scale, eta, steps, records=2,
-                                         align_at=(0.0, 0.25, 0.5, 1.0), seed=seed)
-        progress.step(f"alpha {alpha_str(a)}")
-    paths = save_figure(alignment_figure(results, depth), Path(fig_dir), f"align_{dataset}_L{depth}")
+    results, paths = align(**_settings("theory align", dataset, alpha, client, clients, depth, width, scale, eta,
+                                       horizon, grow_factor, seed, fig_dir))
     if as_json:
         click.echo(json.dumps({"alignment": {a: {str(t): m.tolist() for t, m in r.alignment.items()} for a, r in results.items()},
                                "figures": [str(p) for p in paths]}, indent=1))

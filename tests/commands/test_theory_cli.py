@@ -43,7 +43,7 @@ def test_theory_bad_input(tmp_path):
 
 def test_thm1_verdict_by_hand():
     """Met: the error at the smallest step under the tolerance and shrinking as the step halves."""
-    from collapse_lab.commands.theory import EQ40_TOLERANCE, thm1_verdict
+    from collapse_lab.analysis.theory.thm1 import EQ40_TOLERANCE, thm1_verdict
 
     study = lambda *errs: [{"eta": 0.1 / 2 ** i, "max_eq40_rel": e} for i, e in enumerate(errs)]  # noqa: E731
     assert thm1_verdict(study(4e-3, 2e-3, 1e-3))["met"] is True

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from collapse_lab.commands.sweep_status import store_state
+from collapse_lab.sweep.status import store_state
 from collapse_lab.config import RunConfig
 from collapse_lab.errors import CollapseLabError
 from collapse_lab.store import run_path

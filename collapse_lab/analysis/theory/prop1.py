@@ -45,3 +45,31 @@ def check_random(sizes=SIZES, per_size: int = 3, seed: int = 0, done=None) -> li
         if done is not None:
             done(d)
     return out
+
+
+TARGET = 1e-10  # relative: both routes are exact in float64 up to round-off
+
+
+def check_real(store, fs, warn=None) -> list[dict]:
+    """Both sides on real correlation matrices: the representations of the newest trained run
+    of ``store`` (its last round's global model and client 0's where kept), by ``fs``
+    (``analysis.features.FeatureSource``); [] where the store has no trained run."""
+    from pathlib import Path
+
+    from ...linalg import correlation_matrix
+    from ...store import find_runs
+
+    runs = [r for r in find_runs(Path(store), warn)
+            if r.meta.get("rounds_complete", 0) >= 1 and r.meta.get("status") != "diverged"]
+    if not runs:
+        return []
+    run = max(runs, key=lambda r: r.meta.get("created", ""))
+    rd, real = int(run.meta["rounds_complete"]), []
+    for which, k in (("global", None), ("client_0", 0)):
+        if k is not None and not run.has_client(rd, k):
+            continue
+        kmat = correlation_matrix(fs.features(run, rd, k))
+        lhs, rhs = prop1_sides(kmat)
+        real.append({"run": run.path.name, "round": rd, "model": which, "d": kmat.shape[0], "lhs": lhs, "rhs": rhs,
+                     "rel_error": relative_error(lhs, rhs)})
+    return real

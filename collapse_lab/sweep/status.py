@@ -1,12 +1,9 @@
-"""``collapse-lab sweep SPEC --status``: each run of a sweep, its state in the store and, where
-it was submitted to SLURM, its job: id, SLURM state (``squeue``) or, once the job left the
-queue, what the job wrote last, and how often it was requeued."""
+"""A sweep's runs as they stand (``sweep SPEC --status``): each run's state in the store and,
+where it was submitted to SLURM, its job: id, SLURM state (``squeue``) or, once the job left
+the queue, what the job wrote last, and how often it was requeued."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
-
-import click
 
 
 def store_state(store: Path, cfg) -> str:
@@ -25,8 +22,9 @@ def store_state(store: Path, cfg) -> str:
     return f"partial {meta.get('rounds_complete', 0)} of {cfg.rounds}"
 
 
-def rows(configs, store: Path) -> list[dict]:
-    from ..sweep import slurm
+def status_rows(configs, store: Path) -> list[dict]:
+    """Per run: its name, store state, SLURM job id and state, requeues and last job event."""
+    from . import slurm
 
     subs = {c.run_name(): slurm.submission(store, c.run_name()) for c in configs}
     live = slurm.queue_states([s["job_id"] for s in subs.values() if s]) if any(subs.values()) else {}
@@ -46,25 +44,13 @@ def rows(configs, store: Path) -> list[dict]:
     return out
 
 
-def print_status(configs, store, as_json: bool) -> None:
-    store = Path(store)
-    table = rows(configs, store)
-    if as_json:
-        click.echo(json.dumps({"runs": table}, indent=1))
-        return
-    for r in table:
-        job = "" if r["job_id"] is None else f"  job {r['job_id']}: {r['slurm']}"
-        if r["requeues"]:
-            job += f", requeued {r['requeues']}x"
-        ev = r["last_event"]
-        if ev and ev.get("event") == "ended" and ev["result"].get("status") not in ("complete", "skipped"):
-            job += f"; ended {ev['result']['status']}: {ev['result'].get('error', '')}"
-        click.echo(f"{r['run']:<64} {r['store']}{job}")
-    counts = {}
+def status_line(table: list[dict]) -> str:
+    """The counts of a status table: runs per store state, and SLURM's queued and running."""
+    counts: dict[str, int] = {}
     for r in table:
         key = r["store"].split()[0]
         counts[key] = counts.get(key, 0) + 1
     queued = sum(1 for r in table if r["slurm"] and r["slurm"].split()[0] in ("PENDING", "REQUEUED"))
     running = sum(1 for r in table if r["slurm"] and r["slurm"].split()[0] == "RUNNING")
-    click.echo(f"{len(table)} run(s): " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
-               + (f"; SLURM: {queued} queued, {running} running" if any(r["job_id"] for r in table) else ""))
+    return (f"{len(table)} run(s): " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+            + (f"; SLURM: {queued} queued, {running} running" if any(r["job_id"] for r in table) else ""))
