@@ -38,6 +38,9 @@ def test_the_report_is_self_contained_and_carries_the_analysis_numbers(store, tm
     assert len(srcs) == 3 + 1 and all(s.startswith("data:image/png;base64,") for s in srcs)
     assert not re.search(r"(src|href)=['\"]?(https?:|//|file:)", page)
     assert "<td>x-fig1</td><td>a &gt; b</td>" in page
+    claims = page.split("<h2>Claims</h2>", 1)[1].split("</table>", 1)[0]
+    head, first = claims.split("</tr>")[:2]  # a heading for every column, the verdict named as such
+    assert head.count("<th>") == first.count("<td>") == 6 and "<th>verdict</th><th>preset</th>" in head
     # the page's numbers are the spectrum command's
     spec = json.loads(invoke("spectrum", "--store", str(store), "--out", str(tmp_path / "s"), "--json").stdout)
     glob = {e["run"]: e for e in spec["spectra"] if e["model"] == "global"}
