@@ -113,6 +113,16 @@ class Progress:
         sys.stderr.flush()
 
 
+def progress_callback(what: str):
+    """``done(label, total)`` for a library function's progress: a ``Progress`` line each call."""
+    made: dict = {}
+
+    def done(label: str, total: int) -> None:
+        made.setdefault("p", Progress(what, total)).step(label)
+
+    return done
+
+
 def _limit(ctx, param, value):
     if value is not None:
         from ..timelimit import parse_duration

@@ -9,7 +9,7 @@ import numpy as np
 
 from .options import store_option
 from ..errors import CollapseLabError
-from .common import Progress, data_root_option, feature_source, given_data_root
+from .common import Progress, data_root_option, feature_source, given_data_root, progress_callback
 
 
 @click.group("theory")
@@ -84,14 +84,9 @@ def _settings(what: str, dataset, alpha, client, clients, depth, width, scale, e
     (--data-root, else $COLLAPSE_LAB_DATA, else the user config's) and progress on stderr."""
     from ..data_root import default_data_root
 
-    progress = {}
-
-    def done(label: str, total: int) -> None:
-        progress.setdefault("p", Progress(what, total)).step(label)
-
     return dict(dataset=dataset, data_root=default_data_root(given_data_root())[0], alphas=alpha, client=client,
                 clients=clients, depth=depth, width=width, scale=scale, eta=eta, horizon=horizon,
-                grow_factor=grow_factor, seed=seed, fig_dir=fig_dir, done=done)
+                grow_factor=grow_factor, seed=seed, fig_dir=fig_dir, done=progress_callback(what))
 
 
 @theory.command("thm1", short_help="Theorem 1 on a deep linear network, with the Fig. 6 heatmaps.")
