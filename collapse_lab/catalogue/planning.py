@@ -115,3 +115,41 @@ def missing_data(configs, say) -> tuple[list[dict], list]:
     failed = [{"run": c.run_name(), "status": "failed", "error": f"data set {c.dataset} is missing",
                "missing_data": c.dataset} for c in configs if key(c) in missing]
     return failed, [c for c in configs if key(c) not in missing]
+
+
+def estimates(entries, plans: dict, keep: str = "read") -> dict:
+    """Per preset (``plans``: preset -> its ``collapse_lab.plan.Plan``) the estimate of its
+    runs (``bench.estimate``) and each entry's checkpoint bytes (a run shared by entries counts
+    in each; the total counts it once)."""
+    from ..bench.estimate import estimate
+
+    out = {}
+    for preset, runs in plans.items():
+        configs, per_entry, by_name = plan(entries, runs, Path("."), lambda m: None, keep)
+        out[preset] = estimate(configs)
+        out[preset]["entries"] = {
+            name: estimate([by_name[r] for r in names])["total"]["bytes"] if isinstance(names, list) else None
+            for name, names in per_entry.items()}
+    return out
+
+
+def entry_rows(entries, per_entry, store: Path, out: Path, by_name: dict, suffix: str = "png") -> list[dict]:
+    """Per entry: its renderer, its runs present and missing in ``store``, when ``out`` last
+    got its render (or why it is not rendered)."""
+    import time
+
+    from ..store import RunDir, run_path
+
+    rows = []
+    for e in entries:
+        names = per_entry[e.name]
+        if isinstance(names, str):
+            rows.append({"entry": e.name, "renderer": e.renderer, "runs": 0, "present": 0, "missing": 0,
+                         "last_rendered": "-", "not_rendered": names})
+            continue
+        present = sum(1 for n in names if RunDir(run_path(store, by_name[n])).is_complete())
+        rendered = out / f"{e.name}.{suffix}"
+        last = time.strftime("%Y-%m-%d %H:%M", time.localtime(rendered.stat().st_mtime)) if rendered.is_file() else "-"
+        rows.append({"entry": e.name, "renderer": e.renderer, "runs": len(names), "present": present,
+                     "missing": len(names) - present, "last_rendered": last, "not_rendered": e.not_rendered})
+    return rows

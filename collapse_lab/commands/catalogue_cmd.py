@@ -4,7 +4,6 @@ into exit statuses, a missing run's error given the command that trains it."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import click
@@ -158,15 +157,10 @@ def dry_run(entries, smoke: bool, as_json: bool, say, keep: str = "read",
     """``--dry-run``: the plan of each preset (``bench.estimate``; every preset unless one was
     named) and each entry's checkpoint bytes (a run shared by entries counts in each; the
     total counts it once), as text or JSON."""
-    from ..bench.estimate import estimate, human_bytes, lines
+    from ..bench.estimate import human_bytes, lines
+    from ..catalogue.planning import estimates
 
-    plans = {}
-    for preset in presets:
-        configs, per_entry, by_name = plan(entries, command_plan(preset, smoke), Path("."), lambda m: None, keep)
-        plans[preset] = estimate(configs)
-        plans[preset]["entries"] = {
-            name: estimate([by_name[r] for r in runs])["total"]["bytes"] if isinstance(runs, list) else None
-            for name, runs in per_entry.items()}
+    plans = estimates(entries, {preset: command_plan(preset, smoke) for preset in presets}, keep)
     if as_json:
         click.echo(json.dumps({"smoke": smoke, "keep": keep, "presets": plans}, indent=1))
         return
@@ -204,23 +198,10 @@ def check_training(workers: int | None, stack: int, backend: str = "local", addr
 
 
 def list_entries(entries, per_entry, store: Path, out: Path, by_name: dict, as_json: bool, suffix: str = "png") -> None:
-    from ..store import RunDir, run_path
+    """``--list``: each entry's runs present and missing, and when it was last rendered."""
+    from ..catalogue.planning import entry_rows
 
-    rows = []
-    for e in entries:
-        names = per_entry[e.name]
-        if isinstance(names, str):
-            rows.append({"entry": e.name, "renderer": e.renderer, "runs": 0, "present": 0, "missing": 0,
-                         "last_rendered": "-", "not_rendered": names})
-            continue
-        present = 0
-        for n in names:
-            if RunDir(run_path(store, by_name[n])).is_complete():
-                present += 1
-        png = out / f"{e.name}.{suffix}"
-        last = time.strftime("%Y-%m-%d %H:%M", time.localtime(png.stat().st_mtime)) if png.is_file() else "-"
-        rows.append({"entry": e.name, "renderer": e.renderer, "runs": len(names), "present": present,
-                     "missing": len(names) - present, "last_rendered": last, "not_rendered": e.not_rendered})
+    rows = entry_rows(entries, per_entry, store, out, by_name, suffix)
     if as_json:
         click.echo(json.dumps(rows, indent=1))
         return
