@@ -99,3 +99,15 @@ def _final_acc(path: Path) -> float | None:
 def _mean(xs: list) -> float | None:
     xs = [x for x in xs if x is not None]
     return round(sum(xs) / len(xs), 4) if xs else None
+
+
+def sweep_text(r: dict) -> str:
+    """``sweep_bench``'s result as one line: runs/hour one after another, as a sweep, stacked."""
+    return (f"{r['runs']} runs of {r['rounds']} rounds on {r['cores']} cores: one train invocation "
+            f"{r['sequential_seconds']:.1f} s ({r['sequential_runs_per_hour']:.0f} runs/h); sweep with "
+            f"{r['workers']} workers {r['sweep_seconds']:.1f} s ({r['sweep_runs_per_hour']:.0f} runs/h, "
+            f"{r['ratio']:.2f}x; {r['identical_final_globals']} of {r['runs']} final global models identical); "
+            f"with --stack {r['stack']} {r['stacked_seconds']:.1f} s ({r['stacked_runs_per_hour']:.0f} runs/h, "
+            f"{r['stacked_ratio']:.2f}x; final globals within {r['stacked_max_rel_diff']:.1e} of the largest "
+            f"entry, median {r['stacked_median_rel_diff']:.1e}; mean final test acc "
+            f"{r['mean_final_acc_sequential']:.4f} vs {r['mean_final_acc_stacked']:.4f}); {r['failed']} failed")

@@ -3,7 +3,6 @@ reference loop, their ratio, and the feature-extraction rate."""
 from __future__ import annotations
 
 import json
-import sys
 
 import click
 
@@ -76,6 +75,7 @@ def bench_cmd(preset, model, device, images, test_images, clients, local_epochs,
     if sweep:
         return _sweep_bench(sweep_seeds, sweep_workers, sweep_rounds, sweep_stack, as_json)
     from ..bench.run import bench, settings_for
+    from ..bench.text import text
 
     models = [m.strip() for m in model.split(",") if m.strip()]
     if not models:
@@ -95,7 +95,7 @@ def bench_cmd(preset, model, device, images, test_images, clients, local_epochs,
     for s in settings:
         results.append(bench(s, progress=lambda msg: click.echo(msg, err=True)))
         if not as_json:
-            _print(results[-1])
+            click.echo(text(results[-1]))
     if as_json:
         click.echo(json.dumps({"results": results}, indent=2))
 
@@ -116,7 +116,7 @@ def _check_counts(images, test_images, clients, local_epochs, reference_epochs, 
 
 def _sweep_bench(sweep_seeds, sweep_workers, sweep_rounds, sweep_stack, as_json: bool) -> None:
     """--sweep: a sweep of small runs against training them one after another."""
-    from ..bench.sweep_bench import sweep_bench
+    from ..bench.sweep_bench import sweep_bench, sweep_text
     from ..sweep.backends import cores
 
     if sweep_seeds < 1 or any(v is not None and v < 1 for v in (sweep_workers, sweep_rounds, sweep_stack)):
@@ -126,51 +126,4 @@ def _sweep_bench(sweep_seeds, sweep_workers, sweep_rounds, sweep_stack, as_json:
     if as_json:
         click.echo(json.dumps(r, indent=2))
         return
-    click.echo(f"{r['runs']} runs of {r['rounds']} rounds on {r['cores']} cores: one train invocation "
-               f"{r['sequential_seconds']:.1f} s ({r['sequential_runs_per_hour']:.0f} runs/h); sweep with "
-               f"{r['workers']} workers {r['sweep_seconds']:.1f} s ({r['sweep_runs_per_hour']:.0f} runs/h, "
-               f"{r['ratio']:.2f}x; {r['identical_final_globals']} of {r['runs']} final global models identical); "
-               f"with --stack {r['stack']} {r['stacked_seconds']:.1f} s ({r['stacked_runs_per_hour']:.0f} runs/h, "
-               f"{r['stacked_ratio']:.2f}x; final globals within {r['stacked_max_rel_diff']:.1e} of the largest "
-               f"entry, median {r['stacked_median_rel_diff']:.1e}; mean final test acc "
-               f"{r['mean_final_acc_sequential']:.4f} vs {r['mean_final_acc_stacked']:.4f}); {r['failed']} failed")
-
-
-def _spread(d: dict, fmt: str = ".1f") -> str:
-    return f"median {d['median']:{fmt}} (min {d['min']:{fmt}}, max {d['max']:{fmt}}, n={len(d['values'])})"
-
-
-def _print(r: dict) -> None:
-    f, e = r["fast"], r["extraction"]
-    out = sys.stdout
-    print(f"{r['model']} on {r['device']} ({r['device_name']}), preset {r['preset']}, augment {r['resolved']['augment']}, "
-          f"precision {r['resolved']['precision']}, {r['repeats']} alternating repeat(s)", file=out)
-    print(f"  fast path : ({r['resolved']['precision']}) {f['images_per_second']:10.1f} images/s  {f['seconds_per_round']:8.2f} s/round "
-          f"({f['images_per_round']:.0f} images, {f['steps_per_round']:.0f} steps; first round {f['first_round_seconds']:.2f} s"
-          + (f", {f['first_round_prepare_seconds']:.2f} s of it making step programs"
-             if f.get("first_round_prepare_seconds") is not None else "") + ")", file=out)
-    print(f"              images/s {_spread(f['images_per_second_spread'])}", file=out)
-    ft = f["features"]
-    n = ft["parallel_clients"]
-    if n and ft["cuda_graphs"]:
-        print(f"              {n} client(s) at once on CUDA graphs", file=out)
-    elif n > 1:
-        print(f"              {n} clients at once, each in its own thread at {max(1, r['torch_threads'] // n)} "
-              "intra-op thread(s)", file=out)
-    if "reference" in r:
-        g = r["reference"]
-        print(f"  reference : {g['images_per_second']:10.1f} images/s  {g['seconds_per_round']:8.2f} s/round "
-              f"({g['images_per_round']:.0f} images, {g['steps_per_round']:.0f} steps, {g['local_epochs']} local epoch(s), "
-              f"{g['workers']} workers, official evaluations {'on' if g['official_evals'] else 'off'}, fp32 as the "
-              "released code)", file=out)
-        print(f"              images/s {_spread(g['images_per_second_spread'])}", file=out)
-        if "extrapolated_epochs_factor" in g:
-            print(f"              (per-round figures scale the measured local training x{g['extrapolated_epochs_factor']:g} "
-                  f"to the fast path's epochs; measured {g['measured_seconds_per_round']:.2f} s for "
-                  f"{g['measured_images_per_round']:.0f} images)", file=out)
-        print(f"              {g['train_images_per_second']:10.1f} images/s in local training alone", file=out)
-        print(f"  ratio     : {_spread(r['ratio'], '.2f')} x images/s per round; "
-              f"{_spread(r['ratio_vs_reference_training_only'], '.2f')} x against the reference's local training alone",
-              file=out)
-    print(f"  features  : {e['images_per_second']:10.1f} images/s float64; extraction + spectrum of {e['images']} images "
-          f"{e['total_seconds']:.2f} s", file=out)
+    click.echo(sweep_text(r))
