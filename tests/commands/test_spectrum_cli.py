@@ -218,3 +218,21 @@ def test_rounds_a_run_does_not_hold_are_named_with_those_it_holds(tmp_path):
     got = invoke("spectrum", "--store", str(tmp_path / "ck"), "--rounds", "all", "--out", str(tmp_path / "f"), "--json")
     assert got.exit_code == 0, got.output
     assert sorted({e["round"] for e in json.loads(got.stdout)["rounds"]}) == [3, 6, 7]
+
+
+def test_the_library_functions_are_the_commands(store, tmp_path):
+    """spectrum's and compare's numbers from Python (analysis.spectrum_view), no click."""
+    from collapse_lab.analysis.features import FeatureSource
+    from collapse_lab.analysis.select import select_runs
+    from collapse_lab.analysis.spectrum_view import compare, iid_reference, spectra
+
+    cmd = json.loads(invoke("spectrum", "--store", str(store), "--alpha", "0.1", "--out", str(tmp_path / "c"),
+                            "--json").stdout)
+    selected = select_runs(store, ("0.1",))
+    fs = FeatureSource(use_cache=False)
+    rows, curves, agg = spectra(selected + iid_reference(store, selected, ("0.1",), ()), fs, None, 0, 0.01)
+    assert rows == cmd["spectra"] and agg == cmd["seed_groups"]
+    got, paths = compare(selected, fs, None, 0, 0.01, None, tmp_path / "py")
+    want = json.loads(invoke("compare", "--store", str(store), "--alpha", "0.1", "--out", str(tmp_path / "c"),
+                             "--json").stdout)["compare"]
+    assert got == want and all(p.is_file() for p in paths)
