@@ -22,6 +22,7 @@ partition). The claim
 """
 from __future__ import annotations
 
+import functools
 import math
 
 HOLDS, REFUTED, OPEN, SATURATED = "holds", "refuted", "not resolved at this scale", "uninformative (measure saturated)"
@@ -29,6 +30,7 @@ WORDS = (HOLDS, REFUTED, OPEN, SATURATED)
 ALPHA = 0.05  # two-sided: each comparison's interval is 95 %, each one-sided test at 2.5 %
 
 
+@functools.lru_cache(maxsize=4096)  # the seeds-to-resolve search asks the same quantiles over and over
 def _t(q: float, df: float) -> float:
     from scipy.stats import t
 
