@@ -279,6 +279,31 @@ def test_a_read_only_store_is_analysed_and_refused_for_training(tmpfs, tmp_path)
         subprocess.run(["mount", "-o", "remount,rw", str(tmpfs)], capture_output=True)
 
 
+def test_a_read_only_out_is_refused_before_any_work(tmpfs, tmp_path):
+    """Every command that writes figures or pages into --out checks the folder when it parses:
+    one line naming --out, exit 2, no work done (thm1's simulations, the layers' forward
+    passes), nothing written; --list and --dry-run, which write nothing, still answer."""
+    store = tmp_path / "ck"
+    assert CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--store", str(store)]).exit_code == 0
+    subprocess.run(["mount", "-o", "remount,ro", str(tmpfs)], check=True)
+    try:
+        out = str(tmpfs / "out")
+        for args in (["spectrum", "--store", str(store), "--out", out], ["compare", "--store", str(store), "--out", out],
+                     ["layers", "--store", str(store), "--out", out], ["cka", "--store", str(store), "--out", out],
+                     ["nc", "--store", str(store), "--out", out], ["report", "--store", str(store), "--out", out + ".html"],
+                     ["figures", "feddecorr-fig2", "--no-train", "--store", str(store), "--out", out],
+                     ["tables", "feddecorr-table1", "--no-train", "--store", str(store), "--out", out],
+                     ["ladder", "feddecorr-fig2", "--no-train", "--store", str(store), "--out", out],
+                     ["theory", "thm1", "--out", out], ["theory", "align", "--out", out]):
+            res = CliRunner().invoke(cli, args)
+            one_error_line(res, 2, "--out", "is not writable")
+        for extra in ("--list", "--dry-run"):
+            assert CliRunner().invoke(cli, ["figures", "feddecorr-fig2", extra, "--out", out]).exit_code == 0
+        assert not list(tmpfs.iterdir())
+    finally:
+        subprocess.run(["mount", "-o", "remount,rw", str(tmpfs)], capture_output=True)
+
+
 def _default_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})

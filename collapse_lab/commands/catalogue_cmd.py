@@ -39,6 +39,9 @@ def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: d
         _, per_entry, by_name = plan(entries, runs, store, lambda m: None, o["keep"])
         return list_entries(entries, per_entry, store, out, by_name, o["as_json"],
                             **({"suffix": "md"} if kind == "tables" else {}))
+    from ..store.paths import check_output_folder
+
+    check_output_folder(out, "--out")  # a read-only target is one line before anything trains or renders
     slurm = None
     if o["backend"] == "slurm" and not o["no_train"]:
         from .slurm_options import given_slurm

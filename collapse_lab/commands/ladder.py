@@ -79,6 +79,10 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
     rungs = load_rungs(rungs_file, [e.name for e in entries])
     say = (lambda m: click.echo(m, err=True))
     store, out = Path(store), Path(out)
+    if not dry_run_:
+        from ..store.paths import check_output_folder
+
+        check_output_folder(out, "--out")  # a read-only target is one line before any rung trains
     cells_ = cells(entries, rungs, preset, store, f"--rungs {rungs_file}", given_data_root(), given_precision())
     if all("na" in c for c in cells_):
         raise CollapseLabError(f"--rungs {rungs_file}: no rung applies to {', '.join(names)}")

@@ -51,7 +51,8 @@ def analysis_options(f=None, *, foreign_layer: bool = True):
         click.option("--split", default="test", show_default=True, help="Evaluation set: test (as in the paper) or train."),
         click.option("--feature-dtype", default="float64", show_default=True, help="Forward pass precision for z."),
         click.option("--device", default="auto", show_default=True),
-        click.option("--out", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False), help="Figure folder."),
+        click.option("--out", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False),
+                     callback=writable_out, help="Figure folder."),
         click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout."),
         data_root_option,
         *(model_factory_options if foreign_layer else model_factory_options[:1]),
@@ -59,3 +60,17 @@ def analysis_options(f=None, *, foreign_layer: bool = True):
     for o in reversed(opts):
         f = o(f)
     return f
+
+
+def writable_out(ctx, param, value):
+    """--out (a folder, or a file's folder with ``dir_okay=False``) checked writable when the
+    command parses, before any work: a read-only or misplaced target is one line, exit 2."""
+    if value is None or ctx.resilient_parsing:
+        return value
+    from pathlib import Path
+
+    from ..store.paths import check_output_folder
+
+    folder = value if param.type.dir_okay else str(Path(value).parent)
+    check_output_folder(folder, "--out")
+    return value

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from .options import store_option, tau_option
+from .options import store_option, tau_option, writable_out
 from ..errors import CollapseLabError
 from .common import data_root_option, feature_source, model_factory_options
 
@@ -15,7 +15,7 @@ from .common import data_root_option, feature_source, model_factory_options
 @store_option()
 @click.option("--figures", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False),
               help="Rendered figures (PNG) and the claims (claims-<preset>.json) to include, when the folder exists.")
-@click.option("--out", default=None, type=click.Path(dir_okay=False),
+@click.option("--out", default=None, type=click.Path(dir_okay=False), callback=writable_out,
               help="The HTML file (default: report_<store name>.html beside the store).")
 @tau_option()
 @click.option("--device", default="auto", show_default=True)

@@ -7,7 +7,7 @@ import json
 import click
 import numpy as np
 
-from .options import store_option
+from .options import store_option, writable_out
 from ..errors import CollapseLabError
 from .common import Progress, data_root_option, feature_source, given_data_root, progress_callback
 
@@ -70,7 +70,8 @@ def thm_options(f):
         click.option("--horizon", type=float, default=0.4, show_default=True, help="Gradient-flow time simulated."),
         click.option("--grow-factor", type=float, default=2.0, show_default=True, help="sigma_k 'grows' when sigma_k(T) >= factor * sigma_k(0)."),
         click.option("--seed", type=int, default=0, show_default=True),
-        click.option("--out", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False)),
+        click.option("--out", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False),
+                     callback=writable_out),
         click.option("--json", "as_json", is_flag=True),
     ]
     for o in reversed(opts):

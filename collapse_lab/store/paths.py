@@ -66,6 +66,15 @@ def check_store_for_writing(store, flag: str = "--store", smoke_ok: bool = False
         check_smoke(s, False, flag)
     if s.strip() == "":
         raise CollapseLabError(f"{flag} is empty; name the folder of the run store (default: checkpoints)")
+    return check_output_folder(s, flag)
+
+
+def check_output_folder(folder, flag: str = "--out") -> Path:
+    """A folder a command will write (made if missing): no file where a folder must be, and
+    writable, checked before any work (a read-only mount or missing permission is one line)."""
+    s = str(folder)
+    if s.strip() == "":
+        raise CollapseLabError(f"{flag} is empty; name a folder")
     if "\0" in s:
         raise CollapseLabError(f"{flag} contains a NUL character; name a folder")
     path = Path(s)
