@@ -19,32 +19,39 @@ def iid(labels: np.ndarray, num_clients: int, rng: np.random.Generator) -> list[
     return list(np.array_split(rng.permutation(len(labels)), num_clients))
 
 
-def _attempt(labels, num_classes, num_clients, alpha, rng, released: bool = False) -> list[np.ndarray] | None:
-    n = len(labels)
-    cap = n / num_clients
-    held = [[] for _ in range(num_clients)]
+def _attempt(class_idx: list[np.ndarray], num_clients: int, alpha: float, rng, cap: float,
+             released: bool = False, min_size: int = 0) -> list[np.ndarray] | None:
+    """One draw: per class (in order) its indices shuffled and cut by p ~ Dir_K(alpha); None
+    where the draw fails (every client with weight full, or a client under ``min_size``).
+    The clients' lists are assembled only for a draw that is kept: the random numbers drawn
+    are the same either way (thousands of draws at small alpha)."""
     sizes = np.zeros(num_clients, dtype=np.int64)
-    for c in range(num_classes):
-        idx_c = np.flatnonzero(labels == c)
+    cut_classes = []
+    for idx in class_idx:
+        idx_c = idx.copy()
         rng.shuffle(idx_c)
         p = rng.dirichlet(np.full(num_clients, alpha))
         # A client already holding >= N/K samples gets no more (keeps sizes bounded).
         p = p * (sizes < cap)
         total = p.sum()
+        n_c = len(idx_c)
         if not np.isfinite(total) or total <= 0:
             # Every client with weight is full (small alpha: most weights underflow to 0).
             if not released:
                 return None  # this draw failed: redraw all
             # The released code divides by 0 and casts the NaN cuts to int (INT_MIN on x86),
             # so np.split hands the whole class to the last client, and the draw goes on.
-            held[-1].append(idx_c)
-            sizes[-1] += len(idx_c)
-            continue
-        cuts = (np.cumsum(p / total) * len(idx_c)).astype(np.int64)[:-1]
-        for k, part in enumerate(np.split(idx_c, cuts)):
-            held[k].append(part)
-            sizes[k] += len(part)
-    return [np.concatenate(h) if h else np.zeros(0, np.int64) for h in held]
+            bounds = np.zeros(num_clients + 1, dtype=np.int64)
+        else:
+            bounds = np.empty(num_clients + 1, dtype=np.int64)
+            bounds[0] = 0
+            bounds[1:-1] = (np.cumsum(p / total) * n_c).astype(np.int64)[:-1]
+        bounds[-1] = n_c
+        sizes += np.diff(bounds)
+        cut_classes.append((idx_c, bounds))
+    if sizes.min() < min_size:
+        return None
+    return [np.concatenate([idx_c[b[k]:b[k + 1]] for idx_c, b in cut_classes]) for k in range(num_clients)]
 
 
 @PARTITIONS.register("dirichlet", released_rng=True)
@@ -76,8 +83,9 @@ def dirichlet(labels: np.ndarray, num_classes: int, num_clients: int, rng: np.ra
             f"{num_clients} clients x --min-size {min_size} needs {num_clients * max(min_size, 1)} samples but the training set has {len(labels)}; use fewer clients or a smaller --min-size")
     if math.isinf(alpha):
         return Partition.from_indices(iid(labels, num_clients, rng), labels, num_classes)
+    class_idx = [np.flatnonzero(labels == c) for c in range(num_classes)]
     for _ in range(MAX_ATTEMPTS):
-        parts = _attempt(labels, num_classes, num_clients, alpha, rng, released=released)
+        parts = _attempt(class_idx, num_clients, alpha, rng, len(labels) / num_clients, released, min_size)
         if parts is not None and min(len(p) for p in parts) >= min_size:
             return Partition.from_indices(parts, labels, num_classes)
     raise CollapseLabError(
