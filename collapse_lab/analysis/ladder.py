@@ -124,7 +124,26 @@ def claims_of(rec: dict) -> list[dict]:
     regularizer. A record that keeps the evidence (``evidence.FORMAT``) has every claim
     recomputed from it by the specs and rules as they are; an older record keeps its
     claims' verdicts (read as ``legacy`` says), Table 1's comparison recomputed from its
-    regime measures."""
+    regime measures. A report asks for each record's claims several times: they are kept
+    by the record's content and its entry's spec as it is now (a copy each time)."""
+    import copy
+    import json
+
+    from .catalogue import SPECS
+
+    spec = SPECS / f"{rec.get('entry')}.yaml"
+    key = json.dumps(rec, sort_keys=True, default=str) + (spec.read_text() if spec.is_file() else "")
+    if key not in _CLAIMS:
+        if len(_CLAIMS) >= 256:
+            _CLAIMS.clear()
+        _CLAIMS[key] = _claims_of(rec)
+    return copy.deepcopy(_CLAIMS[key])
+
+
+_CLAIMS: dict[str, list[dict]] = {}
+
+
+def _claims_of(rec: dict) -> list[dict]:
     if "claims" not in rec:
         return []
     runs = rec.get("regime", {}).get("runs", [])
