@@ -19,6 +19,9 @@ ALLOWED = {
     ("collapse_lab/data/__init__.py", "_LOADED"):
         "memo of loaded data sets, keyed by every option that determines one (the resolver and prepare "
         "of one run read the same object)",
+    ("collapse_lab/analysis/ladder.py", "_CLAIMS"):
+        "memo of a ladder record's claims, keyed by the record's whole content and its entry's spec text "
+        "(a pure function of both; a copy is handed out)",
     ("collapse_lab/files.py", "_warned"): "a torn JSONL file is reported once per process (a diagnostic)",
     ("collapse_lab/store/lock.py", "_held"):
         "the run locks this process holds: POSIX locks belong to the process, so their descriptors do too",
