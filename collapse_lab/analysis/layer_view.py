@@ -12,18 +12,15 @@ from typing import Callable
 
 from ..errors import CollapseLabError
 from .round_choice import parse_rounds
-from .select import quiet
+from .select import no_progress, quiet
 from .stored import local_kept, model_layers
-
-
-def _silent(label: str, total: int) -> None:
-    pass
 
 
 def collapse_by_layer(selected, fs=None, rounds_spec: str | None = None, round_: int | None = None, client: int = 0,
                       layers=(), tau: float = 0.01, positions: int = 0, spectra_at: str | None = None,
                       split: str = "test", fig_dir="figures", logged: bool = False,
-                      done: Callable[[str, int], None] = _silent, warn: Callable[[str], None] = quiet) -> tuple[list[dict], int, list[Path]]:
+                      done: Callable[[str, int], None] = no_progress,
+                      warn: Callable[[str], None] = quiet) -> tuple[list[dict], int, list[Path]]:
     """Per run, chosen round (default: every kept round from 0), model (global and client
     ``client``'s) and layer: its width and measures; the number of models read from
     checkpoints; the heatmap and spectra figures' paths. ``logged``: what training logged

@@ -128,6 +128,10 @@ def quiet(msg: str) -> None:
     """A ``warn`` that says nothing (the library's default; the commands print)."""
 
 
+def no_progress(label: str, total: int) -> None:
+    """A ``done(label, total)`` that says nothing (the library's default; the commands print)."""
+
+
 def select_runs(store: Path, alphas: tuple[str, ...] = (), run_paths: tuple[str, ...] = (), dataset: str | None = None,
                 model: str | None = None, regs: tuple[str, ...] = (), methods: tuple[str, ...] = (),
                 warn: Callable[[str], None] = quiet) -> list[RunDir]:

@@ -10,12 +10,8 @@ from ..errors import CollapseLabError
 from ..spectra.cka import cka_matrix
 from ..spectra.neural_collapse import neural_collapse
 from .round_choice import parse_rounds, pick_round
-from .select import quiet
+from .select import no_progress, quiet
 from .stored import local_kept
-
-
-def _silent(label: str, total: int) -> None:
-    pass
 
 
 def rounds_of(run, spec: str | None, round_: int | None) -> list[int]:
@@ -26,7 +22,7 @@ def rounds_of(run, spec: str | None, round_: int | None) -> list[int]:
 
 
 def cka(selected, fs, rounds_spec: str | None = None, round_: int | None = None, fig_dir="figures",
-        done: Callable[[str, int], None] = _silent, warn: Callable[[str], None] = quiet) -> list[dict]:
+        done: Callable[[str, int], None] = no_progress, warn: Callable[[str], None] = quiet) -> list[dict]:
     """Per run: linear CKA between the global model and every client stored at the last round
     asked (a models x models heatmap), and with several rounds CKA(client, global) over them."""
     from .plots import save_figure
@@ -91,7 +87,8 @@ def nc_record(fs, run, r, k) -> dict:
 
 
 def nc(selected, fs, rounds_spec: str | None = None, round_: int | None = None, client: int = 0, fig_dir="figures",
-       done: Callable[[str, int], None] = _silent, warn: Callable[[str], None] = quiet) -> tuple[list[dict], list[str]]:
+       done: Callable[[str, int], None] = no_progress,
+       warn: Callable[[str], None] = quiet) -> tuple[list[dict], list[str]]:
     """NC1-NC4 of the global model and client ``client``'s per run and round asked; with
     ``rounds_spec`` the figure of NC1, NC3, NC4 over the rounds (its paths)."""
     from .plots import save_figure

@@ -14,10 +14,7 @@ import torch
 
 from ...config import DEFAULT_ALPHAS, alpha_str, parse_alpha
 from ...errors import CollapseLabError
-
-
-def _silent(label: str, total: int) -> None:
-    pass
+from ..select import no_progress
 
 
 def client_data(dataset, data_root, alpha, client, clients, seed, width):
@@ -77,7 +74,7 @@ def choose_dataset(dataset, data_root):
 
 def thm1(dataset: str | None = None, data_root=None, alphas=(), client: int = 0, clients: int = 10, depth: int = 2,
          width: int = 32, scale: float = 0.3, eta: float = 2e-4, horizon: float = 0.4, grow_factor: float = 2.0,
-         seed: int = 0, fig_dir="figures", done: Callable[[str, int], None] = _silent) -> dict:
+         seed: int = 0, fig_dir="figures", done: Callable[[str, int], None] = no_progress) -> dict:
     """Theorem 1's numbers: the step study of Eq. 40 on the first alpha's client, per alpha
     Eq. 46, growth, rank of G and alignment, the verdict, and the two figures' paths.
     ``done(label, total)`` is called after each simulation."""
@@ -119,7 +116,7 @@ def thm1(dataset: str | None = None, data_root=None, alphas=(), client: int = 0,
 
 def align(dataset: str | None = None, data_root=None, alphas=(), client: int = 0, clients: int = 10, depth: int = 2,
           width: int = 32, scale: float = 0.3, eta: float = 2e-4, horizon: float = 0.4, grow_factor: float = 2.0,
-          seed: int = 0, fig_dir="figures", done: Callable[[str, int], None] = _silent) -> tuple[dict, list]:
+          seed: int = 0, fig_dir="figures", done: Callable[[str, int], None] = no_progress) -> tuple[dict, list]:
     """The Fig. 6 alignment alone: per alpha the simulation's alignment matrices; the figure's paths."""
     from ..plots import save_figure
     from ..plots.theory import alignment_figure
