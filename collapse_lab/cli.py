@@ -8,13 +8,13 @@ import time
 from pathlib import Path
 
 import click
-
-from .commands.options import store_option
 from click.core import ParameterSource
 
 from .config import alpha_str
+from .commands.options import store_option
 from .commands.common import data_root_option, given_data_root, time_limit_option
-from .commands.failure import Group, strict
+from .commands.failure import Group
+from .commands.strict import strict
 from .errors import CollapseLabError
 from .signals import exit_status
 from .timelimit import TIME_LIMIT, continue_command, deadline

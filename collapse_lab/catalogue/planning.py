@@ -153,3 +153,25 @@ def entry_rows(entries, per_entry, store: Path, out: Path, by_name: dict, suffix
         rows.append({"entry": e.name, "renderer": e.renderer, "runs": len(names), "present": present,
                      "missing": len(names) - present, "last_rendered": last, "not_rendered": e.not_rendered})
     return rows
+
+
+def estimate_lines(plans: dict, smoke: bool, keep: str) -> list[str]:
+    """``--dry-run``'s text for ``estimates``: each preset's plan (``bench.estimate.lines``)
+    and its entries' checkpoint bytes, largest first."""
+    from ..bench.estimate import human_bytes, lines
+
+    out = []
+    for preset, p in plans.items():
+        out += lines(p, f"--preset {preset}" + (" --smoke" if smoke else "") + f" --keep {keep}")
+        sized = sorted(((b, n) for n, b in p["entries"].items() if b is not None), reverse=True)
+        out.append("  checkpoints per entry (largest first): " + ", ".join(f"{n} {human_bytes(b)}" for b, n in sized))
+    return out
+
+
+def entry_lines(rows: list[dict]) -> list[str]:
+    """``--list``'s text for ``entry_rows``: a heading, then a line per entry."""
+    out = [f"{'entry':<18} {'renderer':<14} {'runs':>5} {'present':>8} {'missing':>8}  last rendered"]
+    for r in rows:
+        tail = f"not rendered: {r['not_rendered']}" if r["not_rendered"] else r["last_rendered"]
+        out.append(f"{r['entry']:<18} {r['renderer']:<14} {r['runs']:>5} {r['present']:>8} {r['missing']:>8}  {tail}")
+    return out

@@ -23,9 +23,11 @@ def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: d
     options that conflict with --list or --no-train."""
     from ..analysis.catalogue import pick
     from ..catalogue.session import open_session, output_folder
+    from ..sweep.options import check_catalogue
+    from .slurm_options import check_backend
 
-    check_training(o["workers"], o["stack"], o["backend"], o["address"], o["list_"], o["no_train"],
-                   **{**flags, "--dry-run": o["dry_run_"], "--time-limit": o["time_limit"]})
+    check_catalogue(o["workers"], o["stack"], o["backend"], o["address"], o["list_"], o["no_train"], check_backend,
+                    **{**flags, "--dry-run": o["dry_run_"], "--time-limit": o["time_limit"]})
     if o["dry_run_"] and o["time_limit"]:
         raise CollapseLabError("--time-limit has no effect with --dry-run (nothing trains); drop it")
     entries = pick(names, kind[:-1])
@@ -160,55 +162,16 @@ def dry_run(entries, smoke: bool, as_json: bool, say, keep: str = "read",
     """``--dry-run``: the plan of each preset (``bench.estimate``; every preset unless one was
     named) and each entry's checkpoint bytes (a run shared by entries counts in each; the
     total counts it once), as text or JSON."""
-    from ..bench.estimate import human_bytes, lines
-    from ..catalogue.planning import estimates
+    from ..catalogue.planning import estimate_lines, estimates
 
     plans = estimates(entries, {preset: command_plan(preset, smoke) for preset in presets}, keep)
-    if as_json:
-        click.echo(json.dumps({"smoke": smoke, "keep": keep, "presets": plans}, indent=1))
-        return
-    for preset, p in plans.items():
-        for line in lines(p, f"--preset {preset}" + (" --smoke" if smoke else "") + f" --keep {keep}"):
-            click.echo(line)
-        sized = sorted(((b, n) for n, b in p["entries"].items() if b is not None), reverse=True)
-        click.echo("  checkpoints per entry (largest first): " + ", ".join(f"{n} {human_bytes(b)}" for b, n in sized))
-
-
-def check_training(workers: int | None, stack: int, backend: str = "local", address=None, list_: bool = False,
-                   no_train: bool = False, **with_list) -> None:
-    """The training options of ``figures``/``tables``, checked as ``sweep`` checks them;
-    options that ``--list`` or ``--no-train`` would ignore are refused, not dropped silently."""
-    if workers is not None and workers < 1:
-        raise CollapseLabError(f"--workers must be >= 1 (got {workers})")
-    if stack < 1:
-        raise CollapseLabError(f"--stack must be >= 1 (got {stack}); 1 trains every run on its own")
-    if backend == "ray" and workers is not None:
-        raise CollapseLabError("--workers has no effect with --backend ray (Ray places the tasks); drop it")
-    if backend != "ray" and address:
-        raise CollapseLabError(f"--address has no effect with --backend {backend}; drop it or add --backend ray")
-    if backend == "slurm" and workers is not None:
-        raise CollapseLabError("--workers has no effect with --backend slurm (one job per run); drop it")
-    from .slurm_options import check_backend
-
-    check_backend(backend)
-    if list_:
-        given = [name for name, v in (("--no-train", no_train), *with_list.items()) if v]
-        if given:
-            raise CollapseLabError(f"{given[0]} has no effect with --list (it only lists); drop it")
-    if no_train and (workers is not None or address or backend != "local" or with_list.get("--time-limit")):
-        raise CollapseLabError("--workers, --backend, --address and --time-limit have no effect with --no-train "
-                               "(nothing trains); drop them")
+    click.echo(json.dumps({"smoke": smoke, "keep": keep, "presets": plans}, indent=1) if as_json
+               else "\n".join(estimate_lines(plans, smoke, keep)))
 
 
 def list_entries(entries, per_entry, store: Path, out: Path, by_name: dict, as_json: bool, suffix: str = "png") -> None:
     """``--list``: each entry's runs present and missing, and when it was last rendered."""
-    from ..catalogue.planning import entry_rows
+    from ..catalogue.planning import entry_lines, entry_rows
 
     rows = entry_rows(entries, per_entry, store, out, by_name, suffix)
-    if as_json:
-        click.echo(json.dumps(rows, indent=1))
-        return
-    click.echo(f"{'entry':<18} {'renderer':<14} {'runs':>5} {'present':>8} {'missing':>8}  last rendered")
-    for r in rows:
-        tail = f"not rendered: {r['not_rendered']}" if r["not_rendered"] else r["last_rendered"]
-        click.echo(f"{r['entry']:<18} {r['renderer']:<14} {r['runs']:>5} {r['present']:>8} {r['missing']:>8}  {tail}")
+    click.echo(json.dumps(rows, indent=1) if as_json else "\n".join(entry_lines(rows)))

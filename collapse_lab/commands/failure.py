@@ -10,7 +10,6 @@
 """
 from __future__ import annotations
 
-import errno
 import os
 import sys
 
@@ -19,6 +18,7 @@ import click
 from ..errors import CollapseLabError
 from ..signals import exit_status, received, signame_of, sigterm_as_interrupt
 from .lazy import LazyGroup
+from .os_errors import os_error_line
 
 
 def one_line(text: str) -> str:
@@ -33,108 +33,6 @@ def _quiet_pipe() -> int:
     except (OSError, ValueError, AttributeError):
         pass
     return 141
-
-
-TRAINS = ("train", "sweep")  # the commands continued with --resume
-TRAINS_FIRST = ("figures", "tables", "ladder")  # commands that train what they lack, then write
-
-
-def os_error_line(e: OSError, command: str | None = "train") -> tuple[str, int] | None:
-    """A one-line message for an OSError the user can act on, or None (a bug). ``command``:
-    the sub-command that met it (a full disk's advice depends on what it was writing)."""
-    where = f" writing {e.filename}" if e.filename else ""
-    if e.errno in (errno.ENOSPC, errno.EDQUOT):
-        what = "the disk is full" if e.errno == errno.ENOSPC else "the disk quota is exceeded"
-        free = _free_space(e.filename)
-        if command in TRAINS:
-            return (f"{what}{where}{free}; complete rounds are kept: free some space (or train with --keep-local "
-                    "last/none) and continue with --resume", 1)
-        if command in TRAINS_FIRST:
-            return (f"{what}{where}{free}; every trained round is kept: free some space there and run the command "
-                    "again", 1)
-        return f"{what}{where}{free}; free some space there and run the command again", 1
-    if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return f"{e.strerror}{where or (' on ' + str(e.filename) if e.filename else '')}; choose a folder you can write", 1
-    if e.errno in (errno.ENOTDIR, errno.EEXIST):
-        return f"{e.filename}: a file stands where a folder is needed; choose another --store (or --out)", 2
-    if e.errno == errno.ELOOP:
-        return f"{e.filename}: a symbolic link loop; remove the link", 2
-    if e.errno == errno.ENAMETOOLONG:
-        return f"{str(e.filename)[:120]}: file name too long; choose a shorter --store, --out or --tag", 2
-    return None
-
-
-def _free_space(path) -> str:
-    """`` (12 kB free there)`` for the disk that holds ``path``, or "" if it cannot be read."""
-    from pathlib import Path
-
-    p = Path(str(path)) if path else None
-    while p is not None and not p.exists() and p != p.parent:
-        p = p.parent
-    try:
-        st = os.statvfs(p) if p is not None else None
-    except OSError:
-        return ""
-    if st is None:
-        return ""
-    n = st.f_bavail * st.f_frsize
-    size = next(f"{n / d:.0f} {u}" for d, u in ((1 << 30, "GB"), (1 << 20, "MB"), (1 << 10, "kB"), (1, "bytes"))
-                if n >= d or u == "bytes")
-    return f" ({size} free there)"
-
-
-def refuse_repeats(command: click.Command, args: list[str]) -> None:
-    """An option that takes one value, given twice, is an error (click keeps the last)."""
-    single: dict[str, click.Option] = {}
-    takes_value: set[str] = set()
-    for p in command.params:
-        if isinstance(p, click.Option) and not p.multiple and not p.count:
-            for o in (*p.opts, *p.secondary_opts):
-                single[o] = p
-        if isinstance(p, click.Option) and not p.is_flag and not p.count:
-            takes_value.update(p.opts)
-    seen: dict[str, str] = {}
-    skip = False
-    for a in args:
-        if skip:
-            skip = False
-            continue
-        if a == "--":
-            break
-        name = a.split("=", 1)[0] if a.startswith("--") else a
-        if name in takes_value and "=" not in a:
-            skip = True  # its value may look like an option
-        p = single.get(name)
-        if p is None:
-            continue
-        if p.name in seen:
-            raise click.UsageError(f"{name} given twice ({seen[p.name]} first); give it once", ctx=None)
-        seen[p.name] = name
-
-
-def strict(command: click.Command) -> click.Command:
-    """Refuse repeated single-valued options in ``command`` and all its sub-commands (lazy ones
-    as they load)."""
-    if isinstance(command, LazyGroup):
-        command.on_load = strict
-    if isinstance(command, click.Group):
-        for sub in command.commands.values():
-            strict(sub)
-        return command
-    parse = command.parse_args
-
-    def parse_args(ctx, args):
-        refuse_repeats(command, args)
-        rest = parse(ctx, args)
-        for p in command.params:  # '' as a folder would mean the current one: never what was meant
-            v = ctx.params.get(p.name)
-            if isinstance(p.type, click.Path) and isinstance(v, str) and not v.strip():
-                name = p.opts[0] if isinstance(p, click.Option) else p.human_readable_name
-                raise click.UsageError(f"{name} is empty; name a file or folder", ctx=ctx)
-        return rest
-
-    command.parse_args = parse_args
-    return command
 
 
 class Group(LazyGroup):

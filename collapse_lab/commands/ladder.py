@@ -62,9 +62,9 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
     from ..analysis.catalogue import pick
     from ..catalogue.ladder_report import write
     from ..catalogue.rungs import load_rungs, rungs_path
-    from .catalogue_cmd import check_training
+    from ..sweep.options import check_common
 
-    check_training(workers, stack)
+    check_common(workers, stack)
     if no_train and (dry_run_ or workers is not None):
         raise CollapseLabError(f"{'--dry-run' if dry_run_ else '--workers'} has no effect with --no-train (nothing "
                                "trains); drop it")

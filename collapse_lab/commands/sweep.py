@@ -12,7 +12,6 @@ from pathlib import Path
 import click
 
 from .options import store_option
-from ..errors import CollapseLabError
 from ..store.naming import in_stored_precisions
 from ..runspec.expand import precision_line
 from .common import data_root_option, given_data_root, time_limit_option
@@ -59,11 +58,13 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     from ..bench.sweep_preview import check_before_training, preview, preview_lines
     from ..sweep import service
     from ..sweep.backends import cores
+    from ..sweep.options import check_sweep
     from ..sweep.outcome import outcome
 
     store = Path(store)
-    check_options(backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, wait, status_,
-                  time_limit)
+    check_sweep(backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, wait, status_,
+                time_limit)
+    check_backend(backend)
     configs, slurm, auto = _configs(spec, store, backend, max_runs, time_limit)
     if status_:
         return print_status(configs, store, as_json)
@@ -119,33 +120,6 @@ def _configs(spec: str, store: Path, backend: str, max_runs: int, time_limit):
     return configs, (slurm if backend == "slurm" else None), auto
 
 
-def check_options(backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, wait, status_,
-                  time_limit) -> None:
-    """Options that contradict each other or the backend: one line each, before any work."""
-    if workers is not None and workers < 1:
-        raise CollapseLabError(f"--workers must be >= 1 (got {workers})")
-    if backend == "local" and (address or cpus_per_run != 1 or gpus_per_run):
-        raise CollapseLabError("--address, --cpus-per-run and --gpus-per-run have no effect with --backend local; drop them")
-    if backend == "ray" and workers is not None:
-        raise CollapseLabError("--workers has no effect with --backend ray (Ray places tasks by --cpus-per-run); drop it")
-    if max_runs < 1:
-        raise CollapseLabError(f"--max-runs must be >= 1 (got {max_runs})")
-    if dry_run and time_limit:
-        raise CollapseLabError("--time-limit has no effect with --dry-run (nothing trains); drop it")
-    if stack < 1:
-        raise CollapseLabError(f"--stack must be >= 1 (got {stack}); 1 trains every run on its own")
-    if cpus_per_run < 1 or gpus_per_run < 0:
-        raise CollapseLabError("--cpus-per-run must be >= 1 and --gpus-per-run >= 0")
-    check_backend(backend)
-    if backend == "slurm" and (workers is not None or address or cpus_per_run != 1 or gpus_per_run):
-        raise CollapseLabError("--workers, --address, --cpus-per-run and --gpus-per-run have no effect with --backend "
-                               "slurm; give --slurm-cpus and --slurm-gpus")
-    if wait and backend != "slurm":
-        raise CollapseLabError("--wait has no effect with --backend local or ray (they always wait); drop it")
-    if status_ and (dry_run or wait or time_limit):
-        raise CollapseLabError("--status only reports; drop --dry-run, --wait and --time-limit")
-
-
 def submit_report(work, todo, total: int, spec: str, store: Path, slurm, as_json: bool) -> None:
     """--backend slurm without --wait: submit the jobs and say how to watch them."""
     from ..sweep.slurm import submit
@@ -185,18 +159,7 @@ def run_sweep(work, todo, store: Path, backend: str, n: int, time_limit, address
 
 def print_status(configs, store, as_json: bool) -> None:
     """``--status``: a line per run (its store state, its SLURM job) and the counts."""
-    from ..sweep.status import status_line, status_rows
+    from ..sweep.status import status_lines, status_rows
 
     table = status_rows(configs, Path(store))
-    if as_json:
-        click.echo(json.dumps({"runs": table}, indent=1))
-        return
-    for r in table:
-        job = "" if r["job_id"] is None else f"  job {r['job_id']}: {r['slurm']}"
-        if r["requeues"]:
-            job += f", requeued {r['requeues']}x"
-        ev = r["last_event"]
-        if ev and ev.get("event") == "ended" and ev["result"].get("status") not in ("complete", "skipped"):
-            job += f"; ended {ev['result']['status']}: {ev['result'].get('error', '')}"
-        click.echo(f"{r['run']:<64} {r['store']}{job}")
-    click.echo(status_line(table))
+    click.echo(json.dumps({"runs": table}, indent=1) if as_json else "\n".join(status_lines(table)))

@@ -54,3 +54,18 @@ def status_line(table: list[dict]) -> str:
     running = sum(1 for r in table if r["slurm"] and r["slurm"].split()[0] == "RUNNING")
     return (f"{len(table)} run(s): " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
             + (f"; SLURM: {queued} queued, {running} running" if any(r["job_id"] for r in table) else ""))
+
+
+def status_lines(table: list[dict]) -> list[str]:
+    """``sweep --status``'s text: a line per run (its store state; its SLURM job, requeues and
+    how the job ended when it did not complete), then ``status_line``."""
+    out = []
+    for r in table:
+        job = "" if r["job_id"] is None else f"  job {r['job_id']}: {r['slurm']}"
+        if r["requeues"]:
+            job += f", requeued {r['requeues']}x"
+        ev = r["last_event"]
+        if ev and ev.get("event") == "ended" and ev["result"].get("status") not in ("complete", "skipped"):
+            job += f"; ended {ev['result']['status']}: {ev['result'].get('error', '')}"
+        out.append(f"{r['run']:<64} {r['store']}{job}")
+    return out + [status_line(table)]
