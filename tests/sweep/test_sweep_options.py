@@ -1,0 +1,52 @@
+"""The training options' checks as library functions (``sweep.options``): from Python they
+refuse what the command line refuses, with the same line, and let a valid set through."""
+from __future__ import annotations
+
+import pytest
+
+from collapse_lab.errors import CollapseLabError
+from collapse_lab.sweep.options import check_catalogue, check_sweep
+from tests.fixtures import invoke
+
+SWEEP = dict(backend="local", workers=None, address=None, cpus_per_run=1, gpus_per_run=0.0, stack=1, dry_run=False,
+             max_runs=10_000, wait=False, status=False, time_limit=None)
+
+
+@pytest.mark.parametrize("args, given", [
+    (["--workers", "0"], {"workers": 0}),
+    (["--stack", "0"], {"stack": 0}),
+    (["--max-runs", "0"], {"max_runs": 0}),
+    (["--cpus-per-run", "2"], {"cpus_per_run": 2}),
+    (["--wait"], {"wait": True}),
+    (["--status", "--dry-run"], {"status": True, "dry_run": True}),
+    (["--backend", "ray", "--workers", "2"], {"backend": "ray", "workers": 2}),
+])
+def test_sweep_checks_from_python_are_the_commands(tmp_path, args, given):
+    spec = tmp_path / "s.yaml"
+    spec.write_text("base: {rounds: 1}\n")
+    with pytest.raises(CollapseLabError) as e:
+        check_sweep(**{**SWEEP, **given})
+    r = invoke("sweep", spec, "--store", tmp_path / "st", *args)
+    assert r.exit_code == 2 and r.output.strip() == f"error: {e.value}", r.output
+    assert not (tmp_path / "st").exists()
+
+
+def test_a_valid_set_passes():
+    check_sweep(**SWEEP)
+    check_catalogue(None, 8)
+    check_catalogue(None, 8, "local", None, list_=True)
+    check_catalogue(None, 8, "local", None, no_train=True)
+
+
+@pytest.mark.parametrize("args, given", [
+    (["--list", "--no-train"], dict(list_=True, no_train=True)),
+    (["--list", "--json", "--dry-run"], dict(list_=True, **{"--dry-run": True})),
+    (["--no-train", "--workers", "2"], dict(no_train=True, workers=2)),
+    (["--address", "auto"], dict(address="auto")),
+])
+def test_catalogue_checks_from_python_are_the_figures_commands(tmp_path, args, given):
+    with pytest.raises(CollapseLabError) as e:
+        check_catalogue(**{"workers": None, "stack": 8, **given})
+    r = invoke("figures", "feddecorr-fig2", "--store", tmp_path / "st", "--out", tmp_path / "f", *args)
+    assert r.exit_code == 2 and r.output.strip() == f"error: {e.value}", r.output
+    assert not (tmp_path / "st").exists() and not (tmp_path / "f").exists()
