@@ -23,7 +23,7 @@ def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: d
     options that conflict with --list or --no-train."""
     from ..analysis.catalogue import pick
     from ..catalogue.session import open_session, output_folder
-    from ..sweep.options import check_catalogue
+    from ..runspec.backend import check_catalogue
     from .slurm_options import check_backend
 
     check_catalogue(o["workers"], o["stack"], o["backend"], o["address"], o["list_"], o["no_train"], check_backend,

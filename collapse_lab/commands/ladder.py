@@ -62,7 +62,7 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
     from ..analysis.catalogue import pick
     from ..catalogue.ladder_report import write
     from ..catalogue.rungs import load_rungs, rungs_path
-    from ..sweep.options import check_common
+    from ..runspec.backend import check_common
 
     check_common(workers, stack)
     if no_train and (dry_run_ or workers is not None):

@@ -58,7 +58,7 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     from ..bench.sweep_preview import check_before_training, preview, preview_lines
     from ..sweep import service
     from ..sweep.backends import cores
-    from ..sweep.options import check_sweep
+    from ..runspec.backend import check_sweep
     from ..sweep.outcome import outcome
 
     store = Path(store)

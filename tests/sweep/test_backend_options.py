@@ -1,11 +1,11 @@
-"""The training options' checks as library functions (``sweep.options``): from Python they
+"""The training options' checks as library functions (``runspec.backend``): from Python they
 refuse what the command line refuses, with the same line, and let a valid set through."""
 from __future__ import annotations
 
 import pytest
 
 from collapse_lab.errors import CollapseLabError
-from collapse_lab.sweep.options import check_catalogue, check_sweep
+from collapse_lab.runspec.backend import check_catalogue, check_sweep
 from tests.fixtures import invoke
 
 SWEEP = dict(backend="local", workers=None, address=None, cpus_per_run=1, gpus_per_run=0.0, stack=1, dry_run=False,
