@@ -193,19 +193,19 @@ def test_the_catalogue_precision_names_other_runs_and_is_said_beside_the_numbers
     store, runner = tmp_path / "s", CliRunner()
     recs, names = {}, {}
     for p in ("fp32", "bf16"):
-        res = runner.invoke(cli, ["figures", "feddecorr-fig1", "--smoke", "--precision", p, "--store", str(store),
+        res = runner.invoke(cli, ["figures", "feddecorr-fig2", "--smoke", "--precision", p, "--store", str(store),
                                   "--out", str(tmp_path / f"f-{p}"), "--json"])
         assert res.exit_code == 0, res.output
         recs[p] = json.loads(res.stdout)["entries"][0]
-        names[p] = {c.run_name() for c in entry_runs(pick(["feddecorr-fig1"], "figure")[0], "quick", smoke=True,
+        names[p] = {c.run_name() for c in entry_runs(pick(["feddecorr-fig2"], "figure")[0], "quick", smoke=True,
                                                                                            precision=p)}
     assert recs["fp32"]["precision"] == "fp32" and recs["bf16"]["precision"] == "bf16"
-    assert len(names["fp32"]) == len(names["bf16"]) == 3 and not names["fp32"] & names["bf16"]
+    assert len(names["fp32"]) == len(names["bf16"]) == 4 and not names["fp32"] & names["bf16"]
     assert {d.name for d in store.iterdir() if d.is_dir()} >= names["fp32"] | names["bf16"]
     for p in ("fp32", "bf16"):
         for n in names[p]:
             assert json.loads((store / n / "run.json").read_text())["precision"] == p
-    saved = {p: json.loads((tmp_path / f"f-{p}" / "feddecorr-fig1.json").read_text()) for p in ("fp32", "bf16")}
+    saved = {p: json.loads((tmp_path / f"f-{p}" / "feddecorr-fig2.json").read_text()) for p in ("fp32", "bf16")}
     assert saved["bf16"]["precision"] == "bf16" and any("bf16" in d for d in saved["bf16"]["differs"])
     assert not any("bf16" in d for d in saved["fp32"]["differs"])
     res = runner.invoke(cli, ["tables", "feddecorr-table10", "--smoke", "--precision", "bf16", "--store", str(store),

@@ -28,6 +28,24 @@ def test_digits_fixed_stratified_split():
     assert int(d1.train_x.max()) == 16 and d1.train_x.dtype == torch.uint8
 
 
+def test_digits_equal_scikit_learns_loader_and_split():
+    """The file read without scikit-learn and the kept split are what scikit-learn's
+    ``load_digits`` and ``train_test_split(test_size=0.2, stratify=y, random_state=0)`` give."""
+    from sklearn.datasets import load_digits
+    from sklearn.model_selection import train_test_split
+
+    from collapse_lab.data.digits import load_digits as ours
+
+    sk = load_digits()
+    x, y = sk.images.astype(np.uint8)[:, None], sk.target.astype(np.int64)
+    tr, te = (np.sort(i) for i in train_test_split(np.arange(len(y)), test_size=0.2, stratify=y, random_state=0))
+    d = ours()
+    assert np.array_equal(d.train_x.numpy(), x[tr]) and np.array_equal(d.test_x.numpy(), x[te])
+    assert np.array_equal(d.train_y.numpy(), y[tr]) and np.array_equal(d.test_y.numpy(), y[te])
+    xs = x[tr].astype(np.float64) / 16.0
+    assert d.mean == (float(xs.mean()),) and d.std == (float(xs.std()),)
+
+
 def test_gaussian_configurable_and_seeded():
     d = load_dataset("gaussian", dim=7, num_classes=3, train_per_class=11, test_per_class=4)
     assert d.train_x.shape == (33, 7) and d.test_x.shape == (12, 7) and d.num_classes == 3
