@@ -107,12 +107,24 @@ PLUGINS = {
     ''',
 }
 
-CHECK = '''
-import json, torch, collapse_lab
+# one fresh interpreter on the copy: the new augmentation step applied, then each command
+# line in turn (its exit status, stdout and stderr), as ``collapse-lab`` would run it
+DRIVER = '''
+import contextlib, io, json, sys, torch, collapse_lab
 from collapse_lab.augment import Pipeline
+from collapse_lab.cli import cli
 x = torch.full((4, 1, 2, 2), 10, dtype=torch.uint8)
 y = Pipeline("invert")(x, torch.Generator().manual_seed(0))
-print(json.dumps({"where": collapse_lab.__file__, "inverted": sorted({int(v) for v in y.flatten()})}))
+got = {"where": collapse_lab.__file__, "inverted": sorted({int(v) for v in y.flatten()}), "calls": []}
+for args in json.loads(sys.argv[1]):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(args, prog_name="collapse-lab", standalone_mode=False)
+        except SystemExit as e:
+            code = e.code
+    got["calls"].append({"code": code or 0, "stdout": out.getvalue(), "stderr": err.getvalue()})
+print(json.dumps(got))
 '''
 
 
@@ -129,16 +141,36 @@ def package_with_plugins(tmp_path_factory):
 @pytest.mark.slow
 def test_one_file_per_plugin_is_found_and_trains(package_with_plugins, tmp_path):
     root, env = package_with_plugins
-    out = subprocess.run([sys.executable, "-c", CHECK], env=env, cwd=root, capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr[-800:]
-    got = json.loads(out.stdout)
+    small = ["--clients", "2", "--rounds", "1", "--local-epochs", "1", "--batch-size", "8", "--device", "cpu"]
+    base = ["train", "--dataset", "toyset", "--partition", "halves", "--reg", "zsquare", *small]
+    (tmp_path / "c.yaml").write_text("partition_options: {first: 0.75}\nreg_options: {scale: 2.0}\npreset: quick\n")
+    calls = {
+        "all": ["train", "--dataset", "toyset", "--partition", "halves", "--method", "fedtoy", "--method-option",
+                "gain=2", "--reg", "zsquare", *small, "--store", str(tmp_path / "ck"), "--json"],
+        # the partition's new option and the regularizer's options (a number, and text with its
+        # choices and a preset's value), each declared in its one file, from the command line
+        # and from a config file
+        "flags": [*base, "--store", str(tmp_path / "flags"), "--partition-option", "first=0.25", "--reg-option",
+                  "scale=3.0", "--reg-option", "pool=max"],
+        "file": [*base, "--store", str(tmp_path / "file"), "--config", str(tmp_path / "c.yaml")],
+        # a partition of its own that takes alpha: each --alpha is a run, as with dirichlet (the
+        # resolver asks the partition what it takes, not its name)
+        "tilted": ["train", "--dataset", "toyset", "--partition", "tilted", "--alpha", "1", "--alpha", "3", *small,
+                   "--store", str(tmp_path / "tilted")],
+        "bad_partition": [*base, "--store", str(tmp_path / "bad"), "--partition-option", "second=1"],
+        "bad_reg": [*base, "--store", str(tmp_path / "bad"), "--reg-option", "pool=median"],
+        "help": ["train", "--help"],
+        "bad_name": ["train", "--reg", "nope"],
+    }
+    res = subprocess.run([sys.executable, "-c", DRIVER, json.dumps(list(calls.values()))], env=env, cwd=root,
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-800:]
+    got = json.loads(res.stdout)
     assert got["where"].startswith(str(root))  # the copy, not the installed package
     assert set(got["inverted"]) <= {10, 245} and len(got["inverted"]) == 2  # the new step ran
-    cmd = [sys.executable, "-m", "collapse_lab.cli", "train", "--dataset", "toyset", "--partition", "halves",
-           "--method", "fedtoy", "--method-option", "gain=2", "--reg", "zsquare", "--clients", "2", "--rounds", "1",
-           "--local-epochs", "1", "--batch-size", "8", "--device", "cpu", "--store", str(tmp_path / "ck"), "--json"]
-    res = subprocess.run(cmd, env=env, cwd=root, capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stderr[-800:]
+    out = dict(zip(calls, got["calls"]))
+    for name in ("all", "flags", "file", "tilted", "help"):
+        assert out[name]["code"] == 0, (name, out[name]["stderr"][-800:])
     (run,) = [p for p in (tmp_path / "ck").iterdir() if (p / "run.json").is_file()]
     meta = json.loads((run / "run.json").read_text())
     assert (meta["dataset"], meta["model"], meta["partition"], meta["method"], meta["reg"]) == (
@@ -148,50 +180,23 @@ def test_one_file_per_plugin_is_found_and_trains(package_with_plugins, tmp_path)
     events = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert all(e["reg"] > 0 for e in events if e["event"] == "local_epoch")  # the regularizer was applied
     assert meta["reg_options"] == {"scale": 1.0, "pool": "mean"}  # the declared defaults, recorded
-    # the partition's new option and the regularizer's options (a number, and text with its
-    # choices and a preset's value), each declared in its one file, from the command line and
-    # from a config file
     for how, first, scale in (("flags", 0.25, 3.0), ("file", 0.75, 2.0)):
-        out = tmp_path / how
-        base = [sys.executable, "-m", "collapse_lab.cli", "train", "--dataset", "toyset", "--partition", "halves",
-                "--reg", "zsquare", "--clients", "2", "--rounds", "1", "--local-epochs", "1", "--batch-size", "8",
-                "--device", "cpu", "--store", str(out)]
-        if how == "flags":
-            extra = ["--partition-option", f"first={first}", "--reg-option", f"scale={scale}", "--reg-option", "pool=max"]
-        else:
-            (tmp_path / "c.yaml").write_text(f"partition_options: {{first: {first}}}\nreg_options: {{scale: {scale}}}\n"
-                                             "preset: quick\n")
-            extra = ["--config", str(tmp_path / "c.yaml")]
-        res = subprocess.run(base + extra, env=env, cwd=root, capture_output=True, text=True, timeout=300)
-        assert res.returncode == 0, res.stderr[-800:]
-        (run,) = [p for p in out.iterdir() if (p / "run.json").is_file()]
+        (run,) = [p for p in (tmp_path / how).iterdir() if (p / "run.json").is_file()]
         meta = json.loads((run / "run.json").read_text())
         assert meta["partition_options"] == {"first": first} and meta["reg_options"] == {"scale": scale, "pool": "max"}
         assert meta["client_sizes"] == [round(40 * first), 40 - round(40 * first)]
-    # a partition of its own that takes alpha: each --alpha is a run, as with dirichlet (the
-    # resolver asks the partition what it takes, not its name)
-    out = tmp_path / "tilted"
-    res = subprocess.run([sys.executable, "-m", "collapse_lab.cli", "train", "--dataset", "toyset", "--partition",
-                          "tilted", "--alpha", "1", "--alpha", "3", "--clients", "2", "--rounds", "1", "--local-epochs",
-                          "1", "--batch-size", "8", "--device", "cpu", "--store", str(out)], env=env, cwd=root,
-                         capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stderr[-800:]
-    metas = sorted((json.loads((p / "run.json").read_text()) for p in out.iterdir() if (p / "run.json").is_file()),
-                   key=lambda m: float(m["alpha"]))
+    metas = sorted((json.loads((p / "run.json").read_text()) for p in (tmp_path / "tilted").iterdir()
+                    if (p / "run.json").is_file()), key=lambda m: float(m["alpha"]))
     assert [(m["alpha"], m["client_sizes"]) for m in metas] == [("1", [20, 20]), ("3", [30, 10])]
-    bad = subprocess.run(base + ["--partition-option", "second=1"], env=env, cwd=root, capture_output=True, text=True,
-                         timeout=120)
-    assert bad.returncode == 2 and "partition halves has no such option; its options: first" in bad.stderr
-    bad = subprocess.run(base + ["--reg-option", "pool=median"], env=env, cwd=root, capture_output=True, text=True,
-                         timeout=120)
-    assert bad.returncode == 2 and "regularizer zsquare option pool='median': use mean or max" in bad.stderr
-    help_ = subprocess.run([sys.executable, "-m", "collapse_lab.cli", "train", "--help"], env=env, cwd=root,
-                           capture_output=True, text=True, timeout=120).stdout
+    bad = out["bad_partition"]
+    assert bad["code"] == 2 and "partition halves has no such option; its options: first" in bad["stderr"]
+    bad = out["bad_reg"]
+    assert bad["code"] == 2 and "regularizer zsquare option pool='median': use mean or max" in bad["stderr"]
+    assert not (tmp_path / "bad").exists()
     for name in ("toyset", "toynet", "halves", "fedtoy", "zsquare", "invert"):
-        assert name in help_, name
-    bad = subprocess.run([sys.executable, "-m", "collapse_lab.cli", "train", "--reg", "nope"], env=env, cwd=root,
-                         capture_output=True, text=True, timeout=120)
-    assert bad.returncode == 2 and "zsquare" in bad.stderr and "feddecorr" in bad.stderr
+        assert name in out["help"]["stdout"], name
+    bad = out["bad_name"]
+    assert bad["code"] == 2 and "zsquare" in bad["stderr"] and "feddecorr" in bad["stderr"]
 
 
 def test_registry_lookups_list_names_and_refuse_unknown_options():
