@@ -14,7 +14,7 @@ import textwrap
 
 import pytest
 
-from tests.fixtures import tiny_train_args
+from tests.fixtures import invoke, tiny_train_args
 
 PROBE = textwrap.dedent("""
     import json, sys
@@ -44,16 +44,15 @@ PROBE = textwrap.dedent("""
 
 @pytest.fixture(scope="module")
 def store(tmp_path_factory):
+    """The stores are made in this process (what trains them does not matter here); only the
+    analysis runs in a fresh interpreter."""
     root = tmp_path_factory.mktemp("alone")
-    res = subprocess.run([sys.executable, "-m", "collapse_lab.entry", "train", *tiny_train_args(
-        epochs=1, rounds=2, clients=3, alpha="0.5"), "--store", str(root / "ck"), "--keep-local", "last"],
-        capture_output=True, text=True, timeout=300)
-    assert res.returncode == 0, res.stderr
+    res = invoke("train", *tiny_train_args(epochs=1, rounds=2, clients=3, alpha="0.5"), "--store", root / "ck",
+                 "--keep-local", "last")
+    assert res.exit_code == 0, res.output
     for cmd in (["figures", "feddecorr-fig2"], ["tables", "feddecorr-table10"]):  # the catalogue's smoke runs
-        res = subprocess.run([sys.executable, "-m", "collapse_lab.entry", *cmd, "--smoke", "--store",
-                              str(root / "smoke"), "--out", str(root / "out"), "--workers", "1"],
-                             capture_output=True, text=True, timeout=600)
-        assert res.returncode == 0, res.stderr[-2000:]
+        res = invoke(*cmd, "--smoke", "--store", root / "smoke", "--out", root / "out", "--workers", "1")
+        assert res.exit_code == 0, res.output[-2000:]
     return root
 
 
