@@ -138,8 +138,10 @@ def test_own_accuracy_equals_a_hand_evaluation(tmp_path):
 
 
 # the second rung extends the first's runs (rounds is not part of a run's name): the first's
-# numbers are measured at round 3 before they grow to 4
-RUNGS = "rungs:\n- name: r3\n  set: {rounds: 3, local_epochs: 1}\n- name: r4\n  set: {rounds: 4, local_epochs: 1}\n"
+# numbers are measured at round 3 before they grow to 4; two seeds of the entry's three (a
+# rung's seed list replaces the entry's)
+RUNGS = ("rungs:\n- name: r3\n  set: {rounds: 3, local_epochs: 1}\n  seeds: [0, 1]\n"
+         "- name: r4\n  set: {rounds: 4, local_epochs: 1}\n  seeds: [0, 1]\n")
 
 
 @pytest.mark.slow
@@ -150,15 +152,15 @@ def test_a_ladder_keeps_each_rung_and_never_trains_it_twice(tmp_path):
     dry = invoke(*args, "--dry-run", "--json")
     assert dry.exit_code == 0, dry.output
     plan = json.loads(dry.stdout)
-    assert [(r["rung"], r["runs"], r["to_train"]) for r in plan] == [("r3", 12, 12), ("r4", 12, 12)]
+    assert [(r["rung"], r["runs"], r["to_train"]) for r in plan] == [("r3", 8, 8), ("r4", 8, 8)]
     res = invoke(*args, "--json")
     assert res.exit_code == 0, res.output
     recs = json.loads(res.stdout)["records"]
-    assert [(r["rung"], r["applied"]) for r in recs] == [("r3", {"rounds": 3, "local_epochs": 1}),
-                                                         ("r4", {"rounds": 4, "local_epochs": 1})]
-    assert recs[0]["runs"] == recs[1]["runs"] and [r["rounds"] for r in recs] == [[3] * 12, [4] * 12]
+    assert [(r["rung"], r["applied"]) for r in recs] == [("r3", {"rounds": 3, "local_epochs": 1, "seeds": [0, 1]}),
+                                                         ("r4", {"rounds": 4, "local_epochs": 1, "seeds": [0, 1]})]
+    assert recs[0]["runs"] == recs[1]["runs"] and [r["rounds"] for r in recs] == [[3] * 8, [4] * 8]
     for r, rounds in zip(recs, (3, 4)):
-        assert len(r["regime"]["runs"]) == 12 and len(r["claims"]) == 8
+        assert len(r["regime"]["runs"]) == 8 and len(r["claims"]) == 8
         for m in r["regime"]["runs"]:
             meta = json.loads((tmp_path / "st" / m["run"] / "run.json").read_text())
             assert meta["rounds"] == 4 and m["round"] == rounds and 0 <= m["own_acc"] <= 1
@@ -181,7 +183,7 @@ def test_a_ladder_keeps_each_rung_and_never_trains_it_twice(tmp_path):
             assert stored["verdict"] == recomputed["verdict"] and stored["claimed_way_in"] == recomputed["claimed_way_in"]
             assert [e["mean"] for e in stored["effects"]] == pytest.approx([e["mean"] for e in recomputed["effects"]])
     md = (tmp_path / "lad" / "LADDER.md").read_text()
-    assert "| r3 | feddecorr-fig2 | rounds=3 local_epochs=1 |" in md and "## Claims x rungs" in md
+    assert "| r3 | feddecorr-fig2 | rounds=3 local_epochs=1 seeds 0-1 |" in md and "## Claims x rungs" in md
     rows = (tmp_path / "lad" / "ladder.csv").read_text().splitlines()
     assert len(rows) == 1 + 2 * 8 and rows[0].startswith("rung,entry,claim,text,form,verdict")
     # from the records alone: the store gone, --no-train writes the same bytes
