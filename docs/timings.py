@@ -5,7 +5,7 @@
 
 runs each command of the README's set-up and of the analyses' progress table in a fresh
 folder (the default store: four digits runs of 30 rounds; the feature cache cold), with
-``--tests`` also ``pytest -m quick`` (the edit-run subset) and ``pytest`` (the whole suite),
+``--tests`` also ``pytest -m quick`` (the edit-run subset) and ``pytest -n 2`` (the whole suite, the README's command),
 and writes the wall times with the machine's facts: its cores, its load average before and after, and the share of the cores
 that other processes used while it measured (a time measured beside other work is said as
 such, not taken for an idle machine's).
@@ -32,9 +32,10 @@ COMMANDS = [  # (what, the command line): in this order, each on the store the f
 ]
 UNITS = {"train": "4 runs of 30 rounds, two at a time", "spectrum": "one per run", "theory prop1": "one per matrix size",
          "theory thm1": "3 step sizes, then one per alpha", "cka": "one per run", "nc": "one per run",
-         "report": "one per run", "pytest -m quick": "the edit-run subset", "pytest": "the whole suite"}
+         "report": "one per run", "pytest -m quick": "the edit-run subset", "pytest -n 2": "the whole suite, two processes",
+         "pytest": "the whole suite"}
 TESTS = [("pytest -m quick", [sys.executable, "-m", "pytest", "-q", "-m", "quick", "-p", "no:cacheprovider"]),
-         ("pytest", [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"])]
+         ("pytest -n 2", [sys.executable, "-m", "pytest", "-q", "-n", "2", "-p", "no:cacheprovider"])]
 
 
 def timed(cmd: list[str], cwd: Path) -> float:

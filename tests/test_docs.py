@@ -17,7 +17,7 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 # options of other programs that the docs show next to ours (pip, pytest, Chromium, git, torchrun, ...)
 OTHERS = {"--rewrite",  # collapse_lab/catalogue/check_specs.py, a script
           "--table", "--tests",  # docs/timings.py, a script
-          "--no-deps", "--durations", "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir", "--index-url",
+          "--no-deps", "--durations", "--dist", "--headless", "--no-sandbox", "--disable-gpu", "--user-data-dir", "--index-url",
           "--extra-index-url", "--upgrade", "--version", "--help", "--nproc-per-node", "--sample",
           "--time", "--array",  # sbatch (docs/training.md: a SLURM job array)
           "--gpus-per-node", "--signal", "--test-only", "--me",  # sbatch and squeue (docs/sweeps.md: SLURM)
