@@ -1,6 +1,7 @@
-"""The options ``figures`` and ``tables`` share, and their shell around ``collapse_lab.catalogue``:
-the options checked, ``--dry-run`` and ``--list`` printed, Ctrl-C and ``--time-limit`` turned
-into exit statuses, a missing run's error given the command that trains it."""
+"""The shell of ``figures`` and ``tables`` around ``collapse_lab.catalogue`` (their options:
+``catalogue_options``): the options checked, ``--dry-run`` and ``--list`` printed, Ctrl-C
+and ``--time-limit`` turned into exit statuses, a missing run's error given the command
+that trains it."""
 from __future__ import annotations
 
 import json
@@ -8,11 +9,10 @@ from pathlib import Path
 
 import click
 
-from .options import preset_option, store_option
 from ..catalogue.planning import plan, smoke_paths
 from ..errors import CollapseLabError
-from .common import data_root_option, given_data_root, given_precision, precision_option, time_limit_option
-from .overrides import given_overrides, set_option
+from .common import given_data_root, given_precision
+from .overrides import given_overrides
 
 
 def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: dict):
@@ -100,52 +100,6 @@ def stop_if_late(failed: list[dict], say) -> None:
         say(f"time limit: {len(late)} run(s) stopped after their last round that fit or not started; every complete "
             f"round is kept and nothing is rendered; continue with: {continue_command()}")
         raise SystemExit(EXIT_TIME_LIMIT)
-
-
-def catalogue_options(out_default: str, out_help: str, list_help: str, json_help: str):
-    """The options ``figures`` and ``tables`` share: what to render, where, and how the
-    missing runs train."""
-    opts = [
-        click.argument("names", nargs=-1),
-        preset_option("quick", help="quick: stand-in data (digits, Gaussian), minutes on a CPU; cpu: real CIFAR-10 (1,000 or 300 "
-                          "training images per class, chosen by content) with small models, under 30 minutes an entry on 2 cores, for the entries "
-                          "that have it; paper: the papers' settings (a GPU and the data sets)."),
-        store_option(),
-        click.option("--out", default=out_default, show_default=True, type=click.Path(file_okay=False), help=out_help),
-        click.option("--list", "list_", is_flag=True, help=list_help),
-        click.option("--no-train", is_flag=True, help="Render from the runs present; an entry missing runs is reported."),
-        click.option("--backend", type=click.Choice(["local", "ray", "slurm"]), default="local", show_default=True,
-                     help="Where missing runs train: local processes, a Ray cluster, or one SLURM job each (the "
-                          "command waits for them, then renders; docs/sweeps.md)."),
-        click.option("--workers", type=int, default=None, help="local: training processes (default: the cores)."),
-        click.option("--stack", type=int, default=8, show_default=True,
-                     help="Runs trained together as one stacked model (see `sweep --stack`); 1: each on its own."),
-        click.option("--address", default=None, help="ray: auto or HOST:PORT of a running cluster."),
-        click.option("--json", "as_json", is_flag=True, help=json_help),
-        click.option("--dry-run", "dry_run_", is_flag=True, help="Train and render nothing: per preset, the runs, their checkpoint "
-                     "volume and the compute time per device class, estimated from the project's measurements."),
-        click.option("--keep", type=click.Choice(["read", "all"]), default="read", show_default=True,
-                     help="Checkpoints each run keeps: read = what the entries that read it read (most: the last round's "
-                          "global model; the last round's clients where local models are read), all = every round's "
-                          "global and client models (for your own analyses; many times the bytes, see --dry-run)."),
-        click.option("--smoke", is_flag=True, help="Prove the path without a GPU: every run of the entries at --preset, "
-                     "cut to one round of a few local steps on a data subset, in a store of its own "
-                     "(default checkpoints-smoke); outputs marked smoke, claims not checked."),
-        time_limit_option,
-        data_root_option,
-        precision_option,
-        set_option,
-    ]
-
-    def deco(f):
-        from .slurm_options import slurm_options
-
-        f = slurm_options(f)
-        for o in reversed(opts):
-            f = o(f)
-        return f
-
-    return deco
 
 
 def _given_presets(preset: str) -> tuple[str, ...]:

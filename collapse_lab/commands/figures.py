@@ -11,7 +11,8 @@ import click
 
 from ..analysis.claims_file import merge_claims
 from ..catalogue.render import figure_record
-from .catalogue_cmd import begin, catalogue_options, missing_line
+from .catalogue_cmd import begin, missing_line
+from .catalogue_options import catalogue_options
 
 
 @click.command("figures")

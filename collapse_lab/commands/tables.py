@@ -8,7 +8,8 @@ import time
 
 import click
 
-from .catalogue_cmd import begin, catalogue_options, missing_line
+from .catalogue_cmd import begin, missing_line
+from .catalogue_options import catalogue_options
 
 
 @click.command("tables")
