@@ -3,8 +3,8 @@
 The images are read from the file scikit-learn ships (``sklearn/datasets/data/digits.csv.gz``,
 what ``sklearn.datasets.load_digits`` reads) without importing scikit-learn, whose import
 (scipy.stats with it) costs seconds in every process that trains. The train/test split is
-the one ``train_test_split(test_size=0.2, stratify=y, random_state=0)`` gives (scikit-learn
-1.3-1.9), kept here as data: it is part of the data set, and no scikit-learn release moves
+the one ``train_test_split(test_size=0.2, stratify=y, random_state=0)`` gives (taken from
+scikit-learn 1.9.1), kept here as data: it is part of the data set, and no scikit-learn release moves
 it (tests/data/test_loaders.py compares it with the installed scikit-learn's)."""
 from __future__ import annotations
 
@@ -19,8 +19,6 @@ from .base import Dataset
 from . import DATASETS
 from ..errors import CollapseLabError
 
-TEST_FRACTION = 0.2
-SPLIT_SEED = 0  # fixed: the split is part of the data set, not of a run
 TEST_ROWS = (  # bit i (most significant first): row i of digits.csv.gz is a test image
     "000004883524104000064100934205001a00080100240028062c12001000940a009019120420f8a0028110a000080a882044"
     "1524494240a00a0000004004d80000818020004805c400104008a0100005404800301000020ec409000224840083a8013c20"
@@ -40,7 +38,7 @@ def digits_file() -> Path:
     return path
 
 
-def test_rows(n: int) -> np.ndarray:
+def held_out_rows(n: int) -> np.ndarray:
     """The boolean mask of the test rows (``TEST_ROWS``) for a file of ``n`` rows."""
     bits = np.unpackbits(np.frombuffer(bytes.fromhex("".join(TEST_ROWS)), dtype=np.uint8))
     if n != 1797 or bits[n:].any():
@@ -54,7 +52,7 @@ def load_digits() -> Dataset:
         data = np.loadtxt(f, delimiter=",")
     x = data[:, :-1].reshape(-1, 8, 8).astype(np.uint8)[:, None, :, :]  # values 0..16, shape (N, 1, 8, 8)
     y = data[:, -1].astype(np.int64)
-    test = test_rows(len(y))
+    test = held_out_rows(len(y))
     idx_tr, idx_te = np.flatnonzero(~test), np.flatnonzero(test)
     xs = x.astype(np.float64) / 16.0
     return Dataset(
