@@ -51,6 +51,22 @@ def _label(key: dict) -> str:
     return f"α = {key['alpha']}" + ("" if reg in (None, "none") else f" +{reg}")
 
 
+def _legend(keys: list[dict], every: list[dict]) -> list[str]:
+    """The legend labels a render from the store gives these settings (``select.varying``
+    over the entry's runs ``every``, then ``select.panel_labels``), from their settings."""
+    from types import SimpleNamespace
+
+    from ..config import MOVED_FIELDS, RunConfig
+    from .labels import label
+    from .select import SEED_KEYS, panel_labels
+
+    order = [k for k in RunConfig().identity() if k not in SEED_KEYS]
+    fields = [k for k in order if len({repr(d.get(k)) for d in every
+                                       if MOVED_FIELDS.get(k, d.get("reg")) == d.get("reg")}) > 1]
+    return panel_labels([SimpleNamespace(key=(key := {k: d.get(k) for k in fields}), label=label(key))
+                         for d in keys])
+
+
 def _panel_groups(panel: dict, runs: list[dict], seed: int | None = None) -> tuple[str, dict[str, list[dict]]]:
     """The spectrum a panel reads (``global`` or ``client<k>``) and its runs by setting."""
     which = "global" if panel.get("model", "global") == "global" else f"client{panel.get('client', 0)}"
@@ -61,17 +77,19 @@ def _panel_groups(panel: dict, runs: list[dict], seed: int | None = None) -> tup
     return which, groups
 
 
-def spectra_values(params: dict, runs: list[dict], seed: int | None = None) -> dict:
-    """The values of a ``spectra`` entry (``renderers/spectra.py``'s shape, the curves left
-    out) from the runs' evidence: per panel one series per setting, each measure the mean
+def spectra_values(params: dict, runs: list[dict], seed: int | None = None, curves: bool = False) -> dict:
+    """The values of a ``spectra`` entry (``renderers/spectra.py``'s shape; ``curves``: with
+    each series' curve, the mean and std over seeds of log10 sigma_k, as the renderer draws
+    it) from the runs' evidence: per panel one series per setting, each measure the mean
     over the setting's seeds (``seed``: that seed's run alone)."""
     top, tau = int(params.get("top", 100)), float(params.get("tau", DEFAULT_TAU))
+    from ..spectra.functional import log10_mean_std
     from .renderers.spectra import CLAIMED
 
-    panels = []
+    panels, every = [], [_key(m) for m in runs]
     for panel in params.get("panels", [{"title": "global model"}]):
         which, groups = _panel_groups(panel, runs, seed)
-        series = []
+        legend, series = _legend([_key(ms[0]) for ms in groups.values()], every), []
         for setting, ms in groups.items():
             per = {name: [] for name in CLAIMED}
             for m in ms:
@@ -80,8 +98,13 @@ def spectra_values(params: dict, runs: list[dict], seed: int | None = None) -> d
                     per[name].append(value(name, Inputs(sv, m[f"floor_{which}"], tau, top)))
             k = min(top, *(len(m[f"spectrum_{which}"]) for m in ms))
             key = _key(ms[0])
-            series.append({"label": _label(key), "key": key, "n": len(ms),
+            series.append({"label": legend[len(series)], "key": key, "n": len(ms),
                            "metrics": {**{n: sum(v) / len(v) for n, v in per.items()}, "top": k}})
+            if curves:
+                svs = [torch.tensor(m[f"spectrum_{which}"], dtype=torch.float64) for m in ms]
+                mean, std = log10_mean_std(svs, [m[f"floor_{which}"] for m in ms], k)
+                series[-1].update({"x": list(range(1, k + 1)), "y": mean.tolist(),
+                                   "y_std": std.tolist() if len(ms) > 1 else None, "runs": [m["run"] for m in ms]})
         panels.append({"title": panel.get("title", ""), "tau": tau, "series": series})
     return {"panels": panels}
 

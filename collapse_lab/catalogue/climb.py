@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..analysis.evidence import FORMAT  # of a record written now (2: with each run's evidence)
 from ..errors import CollapseLabError
+from .cell_measures import complete, keep_present, keeper, measure, to_train, untrained
 from .planning import LOCAL_ORDER, plan, wider
 from .training import train_missing
 
@@ -170,38 +171,6 @@ def check_store_data(store: Path, configs, data: dict) -> None:
                                        f"{data['data_root']}; give each data sample a --store of its own")
 
 
-def measure(cell: dict, preset: str, store: Path, fig_dir: Path) -> dict:
-    """Render the cell's entry, measure its runs' regime, and return its record."""
-    from ..analysis.evidence import run_evidence
-    from ..analysis.ladder import summary
-    from ..plan import context
-    from ..analysis.regime import measure_run, test_accuracy
-    from ..store import RunDir, run_path
-    from .render import render_figure
-
-    e, configs, runs = cell["entry"], cell["configs"], cell["plan"]
-    ctx = context(store, preset, False, runs.data_root, runs.precision, cell["overrides"], plan=runs)
-    rec = render_figure(e, ctx, fig_dir)
-    train_src = cell["train_source"]  # one per command: each data set read once for all rungs
-    ms = []
-    for c in configs:
-        run = RunDir(run_path(store, c))
-        m = measure_run(run, ctx.features, train_src, c.rounds)
-        ev = run_evidence(ctx, run, c.rounds, test_accuracy(run))
-        ms.append({**m, **ev, "seed": c.seed, "reg": c.reg, "alpha": c.identity()["alpha"],
-                   "setting": c.seedless_key()})
-    # Table 1's comparison is not kept here: ladder.claims_of computes it from the measures
-    return {"claims": rec["claims"], "figure": rec["files"],
-            "precision": rec["precision"], "regime": {**summary(ms), "runs": ms}}
-
-
-def complete(store: Path, cfg) -> bool:
-    """Whether the store holds the run with at least the rounds ``cfg`` reads."""
-    from ..store import RunDir, run_path
-
-    return RunDir(run_path(store, cfg)).is_complete(cfg.rounds)
-
-
 def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stack: int, say,
           no_train: bool = False) -> list[dict]:
     """Every cell's record, rung by rung: read where kept, else trained, rendered, measured
@@ -213,17 +182,22 @@ def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stac
     records, rungs = [], list(dict.fromkeys(c["rung"].name for c in cells_))
     for i, name in enumerate(rungs):
         todo = [c for c in cells_ if c["rung"].name == name]
-        if no_train:  # what the store lacks is not trained: said in the cell
+        if no_train:  # what the store lacks is not trained: said in the cell; what it has is kept
             for c in todo:
-                if "na" not in c and c["kept"] is None and not all(complete(store, r) for r in c["configs"]):
-                    c["na"] = "not trained yet (the ladder without --no-train trains it)"
+                if "na" not in c and c["kept"] is None and (lack := untrained(c, store, out)):
+                    kept_now = c["kept_now"] = keep_present(c, preset, store, out)
+                    c["na"] = ("not trained yet (the ladder without --no-train trains it)"
+                               if len(lack) == len(c["configs"]) and not kept_now else
+                               f"not trained yet ({len(lack)} of {len(c['configs'])} runs; the ladder without "
+                               "--no-train trains them" + (f"; the evidence of {kept_now} kept" if kept_now else "") + ")")
         fresh = [c for c in todo if "na" not in c and c["kept"] is None]
-        runs = {r.run_name(): r for c in fresh for r in c["configs"]}
+        runs = {r.run_name(): r for c in fresh for r in to_train(c, out)}
         say(f"ladder: rung {i + 1} of {len(rungs)} ({name}): {len(todo)} entr{'y' if len(todo) == 1 else 'ies'}, "
             + (f"{len(runs)} run(s) to render and measure" if fresh else
                "not trained yet (--no-train)" if all("na" in c for c in todo) else "its records kept (nothing trains)"))
         t0 = time.time()
-        failed = train_missing(list(runs.values()), store, "local", workers, stack, None, say) if runs else []
+        failed = train_missing(list(runs.values()), store, "local", workers, stack, None, say,
+                               on_complete=keeper(fresh, preset, store, out, say)) if runs else []
         wall = round(time.time() - t0, 1)
         if failed:
             raise CollapseLabError(f"rung {name}: {len(failed)} run(s) did not train ({failed[0]['run']}: "
@@ -244,7 +218,7 @@ def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stac
             rec = {**base, "applied": c["overrides"], "estimated_seconds": est_s,
                    "runs": [r.run_name() for r in c["configs"]], "rounds": [r.rounds for r in c["configs"]],
                    "data": c["data"],
-                   **measure(c, preset, store, out / name),
+                   **measure(c, preset, store, out),
                    "wall_seconds": wall if len(fresh) == 1 else None, "rung_wall_seconds": wall}
             write_json(record_path(out, c), rec)
             records.append(rec)
@@ -270,7 +244,7 @@ def _num(x) -> str:
     return "n/a" if x is None else f"{x:.2f}"
 
 
-def dry_rows(cells_: list[dict], store: Path) -> list[dict]:
+def dry_rows(cells_: list[dict], store: Path, records_out: Path) -> list[dict]:
     """Each rung's runs, those present and to train, and the estimated time of the latter
     (``ladder --dry-run``)."""
     from ..bench.estimate import estimate
@@ -279,7 +253,10 @@ def dry_rows(cells_: list[dict], store: Path) -> list[dict]:
     for name in dict.fromkeys(c["rung"].name for c in cells_):
         todo = [c for c in cells_ if c["rung"].name == name and "na" not in c]
         runs = {r.run_name(): r for c in todo if c.get("kept") is None for r in c["configs"]}
-        missing = [r for n, r in runs.items() if (n, r.rounds) not in planned and not complete(store, r)]
+        evidenced = {r.run_name() for c in todo if c.get("kept") is None for r in c["configs"]} - {
+            r.run_name() for c in todo if c.get("kept") is None for r in to_train(c, records_out)}
+        missing = [r for n, r in runs.items() if (n, r.rounds) not in planned and n not in evidenced
+                   and not complete(store, r)]
         planned |= {(n, r.rounds) for n, r in runs.items()}
         est = estimate(missing)["total"]["hours"] if missing else {}
         hours, gpu = est.get("cpu-2core", 0.0), est.get("H100", 0.0)

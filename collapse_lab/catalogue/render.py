@@ -30,8 +30,6 @@ def render_figure(entry, ctx, out: Path) -> dict:
     """Compute, draw and check one entry; returns its record (paths, claims, seconds). A
     smoke render is marked on the figure and checks no claim."""
     from ..analysis import RENDERERS
-    from ..files import write_json
-    from ..analysis.plots import save_figure
 
     t0 = time.time()
     entry = entry.at(ctx.preset)  # its parameters at this preset
@@ -50,6 +48,29 @@ def render_figure(entry, ctx, out: Path) -> dict:
         per_seed = {s: r.compute(entry, dataclasses.replace(ctx, seed=s)) for s in seeds}
         claims = [over_seeds(c, [(s, evaluate_safely(spec, per_seed[s])) for s in seeds])
                   for c, spec in zip(claims, entry.claims)]
+    return _drawn(entry, ctx, out, r, values, claims, t0)
+
+
+def render_evidence(entry, ctx, out: Path, runs: list[dict]) -> dict:
+    """A ``spectra`` entry drawn and checked from its runs' evidence (``analysis.evidence``:
+    the spectra each run keeps), for a rung whose runs are not all in one store: the curves
+    and claims over seeds ``render_figure`` computes from the store; its record likewise."""
+    from ..analysis import RENDERERS
+    from ..analysis.evidence import claims, spectra_values
+
+    t0 = time.time()
+    entry = entry.at(ctx.preset)
+    if entry.renderer != "spectra":
+        raise CollapseLabError(f"{entry.name}: drawn from the store only (its runs are not all in it)")
+    values = spectra_values(entry.params, runs, curves=True)
+    return _drawn(entry, ctx, out, RENDERERS.get(entry.renderer), values, claims(entry, runs), t0)
+
+
+def _drawn(entry, ctx, out: Path, r, values: dict, claims: list[dict], t0: float) -> dict:
+    """Draw the entry's values, write its figure and JSON, and return its record."""
+    from ..files import write_json
+    from ..analysis.plots import save_figure
+
     # the line under a figure says how the runs differ from the paper's: not at the paper preset
     differs = entry.differs_at(ctx.preset)
     precision = ctx.trained_in(entry)

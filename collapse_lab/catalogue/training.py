@@ -11,24 +11,29 @@ from .planning import missing_data
 
 
 def train_missing(configs, store: Path, backend: str, workers: int | None, stack: int, address, say,
-                  drop_checkpoints: bool = False, time_limit: str | None = None, slurm=None) -> list[dict]:
+                  drop_checkpoints: bool = False, time_limit: str | None = None, slurm=None,
+                  on_complete=None) -> list[dict]:
     """Train (or finish) the runs not complete in the store through the sweep engine;
     returns the failures. Diverged runs are left alone (their figure says so). Runs tagged
     ``timing`` (the timing tables) train last, one at a time on all the cores, unstacked:
     their ``train_seconds`` is what a round costs. ``time_limit``: runs stop by it
     (``timelimit``); theirs are ``time-limit`` outcomes. ``slurm``: the jobs' options
-    (``sweep.slurm.SlurmOptions``) with ``backend`` "slurm"."""
+    (``sweep.slurm.SlurmOptions``) with ``backend`` "slurm". ``on_complete(run path)``: called
+    as each run this command trains completes (the ladder keeps its evidence then)."""
     timed = [c for c in configs if c.tag == "timing"]
     rest = [c for c in configs if c.tag != "timing"]
-    failed = train_runs(rest, store, backend, workers, stack, address, say, drop_checkpoints, time_limit, slurm)
+    failed = train_runs(rest, store, backend, workers, stack, address, say, drop_checkpoints, time_limit, slurm,
+                        on_complete)
     if any(f["status"] == "time-limit" for f in failed):
         return failed + [{"run": c.run_name(), "status": "time-limit", "error": "not started before the time limit"}
                          for c in timed]
-    return failed + train_runs(timed, store, backend, 1, 1, address, say, drop_checkpoints, time_limit, slurm)
+    return failed + train_runs(timed, store, backend, 1, 1, address, say, drop_checkpoints, time_limit, slurm,
+                               on_complete)
 
 
 def train_runs(configs, store: Path, backend: str, workers: int | None, stack: int, address, say,
-               drop_checkpoints: bool = False, time_limit: str | None = None, slurm=None) -> list[dict]:
+               drop_checkpoints: bool = False, time_limit: str | None = None, slurm=None,
+               on_complete=None) -> list[dict]:
     """One pass of ``train_missing`` over ``configs``: their failures, each run another
     process trained meanwhile read as it left it."""
     from ..sweep import backends, service
@@ -79,6 +84,8 @@ def train_runs(configs, store: Path, backend: str, workers: int | None, stack: i
             if raced(ev):  # not this command's failure: it waits for the other process below
                 status, why = "taken by another collapse-lab process as this one started it", "; waited for"
             say(f"{state['done']}/{len(todo)} runs trained ({ev['run']}: {status}{why}, {time.time() - state['t0']:.0f} s)")
+            if on_complete is not None and ev["status"] == "complete":
+                on_complete(ev["run"])
 
     results = service.execute(work, store, backend, n, report, time_limit, address, slurm=slurm, say=say)
     taken = lost_the_lock(results, todo)  # another command took a run between planning and training

@@ -19,9 +19,9 @@ def _duration(s: float) -> str:
     return f"{s / 3600:.1f} h" if s >= 7200 else f"{s / 60:.0f} min" if s >= 60 else f"{s:.0f} s"
 
 
-def dry(cells_: list[dict], store: Path, as_json: bool) -> None:
+def dry(cells_: list[dict], store: Path, out_dir: Path, as_json: bool) -> None:
     """``--dry-run``: each rung's runs, those to train and their estimated time (``climb.dry_rows``)."""
-    out = dry_rows(cells_, store)
+    out = dry_rows(cells_, store, out_dir)
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return
@@ -93,7 +93,7 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
     if dry_run_:
         if unread and not as_json:
             say(f"ladder: no data to match kept records against, so every run is counted ({unread[0]})")
-        return dry(cells_, store, as_json)
+        return dry(cells_, store, out, as_json)
     say(f"ladder: {len(rungs)} rung(s) x {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} at --preset "
         f"{preset}, store {store}, records in {out / 'records'}")
     other = other_records(other_sample, cells_) if other_sample else None
@@ -107,6 +107,12 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
         say(f"ladder interrupted ({e.signame}): finished runs and the rungs' records are kept; the same command "
             "continues")
         raise SystemExit(exit_status(e.signame)) from None
+    if no_train and all("na" in r for r in records) and (n := sum(c.get("kept_now", 0) for c in cells_)):
+        say(f"ladder: no rung has all its runs yet; the evidence of {n} run(s) in --store kept in "
+            f"{out / 'records' / 'runs'} (a ladder with this --out trains only the others)")
+        if as_json:
+            click.echo(json.dumps({"records": records, "files": []}, indent=1, default=str))
+        return
     if no_train and all("na" in r for r in records):
         raise CollapseLabError(f"--no-train: no rung has its runs in --store {store} or a record in --out {out}; "
                                "drop --no-train to train them, or point --store/--out at a ladder's")
