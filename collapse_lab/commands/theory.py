@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import click
-import numpy as np
 
 from .options import store_option, writable_out
 from ..errors import CollapseLabError
@@ -42,18 +41,9 @@ def prop1_cmd(ctx, seed, store, as_json):
     if as_json:
         click.echo(json.dumps({"random": rows, "real": real, "max_rel_error": worst, "target": TARGET}, indent=1))
         return
-    click.echo(f"{'source':<44} {'d':>5} {'||K||_F^2 - d':>16} {'sum (l - mean)^2':>18} {'rel.err':>10}")
-    by_d = {}
-    for r in rows:
-        by_d.setdefault(r["d"], []).append(r)
-    for d, rs in by_d.items():
-        w = max(rs, key=lambda r: r["rel_error"])
-        click.echo(f"{'random correlation (worst of ' + str(len(rs)) + ')':<44} {d:>5} {w['lhs']:>16.8g} {w['rhs']:>18.8g} {w['rel_error']:>10.2e}")
-    for r in real:
-        click.echo(f"{(r['run'][:34] + ' ' + r['model']):<44} {r['d']:>5} {r['lhs']:>16.8g} {r['rhs']:>18.8g} {r['rel_error']:>10.2e}")
-    if not real:
-        click.echo(f"(no trained run in {store}: real representations skipped)")
-    click.echo(f"largest relative error: {worst:.2e} (target < {TARGET:g}: {'met' if worst < TARGET else 'NOT met'})")
+    from ..analysis.theory.text import prop1_lines
+
+    click.echo("\n".join(prop1_lines(rows, real, worst, TARGET, store)))
 
 
 def thm_options(f):
@@ -102,26 +92,9 @@ def thm1_cmd(dataset, alpha, client, clients, depth, width, scale, eta, horizon,
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return
-    _print_thm1(out["step_study"], out["alphas"], out["dataset"], out["alphas"][0]["alpha"], out["figures"],
-                out["seconds"])
-    click.echo(out["verdict"]["line"])
+    from ..analysis.theory.text import thm1_lines
 
-
-def _print_thm1(studies, per_alpha, dataset, first_alpha: str, paths, seconds: float) -> None:
-    click.echo(f"Eq. 40 (Assumption 1 only), largest relative error over t, as the step shrinks ({dataset}, alpha={first_alpha}):")
-    for s in studies:
-        click.echo(f"  step {s['eta']:.3g}: {s['max_eq40_rel']:.3e}")
-    click.echo(f"{'alpha':>6} {'N':>5} {'classes':>7} {'growing':>8} {'rank G t0':>9} {'rank G end':>10} {'Eq.40 err':>10} {'Eq.46 err t0':>12} {'Eq.46 err end':>13} {'M drift':>8} {'align diag end':>14} {'Eq.46 err grow-k end':>20} {'Eq.40-last err grow-k end':>25} {'Eq.45 G err':>11}")
-    for p in per_alpha:
-        align_end = list(p["alignment_diag_mean"].values())[-1]
-        click.echo(f"{p['alpha']:>6} {p['samples']:>5} {p['classes_present']:>7} {str(p['n_growing']) + '/' + str(p['of']):>8} "
-                   f"{p['G_effective_rank_t0']:>9.2f} {p['G_effective_rank_end']:>10.2f} {p['eq40_max_rel_error']:>10.2e} "
-                   f"{p['eq46_rel_error_first']:>12.3f} {p['eq46_rel_error_last']:>13.3f} {p['M_drift']:>8.3f} {align_end:>14.3f} "
-                   f"{(p['eq46_max_rel_error_growing_k_last'] if p['n_growing'] else float('nan')):>20.3f} "
-                   f"{(p['eq40_lastline_max_rel_error_growing_k_last'] if p['n_growing'] else float('nan')):>25.3f} "
-                   f"{p['G_eq45_rel_error_max']:>11.3f}")
-    click.echo("figures: " + ", ".join(str(p) for p in paths))
-    click.echo(f"{seconds:.1f} s")
+    click.echo("\n".join(thm1_lines(out)))
 
 
 @theory.command("align", short_help="The Fig. 6 alignment heatmaps alone.")
@@ -137,10 +110,9 @@ def align_cmd(dataset, alpha, client, clients, depth, width, scale, eta, horizon
         click.echo(json.dumps({"alignment": {a: {str(t): m.tolist() for t, m in r.alignment.items()} for a, r in results.items()},
                                "figures": [str(p) for p in paths]}, indent=1))
         return
-    for a, r in results.items():
-        diag = ", ".join(f"t={float(f'{t:.3g}'):g}: {float(np.mean(np.diag(m))):.3f}" for t, m in r.alignment.items())
-        click.echo(f"alpha={a}: mean diagonal |u_k^T v_(L+1),k| {diag}")
-    click.echo("figures: " + ", ".join(str(p) for p in paths))
+    from ..analysis.theory.text import align_lines
+
+    click.echo("\n".join(align_lines(results, paths)))
 
 
 __all__ = ["theory"]
