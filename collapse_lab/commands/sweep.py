@@ -12,7 +12,6 @@ from pathlib import Path
 import click
 
 from .options import store_option
-from ..store.naming import in_stored_precisions
 from ..runspec.expand import precision_line
 from .common import data_root_option, given_data_root, time_limit_option
 from .slurm_options import check_backend, given_slurm, slurm_options
@@ -56,10 +55,10 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     runs are kept; running the same command again continues the sweep), 75 when
     --time-limit stopped it (the same command continues)."""
     from ..bench.sweep_preview import check_before_training, preview, preview_lines
-    from ..sweep import service
     from ..sweep.backends import cores
     from ..runspec.backend import check_sweep
     from ..sweep.outcome import outcome
+    from ..sweep.prepare import units
 
     store = Path(store)
     check_sweep(backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, wait, status_,
@@ -68,15 +67,7 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     configs, slurm, auto = _configs(spec, store, backend, max_runs, time_limit)
     if status_:
         return print_status(configs, store, as_json)
-    # names, data, conflicts: checked before anything runs; on SLURM a run a job is training
-    # (queued or running) is skipped, named with its job and watched, not refused for its lock
-    busy = []
-    if backend == "slurm":
-        from ..sweep.slurm import split_busy
-
-        configs, busy = split_busy(Path(store), configs)
-    planned = service.plan(configs, store)
-    work, alone = service.work_units(planned, stack)
+    planned, work, alone, busy = units(configs, store, backend, stack)  # checked before anything runs
     if alone:
         click.echo(f"sweep: note: {len(alone)} run(s) train on their own, not stacked: "
                    f"{alone[0][1]} ({alone[0][0].run_name()}" + (", ..." if len(alone) > 1 else "") + ")", err=True)
@@ -104,34 +95,28 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
 
 
 def _configs(spec: str, store: Path, backend: str, max_runs: int, time_limit):
-    """SPEC's runs (in their stored precisions where the spec leaves it open), its SLURM
-    settings (checked on any backend: a typo is found now, not on the cluster), and whether
-    the precision was left open."""
-    from ..runspec.expand import expand, load_spec, precision_open
+    """SPEC's runs, its SLURM settings (checked on any backend: a typo is found now, not on
+    the cluster), and whether the precision was left open (``sweep.prepare.spec_runs``)."""
+    from ..sweep.prepare import spec_runs
 
-    loaded = load_spec(spec)
-    configs = expand(loaded, f"sweep spec {spec}", warn=lambda m: click.echo(f"sweep: note: {m}", err=True),
-                     max_runs=max_runs, distinct=True, data_root=given_data_root())
+    configs, loaded, auto = spec_runs(spec, store, max_runs, given_data_root(),
+                                      lambda m: click.echo(f"sweep: note: {m}", err=True), say)
     slurm = given_slurm(loaded.get("slurm"), time_limit if backend == "slurm" else None, f"sweep spec {spec}") \
         if backend == "slurm" or loaded.get("slurm") is not None else None
-    auto = precision_open(loaded)
-    if auto:  # a stored run keeps the precision it was trained in
-        configs = in_stored_precisions(Path(store), configs, say)
     return configs, (slurm if backend == "slurm" else None), auto
 
 
 def submit_report(work, todo, total: int, spec: str, store: Path, slurm, as_json: bool) -> None:
     """--backend slurm without --wait: submit the jobs and say how to watch them."""
+    from ..sweep.prepare import submitted
     from ..sweep.slurm import submit
 
     jobs = submit(work, store, slurm, say) if work else []
-    watch = " ".join(shlex.quote(a) for a in ["collapse-lab", "sweep", spec, "--store", str(store), "--status"])
+    got, line = submitted(jobs, todo, total, " ".join(
+        shlex.quote(a) for a in ["collapse-lab", "sweep", spec, "--store", str(store), "--status"]))
     if as_json:
-        click.echo(json.dumps({"submitted": [{"job_id": j, "runs": [c.run_name() for c in u]} for u, j in jobs],
-                               "watch": watch}, indent=1))
-    click.echo(f"sweep: {len(todo)} run(s) to train, {total - len(todo)} already complete; SLURM job(s): "
-               f"{', '.join(sorted({j for _, j in jobs})) or 'none'}; watch with: {watch} (or squeue --me); "
-               "the runs land in the store as the jobs finish", err=True)
+        click.echo(json.dumps(got, indent=1))
+    click.echo(f"sweep: {line}", err=True)
 
 
 def resume_command() -> str:
