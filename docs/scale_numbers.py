@@ -276,6 +276,10 @@ def main(argv: list[str]) -> int:
         bad = [n for n, f in BLOCKS.items() if page_block(n, page) != f()]
         print("differ: " + ", ".join(bad) if bad else "every block equals the page")
         return 1 if bad else 0
+    if unknown := [a for a in argv if a not in BLOCKS]:
+        print(f"usage: python docs/scale_numbers.py [--check | BLOCK ...]; {unknown[0]!r} is not a block "
+              f"(blocks: {', '.join(BLOCKS)})", file=sys.stderr)
+        return 2
     for name in argv or list(BLOCKS):
         print(BLOCKS[name]())
     return 0
