@@ -281,6 +281,35 @@ def test_a_rung_trained_over_two_machines_trains_each_run_once_and_gives_the_sam
     assert [(r["to_train"]) for r in json.loads(ladder("st4", "lad3", "--dry-run").stdout)] == [7]
 
 
+def test_kept_evidence_spares_training_only_where_the_figure_can_be_drawn_from_it(tmp_path):
+    """A spectra entry (ICLR Fig. 2) is drawn from its runs' kept spectra; the journal's R
+    figures read every run's models from the store, so their runs train whatever is kept.
+    A kept file is taken only for its run, its rounds and its images."""
+    import dataclasses
+
+    from collapse_lab.analysis.catalogue import pick
+    from collapse_lab.catalogue import kept_evidence
+    from collapse_lab.catalogue.cell_measures import to_train
+    from collapse_lab.catalogue.render import render_evidence
+    from collapse_lab.config import RunConfig
+    from collapse_lab.errors import CollapseLabError
+
+    runs = [RunConfig(seed=s, rounds=3) for s in (0, 1)]
+    data = {"test_sha256": "a" * 64}
+    kept_evidence.keep(tmp_path, runs[0], data, {"seed": 0})
+    fig2, fig4 = pick(["feddecorr-fig2", "journal-fig4"], "figure")
+    assert to_train({"entry": fig2, "configs": runs, "data": data}, tmp_path) == runs[1:]
+    assert to_train({"entry": fig4, "configs": runs, "data": data}, tmp_path) == runs
+    assert kept_evidence.read(tmp_path, runs[0], data) == {"seed": 0}
+    assert kept_evidence.read(tmp_path, runs[0], None) == {"seed": 0}  # images unreadable: taken by run and rounds
+    assert kept_evidence.read(tmp_path, runs[0], {"test_sha256": "b" * 64}) is None
+    assert kept_evidence.read(tmp_path, dataclasses.replace(runs[0], rounds=4), data) is None
+    kept_evidence.path(tmp_path, runs[1]).write_text('{"format": 2, "run": "x"')  # cut short: measured again
+    assert kept_evidence.read(tmp_path, runs[1], data) is None
+    with pytest.raises(CollapseLabError, match="drawn from the store only"):
+        render_evidence(fig4, type("Ctx", (), {"preset": "quick"})(), tmp_path, [])
+
+
 BAD_RUNGS = [
     (None, "no such file"),
     ("rungs: [\n", "not valid YAML"),
