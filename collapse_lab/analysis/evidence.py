@@ -5,8 +5,9 @@ rule and verdict is recomputed from the records alone (docs/scale.md, amendment 
 Per run the record keeps (``run_evidence``) the global test accuracy of every round, the
 final spectra (every singular value of the covariance, descending, float64, and its
 numerical floor) of the global model and of client 0's local model, beside the regime
-measures (own-data accuracy, dead units). ``spectra_values`` rebuilds the values a
-``spectra`` entry's claims read (``analysis.claims``) from them, for all seeds or one;
+measures (own-data accuracy, dead units). ``spectra_values`` and ``local_global_values``
+rebuild the values a ``spectra`` entry (ICLR Fig. 2, 3) or a ``local_global`` entry (journal
+Fig. 4, 6: R, Eq. 1) computes from a store, for all seeds or one, curves included on request;
 ``claims`` checks the entry's claims over seeds (``analysis.seeds.over_seeds``).
 """
 from __future__ import annotations
@@ -51,20 +52,27 @@ def _label(key: dict) -> str:
     return f"α = {key['alpha']}" + ("" if reg in (None, "none") else f" +{reg}")
 
 
-def _legend(keys: list[dict], every: list[dict]) -> list[str]:
-    """The legend labels a render from the store gives these settings (``select.varying``
-    over the entry's runs ``every``, then ``select.panel_labels``), from their settings."""
-    from types import SimpleNamespace
-
+def _group_keys(keys: list[dict], every: list[dict]) -> list[dict]:
+    """These settings as a render from the store keys their groups: the fields that vary
+    over the entry's runs ``every`` (``select.varying``), in the identity's order."""
     from ..config import MOVED_FIELDS, RunConfig
-    from .labels import label
-    from .select import SEED_KEYS, panel_labels
+    from .select import SEED_KEYS
 
     order = [k for k in RunConfig().identity() if k not in SEED_KEYS]
     fields = [k for k in order if len({repr(d.get(k)) for d in every
                                        if MOVED_FIELDS.get(k, d.get("reg")) == d.get("reg")}) > 1]
-    return panel_labels([SimpleNamespace(key=(key := {k: d.get(k) for k in fields}), label=label(key))
-                         for d in keys])
+    return [{k: d.get(k) for k in fields} for d in keys]
+
+
+def _legend(keys: list[dict], every: list[dict]) -> list[str]:
+    """The legend labels a render from the store gives these settings within one panel
+    (``select.panel_labels``)."""
+    from types import SimpleNamespace
+
+    from .labels import label
+    from .select import panel_labels
+
+    return panel_labels([SimpleNamespace(key=k, label=label(k)) for k in _group_keys(keys, every)])
 
 
 def _panel_groups(panel: dict, runs: list[dict], seed: int | None = None) -> tuple[str, dict[str, list[dict]]]:
@@ -109,16 +117,67 @@ def spectra_values(params: dict, runs: list[dict], seed: int | None = None, curv
     return {"panels": panels}
 
 
+def local_global_values(params: dict, runs: list[dict], seed: int | None = None, curves: bool = False) -> dict:
+    """The values of a ``local_global`` entry (``renderers/local_global.py``'s shape: a panel
+    per configuration with R_top, R_floor and below_share, the seed means, then the summary
+    panel; ``curves``: with the local and global curves) from the runs' evidence, which
+    keeps client 0's local spectrum and the global one."""
+    from ..errors import CollapseLabError
+    from ..spectra.functional import log10_mean_std
+    from .labels import label
+
+    top, client = int(params.get("top", 100)), int(params.get("client", 0))
+    if client != 0:
+        raise CollapseLabError(f"the evidence keeps client 0's local spectrum, not client {client}'s")
+    every, panels, summary = [_key(m) for m in runs], [], []
+    for spec in params["panels"]:
+        _, groups = _panel_groups({"where": spec.get("where")}, runs, seed)
+        keys = _group_keys([_key(ms[0]) for ms in groups.values()], every)
+        for key, ms in zip(keys, groups.values()):
+            pairs = {name: [(torch.tensor(m[f"spectrum_{name}"], dtype=torch.float64), m[f"floor_{name}"])
+                            for m in ms] for name in ("client0", "global")}
+            per = {n: [value(n, Inputs(sl, fl, top=top, other=sg, other_floor=fg))
+                       for (sl, fl), (sg, fg) in zip(pairs["client0"], pairs["global"])]
+                   for n in ("R_top", "R_floor", "below_share")}
+            k = min(top, *(len(s) for s, _ in pairs["client0"] + pairs["global"]))
+            metrics = {**{n: float(sum(v) / len(v)) for n, v in per.items()}, "top": k}
+            series = []
+            for name, which in ((f"local (client {client})", "client0"), ("global", "global")):
+                s = {"label": name, "key": {**key, "model": name}, "n": len(ms), "metrics": {}}
+                if curves:
+                    mean, std = log10_mean_std([sv for sv, _ in pairs[which]], [f for _, f in pairs[which]], k)
+                    s.update({"x": list(range(1, k + 1)), "y": mean.tolist(),
+                              "y_std": std.tolist() if len(ms) > 1 else None})
+                series.append(s)
+            panels.append({"title": spec.get("title", label(key)).format(label=label(key)), "series": series,
+                           "metrics": metrics, "runs": [m["run"] for m in ms]})
+            summary.append({"label": label(key), "key": key, "x": [], "y": [], "y_std": None, "n": len(ms),
+                            "metrics": metrics})
+    panels.append({"title": "summary", "series": summary, "draw": False})
+    return {"panels": panels}
+
+
+VALUES = {"spectra": spectra_values, "local_global": local_global_values}  # the renderers evidence can stand for
+
+
+def values_of(entry, runs: list[dict], seed: int | None = None, curves: bool = False) -> dict:
+    """The entry's values from its runs' evidence (``VALUES`` by its renderer)."""
+    from ..errors import CollapseLabError
+
+    if entry.renderer not in VALUES:
+        raise CollapseLabError(f"{entry.name}: its {entry.renderer} values are computed from the store only")
+    return VALUES[entry.renderer](entry.params, runs, seed, curves)
+
+
 def claims(entry, runs: list[dict]) -> list[dict]:
     """The entry's claims over the seeds of ``runs`` (their evidence), as ``figures`` checks
     them on a store: on the seed means and on each seed, then ``over_seeds``."""
     from .claims_file import evaluate_safely
     from .seeds import over_seeds
 
-    params = entry.params
     seeds = sorted({m["seed"] for m in runs})
-    means = spectra_values(params, runs)
-    per = {s: spectra_values(params, runs, s) for s in seeds}
+    means = values_of(entry, runs)
+    per = {s: values_of(entry, runs, s) for s in seeds}
     out = []
     for spec in entry.claims:
         on_means = evaluate_safely(spec, means)

@@ -79,9 +79,12 @@ def complete(store: Path, cfg) -> bool:
 
 
 def to_train(cell: dict, out: Path) -> list:
-    """The cell's runs to train: those without kept evidence on these images (a ``spectra``
-    entry is drawn from evidence; another renderer reads every run from the store)."""
-    if cell["entry"].renderer != "spectra":
+    """The cell's runs to train: those without kept evidence on these images, where the
+    entry can be drawn from evidence (``analysis.evidence.VALUES``; another renderer reads
+    every run from the store)."""
+    from ..analysis.evidence import VALUES
+
+    if cell["entry"].renderer not in VALUES or int(cell["entry"].params.get("client", 0)) != 0:
         return list(cell["configs"])
     return kept_evidence.missing(out, cell["configs"], cell["data"])
 

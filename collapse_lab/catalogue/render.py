@@ -52,17 +52,16 @@ def render_figure(entry, ctx, out: Path) -> dict:
 
 
 def render_evidence(entry, ctx, out: Path, runs: list[dict]) -> dict:
-    """A ``spectra`` entry drawn and checked from its runs' evidence (``analysis.evidence``:
-    the spectra each run keeps), for a rung whose runs are not all in one store: the curves
-    and claims over seeds ``render_figure`` computes from the store; its record likewise."""
+    """An entry drawn and checked from its runs' evidence (``analysis.evidence``: the spectra
+    each run keeps; ``spectra`` and ``local_global`` entries), for a rung whose runs are not
+    all in one store: the curves and claims over seeds ``render_figure`` computes from the
+    store; its record likewise."""
     from ..analysis import RENDERERS
-    from ..analysis.evidence import claims, spectra_values
+    from ..analysis.evidence import claims, values_of
 
     t0 = time.time()
     entry = entry.at(ctx.preset)
-    if entry.renderer != "spectra":
-        raise CollapseLabError(f"{entry.name}: drawn from the store only (its runs are not all in it)")
-    values = spectra_values(entry.params, runs, curves=True)
+    values = values_of(entry, runs, curves=True)
     return _drawn(entry, ctx, out, RENDERERS.get(entry.renderer), values, claims(entry, runs), t0)
 
 

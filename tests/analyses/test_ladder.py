@@ -219,17 +219,21 @@ def test_a_ladder_keeps_each_rung_and_never_trains_it_twice(tmp_path):
 
 
 @pytest.mark.slow
-def test_a_rung_trained_over_two_machines_trains_each_run_once_and_gives_the_same_record(tmp_path):
+@pytest.mark.parametrize("entry", ["feddecorr-fig2", "journal-fig4"])
+def test_a_rung_trained_over_two_machines_trains_each_run_once_and_gives_the_same_record(tmp_path, entry):
     """Each run's evidence is kept as the run completes (records/runs/); a second machine
     with an empty store and those files trains only the runs without evidence, and the
-    rung's record assembled from evidence and the store equals the one-machine record."""
+    rung's record assembled from evidence and the store equals the one-machine record, its
+    claims recomputed from the record equal to those rendered from the store."""
     import shutil
+
+    from collapse_lab.analysis.ladder import claims_of
 
     rung = "rungs:\n- name: r3\n  set: {rounds: 3, local_epochs: 1}\n  seeds: [0, 1]\n"
     (tmp_path / "rungs.yaml").write_text(rung)
 
     def ladder(store, out, *more):
-        return invoke("ladder", "feddecorr-fig2", "--preset", "quick", "--rungs", tmp_path / "rungs.yaml",
+        return invoke("ladder", entry, "--preset", "quick", "--rungs", tmp_path / "rungs.yaml",
                       "--store", tmp_path / store, "--out", tmp_path / out, "--json", *more)
 
     one = ladder("st", "lad")
@@ -240,6 +244,8 @@ def test_a_rung_trained_over_two_machines_trains_each_run_once_and_gives_the_sam
     assert one.stderr.count("evidence kept in") == 8
     for p, m in zip(kept, sorted(rec["regime"]["runs"], key=lambda m: m["run"])):
         assert json.loads(p.read_text())["measures"] == m  # the record's run, as kept the moment it trained
+    for stored, again in zip(rec["claims"], claims_of(rec)):  # from the record alone, as from the store
+        assert {k: v for k, v in again.items() if k in stored} == stored
     # machine 2: the evidence of 5 runs carried over (a commit), its own empty store
     (tmp_path / "lad2" / "records" / "runs").mkdir(parents=True)
     carried = kept[:5]
@@ -259,12 +265,15 @@ def test_a_rung_trained_over_two_machines_trains_each_run_once_and_gives_the_sam
         return {**{k: v for k, v in r.items() if k not in wall}, "regime": reg}
     assert timeless(rec2) == timeless(rec)
     # its figure drawn from the evidence: the curves and numbers the store's render drew
-    f1, f2 = (json.loads((tmp_path / d / "r3" / "feddecorr-fig2.json").read_text()) for d in ("lad", "lad2"))
+    f1, f2 = (json.loads((tmp_path / d / "r3" / f"{entry}.json").read_text()) for d in ("lad", "lad2"))
+    assert [p["title"] for p in f1["values"]["panels"]] == [p["title"] for p in f2["values"]["panels"]]
     for p1, p2 in zip(f1["values"]["panels"], f2["values"]["panels"]):
-        assert [s["n"] for s in p1["series"]] == [s["n"] for s in p2["series"]] == [2] * 4
+        assert [s["n"] for s in p1["series"]] == [s["n"] for s in p2["series"]] and {s["n"] for s in p1["series"]} == {2}
+        assert [s["label"] for s in p1["series"]] == [s["label"] for s in p2["series"]]
+        assert p2.get("metrics", {}) == pytest.approx(p1.get("metrics", {}))
         for s1, s2 in zip(p1["series"], p2["series"]):
             assert s2["y"] == pytest.approx(s1["y"], abs=1e-12) and s2["metrics"] == pytest.approx(s1["metrics"])
-    assert (tmp_path / "lad2" / "r3" / "feddecorr-fig2.png").stat().st_size > 10_000
+    assert (tmp_path / "lad2" / "r3" / f"{entry}.png").stat().st_size > 10_000
     # --no-train on a store that holds some of a rung's runs keeps their evidence and says how many
     for r in rec["runs"][:2]:
         shutil.copytree(tmp_path / "st" / r, tmp_path / "st3" / r)
@@ -282,9 +291,9 @@ def test_a_rung_trained_over_two_machines_trains_each_run_once_and_gives_the_sam
 
 
 def test_kept_evidence_spares_training_only_where_the_figure_can_be_drawn_from_it(tmp_path):
-    """A spectra entry (ICLR Fig. 2) is drawn from its runs' kept spectra; the journal's R
-    figures read every run's models from the store, so their runs train whatever is kept.
-    A kept file is taken only for its run, its rounds and its images."""
+    """A spectra entry (ICLR Fig. 2) and an R entry (journal Fig. 4) are drawn from their
+    runs' kept spectra; an accuracy figure (ICLR Fig. 4) reads every run from the store, so
+    its runs train whatever is kept. A kept file is taken only for its run, rounds, images."""
     import dataclasses
 
     from collapse_lab.analysis.catalogue import pick
@@ -297,17 +306,18 @@ def test_kept_evidence_spares_training_only_where_the_figure_can_be_drawn_from_i
     runs = [RunConfig(seed=s, rounds=3) for s in (0, 1)]
     data = {"test_sha256": "a" * 64}
     kept_evidence.keep(tmp_path, runs[0], data, {"seed": 0})
-    fig2, fig4 = pick(["feddecorr-fig2", "journal-fig4"], "figure")
+    fig2, fig4, acc = pick(["feddecorr-fig2", "journal-fig4", "feddecorr-fig4"], "figure")
     assert to_train({"entry": fig2, "configs": runs, "data": data}, tmp_path) == runs[1:]
-    assert to_train({"entry": fig4, "configs": runs, "data": data}, tmp_path) == runs
+    assert to_train({"entry": fig4, "configs": runs, "data": data}, tmp_path) == runs[1:]
+    assert to_train({"entry": acc, "configs": runs, "data": data}, tmp_path) == runs
     assert kept_evidence.read(tmp_path, runs[0], data) == {"seed": 0}
     assert kept_evidence.read(tmp_path, runs[0], None) == {"seed": 0}  # images unreadable: taken by run and rounds
     assert kept_evidence.read(tmp_path, runs[0], {"test_sha256": "b" * 64}) is None
     assert kept_evidence.read(tmp_path, dataclasses.replace(runs[0], rounds=4), data) is None
     kept_evidence.path(tmp_path, runs[1]).write_text('{"format": 2, "run": "x"')  # cut short: measured again
     assert kept_evidence.read(tmp_path, runs[1], data) is None
-    with pytest.raises(CollapseLabError, match="drawn from the store only"):
-        render_evidence(fig4, type("Ctx", (), {"preset": "quick"})(), tmp_path, [])
+    with pytest.raises(CollapseLabError, match="computed from the store only"):
+        render_evidence(acc, type("Ctx", (), {"preset": "quick"})(), tmp_path, [])
 
 
 BAD_RUNGS = [
