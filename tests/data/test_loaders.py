@@ -360,3 +360,25 @@ def test_the_per_class_cap_keeps_the_lowest_content_hashes_of_each_class():
             load_dataset("digits", max_train_per_class=bad)
     with pytest.raises(CollapseLabError, match="max_train_per_class=1000000: class 0 has only"):
         load_dataset("digits", max_train_per_class=10**6)
+
+
+def test_the_compact_copy_for_a_lent_gpu_reads_as_the_original(tmp_path):
+    """docs/scale/pack_data.py: a CIFAR-10 folder re-pickled smaller for a GPU machine's 64 MiB
+    working tree loads as the same images, labels and classes, with the same test hash."""
+    import importlib.util
+    from pathlib import Path
+
+    from collapse_lab.analysis.features.extract import dataset_fingerprint
+
+    spec = importlib.util.spec_from_file_location("pack_data", Path(__file__).parents[2] / "docs/scale/pack_data.py")
+    pack = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pack)
+    write_cifar(tmp_path / "src", "cifar10", n_per_file=200)
+    assert pack.main([str(tmp_path / "src"), str(tmp_path / "dst")]) == 0
+    a, b = (load_dataset("cifar10", data_root=tmp_path / d) for d in ("src", "dst"))
+    assert torch.equal(a.train_x, b.train_x) and torch.equal(a.test_x, b.test_x)
+    assert torch.equal(a.train_y, b.train_y) and torch.equal(a.test_y, b.test_y) and a.class_names == b.class_names
+    assert dataset_fingerprint(a, "test") == dataset_fingerprint(b, "test")
+    size = {d: sum(p.stat().st_size for p in (tmp_path / d / "cifar-10-batches-py").iterdir()) for d in ("src", "dst")}
+    assert size["dst"] < 0.8 * size["src"]
+    assert pack.main([str(tmp_path / "nowhere"), str(tmp_path / "x")]) == 2 and not (tmp_path / "x").exists()

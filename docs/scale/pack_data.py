@@ -1,0 +1,55 @@
+"""A compact copy of a CIFAR-10 python folder for a lent GPU machine, whose working tree may
+not exceed 64 MiB: the same batches, keys and values, re-pickled with protocol 4 instead of
+the official protocol 2, which spells every byte of the images as text (the keys are written
+as text, as a reader with ``encoding="latin1"``, torchvision's, sees the official files).
+The copy's images, labels and file names are checked equal to the original's through
+collapse-lab's own reader before it is kept.
+
+    python docs/scale/pack_data.py ../shared/data/cifar10-subset .device/cifar10-subset
+
+(docs/scale/device_run.sh says where the copy goes and how it travels.)
+"""
+from __future__ import annotations
+
+import pickle
+import shutil
+import sys
+from pathlib import Path
+
+import numpy as np
+
+FILES = ["data_batch_1", "data_batch_2", "data_batch_3", "data_batch_4", "data_batch_5", "test_batch"]
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2:
+        print("usage: python docs/scale/pack_data.py SOURCE_ROOT DEST_ROOT", file=sys.stderr)
+        return 2
+    from collapse_lab.data.cifar import read_batch
+
+    src, dest = Path(argv[0]) / "cifar-10-batches-py", Path(argv[1]) / "cifar-10-batches-py"
+    if not src.is_dir():
+        print(f"pack_data: {src} is not a CIFAR-10 python folder", file=sys.stderr)
+        return 2
+    tmp = dest.with_name(dest.name + ".partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    shutil.copyfile(src / "batches.meta", tmp / "batches.meta")
+    for name in FILES:
+        d = read_batch(src / name)
+        (tmp / name).write_bytes(pickle.dumps(d, protocol=4))
+        again = read_batch(tmp / name)
+        if again.keys() != d.keys() or not all(np.array_equal(again[k], d[k]) if isinstance(d[k], np.ndarray)
+                                                 else again[k] == d[k] for k in d):
+            print(f"pack_data: {name} does not read back equal; nothing kept", file=sys.stderr)
+            shutil.rmtree(tmp)
+            return 1
+    shutil.rmtree(dest, ignore_errors=True)
+    tmp.rename(dest)
+    size = sum(p.stat().st_size for p in dest.iterdir())
+    print(f"pack_data: {dest} ({size / 2**20:.1f} MiB, from {sum(p.stat().st_size for p in src.iterdir()) / 2**20:.1f})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
