@@ -172,21 +172,23 @@ def check_store_data(store: Path, configs, data: dict) -> None:
 
 
 def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stack: int, say,
-          no_train: bool = False) -> list[dict]:
+          no_train: bool = False, only: set[str] | None = None) -> list[dict]:
     """Every cell's record, rung by rung: read where kept, else trained, rendered, measured
     and kept. Returns the records in the ladder's order. ``no_train``: a cell whose runs
-    are not all in the store is reported as not trained yet, and nothing trains."""
+    are not all in the store is reported as not trained yet, and nothing trains; ``only``: the
+    rungs that may train (the others as with ``no_train``, their store left unmeasured)."""
     from ..bench.estimate import estimate
     from ..files import write_json
 
     records, rungs = [], list(dict.fromkeys(c["rung"].name for c in cells_))
     for i, name in enumerate(rungs):
         todo = [c for c in cells_ if c["rung"].name == name]
-        if no_train:  # what the store lacks is not trained: said in the cell; what it has is kept
-            for c in todo:
+        if no_train or (only is not None and name not in only):  # what the store lacks is not trained: said
+            for c in todo:                                          # in the cell; what it has is kept (--no-train)
                 if "na" not in c and c["kept"] is None and (lack := untrained(c, store, out)):
-                    kept_now = c["kept_now"] = keep_present(c, preset, store, out)
-                    c["na"] = ("not trained yet (the ladder without --no-train trains it)"
+                    kept_now = c["kept_now"] = keep_present(c, preset, store, out) if no_train else 0
+                    c["na"] = (f"not trained yet (--rung {' --rung '.join(sorted(only))} trained the others)"
+                               if not no_train else "not trained yet (the ladder without --no-train trains it)"
                                if len(lack) == len(c["configs"]) and not kept_now else
                                f"not trained yet ({len(lack)} of {len(c['configs'])} runs; the ladder without "
                                "--no-train trains them" + (f"; the evidence of {kept_now} kept" if kept_now else "") + ")")

@@ -45,6 +45,8 @@ def dry(cells_: list[dict], store: Path, out_dir: Path, as_json: bool) -> None:
 @click.option("--out", default="ladder", show_default=True, type=click.Path(file_okay=False),
               help="Folder of the ladder's records, figures and tables (keep it: a kept record is never "
                    "trained again).")
+@click.option("--rung", "only", multiple=True, help="Train only this rung of --rungs (repeatable); the others are "
+                                                    "written from their kept records, or said not trained yet.")
 @click.option("--workers", type=int, default=None, help="Training processes (default: the cores).")
 @click.option("--stack", type=int, default=8, show_default=True, help="Runs trained together (see `sweep --stack`).")
 @click.option("--dry-run", "dry_run_", is_flag=True, help="Train nothing: each rung's runs, those to train and "
@@ -57,7 +59,7 @@ def dry(cells_: list[dict], store: Path, out_dir: Path, as_json: bool) -> None:
                    "verdict that differs there is not resolved at this scale.")
 @data_root_option
 @precision_option
-def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, no_train, as_json, other_sample):
+def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_run_, no_train, as_json, other_sample):
     """Climb the rungs of --rungs for the figure entries NAMES at --preset."""
     from ..analysis.catalogue import pick
     from ..catalogue.ladder_report import write
@@ -65,9 +67,9 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
     from ..runspec.backend import check_common
 
     check_common(workers, stack)
-    if no_train and (dry_run_ or workers is not None):
-        raise CollapseLabError(f"{'--dry-run' if dry_run_ else '--workers'} has no effect with --no-train (nothing "
-                               "trains); drop it")
+    if no_train and (dry_run_ or workers is not None or only):
+        raise CollapseLabError(f"{'--dry-run' if dry_run_ else '--workers' if workers is not None else '--rung'} has "
+                               "no effect with --no-train (nothing trains); drop it")
     entries = pick(names, "figure")
     for e in entries:
         if not e.at(preset).claims:
@@ -77,6 +79,9 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
         raise CollapseLabError(f"--other-sample {other_sample}: " + ("no such folder" if not Path(other_sample).exists()
                                else "holds no records/ folder") + "; give the --out of a ladder run on another sample")
     rungs = load_rungs(rungs_file, [e.name for e in entries])
+    if unknown := [r for r in only if r not in {g.name for g in rungs}]:
+        raise CollapseLabError(f"--rung {unknown[0]}: no such rung in --rungs {rungs_file} for {', '.join(names)} "
+                               f"(its rungs: {', '.join(g.name for g in rungs)})")
     say = (lambda m: click.echo(m, err=True))
     store, out = Path(store), Path(out)
     if not dry_run_:
@@ -93,14 +98,14 @@ def ladder_cmd(names, rungs_file, preset, store, out, workers, stack, dry_run_, 
     if dry_run_:
         if unread and not as_json:
             say(f"ladder: no data to match kept records against, so every run is counted ({unread[0]})")
-        return dry(cells_, store, out, as_json)
+        return dry([c for c in cells_ if not only or c["rung"].name in only], store, out, as_json)
     say(f"ladder: {len(rungs)} rung(s) x {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} at --preset "
         f"{preset}, store {store}, records in {out / 'records'}")
     other = other_records(other_sample, cells_) if other_sample else None
     from ..sweep.backends import Interrupted
 
     try:
-        records = climb(cells_, preset, store, out, workers, stack, say, no_train)
+        records = climb(cells_, preset, store, out, workers, stack, say, no_train, set(only) or None)
     except Interrupted as e:  # Ctrl-C, SIGTERM: finished runs and kept records stay
         from ..signals import exit_status
 

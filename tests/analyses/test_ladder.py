@@ -216,6 +216,15 @@ def test_a_ladder_keeps_each_rung_and_never_trains_it_twice(tmp_path):
     assert recs4[0]["estimated_seconds"] == recs[0]["estimated_seconds"] != 12345.6 and recs4[:2] == recs
     assert "| r5 | feddecorr-fig2 | rounds=5 local_epochs=1 | not trained yet" in (tmp_path / "lad" / "LADDER.md").read_text()
     assert stamp == {p: p.stat().st_mtime_ns for p in (tmp_path / "st").glob("*/run.json")}
+    # --rung: only the named rungs may train; r5 is left untrained and says why, the kept ones are read
+    only = invoke(*args, "--rung", "r4", "--json")
+    assert only.exit_code == 0, only.output
+    recs5 = json.loads(only.stdout)["records"]
+    assert recs5[:2] == recs and recs5[2]["na"] == "not trained yet (--rung r4 trained the others)"
+    assert "runs trained" not in only.stderr
+    assert stamp == {p: p.stat().st_mtime_ns for p in (tmp_path / "st").glob("*/run.json")}
+    dry5 = json.loads(invoke(*args, "--rung", "r5", "--dry-run", "--json").stdout)
+    assert [(r["rung"], r["runs"], r["to_train"]) for r in dry5] == [("r5", 12, 12)]
 
 
 @pytest.mark.slow
@@ -411,6 +420,8 @@ def test_a_bad_rungs_file_is_one_line_and_exit_2(tmp_path, text, message):
     (["feddecorr-fig2", "--workers", "0"], "--workers must be >= 1"),
     (["feddecorr-fig2", "--no-train", "--dry-run"], "--dry-run has no effect with --no-train"),
     (["feddecorr-fig2", "--no-train", "--workers", "2"], "--workers has no effect with --no-train"),
+    (["feddecorr-fig2", "--no-train", "--rung", "a"], "--rung has no effect with --no-train"),
+    (["feddecorr-fig2", "--rung", "b"], "--rung b: no such rung in --rungs"),
 ])
 def test_bad_entries_and_options_are_one_line(tmp_path, args, message):
     (tmp_path / "r.yaml").write_text("rungs:\n- name: a\n")
