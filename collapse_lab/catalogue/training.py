@@ -71,22 +71,7 @@ def train_runs(configs, store: Path, backend: str, workers: int | None, stack: i
     service.check(p, store, work, n, smoke_ok=True, drop_checkpoints=drop_checkpoints)  # figures/tables checked the smoke mark
     say(f"training {len(todo)} run(s) in {len(work)} unit(s) on {backend} "
         + {"local": f"({n} workers", "ray": "(Ray workers", "slurm": "(one SLURM job each"}[backend] + f", --stack {stack})")
-    state = {"done": 0, "t0": time.time()}
-
-    def report(ev: dict) -> None:
-        if ev["event"] == "end":
-            if drop_checkpoints and ev["status"] == "complete":  # tables --smoke: metrics are what a table reads
-                from ..store import RunDir
-
-                RunDir(store / Path(ev["run"]).name).drop_checkpoints("tables --smoke")
-            state["done"] += 1
-            status, why = ev["status"], f": {ev['error']}" if ev.get("error") and ev["status"] != "complete" else ""
-            if raced(ev):  # not this command's failure: it waits for the other process below
-                status, why = "taken by another collapse-lab process as this one started it", "; waited for"
-            say(f"{state['done']}/{len(todo)} runs trained ({ev['run']}: {status}{why}, {time.time() - state['t0']:.0f} s)")
-            if on_complete is not None and ev["status"] == "complete":
-                on_complete(ev["run"])
-
+    report = _reporter(len(todo), store, say, drop_checkpoints, on_complete)
     results = service.execute(work, store, backend, n, report, time_limit, address, slurm=slurm, say=say)
     taken = lost_the_lock(results, todo)  # another command took a run between planning and training
     if taken:
@@ -94,3 +79,25 @@ def train_runs(configs, store: Path, backend: str, workers: int | None, stack: i
     lost = {c.run_name() for c in taken}
     return (refused + [r for r in results if r["status"] not in ("complete", "skipped") and r["run"] not in lost]
             + wait_for(store, elsewhere + taken, say))
+
+
+def _reporter(total: int, store: Path, say, drop_checkpoints: bool, on_complete):
+    """The training's event callback: a line as each run ends (``k/total runs trained``), its
+    checkpoints dropped where the caller reads metrics only, ``on_complete`` for a complete run."""
+    state = {"done": 0, "t0": time.time()}
+
+    def report(ev: dict) -> None:
+        if ev["event"] != "end":
+            return
+        if drop_checkpoints and ev["status"] == "complete":  # tables --smoke: metrics are what a table reads
+            from ..store import RunDir
+
+            RunDir(store / Path(ev["run"]).name).drop_checkpoints("tables --smoke")
+        state["done"] += 1
+        status, why = ev["status"], f": {ev['error']}" if ev.get("error") and ev["status"] != "complete" else ""
+        if raced(ev):  # not this command's failure: it waits for the other process below
+            status, why = "taken by another collapse-lab process as this one started it", "; waited for"
+        say(f"{state['done']}/{total} runs trained ({ev['run']}: {status}{why}, {time.time() - state['t0']:.0f} s)")
+        if on_complete is not None and ev["status"] == "complete":
+            on_complete(ev["run"])
+    return report

@@ -112,17 +112,21 @@ def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_
         say(f"ladder interrupted ({e.signame}): finished runs and the rungs' records are kept; the same command "
             "continues")
         raise SystemExit(exit_status(e.signame)) from None
-    if no_train and all("na" in r for r in records) and (n := sum(c.get("kept_now", 0) for c in cells_)):
-        say(f"ladder: no rung has all its runs yet; the evidence of {n} run(s) in --store kept in "
-            f"{out / 'records' / 'runs'} (a ladder with this --out trains only the others)")
-        if as_json:
-            click.echo(json.dumps({"records": records, "files": []}, indent=1, default=str))
-        return
     if no_train and all("na" in r for r in records):
-        raise CollapseLabError(f"--no-train: no rung has its runs in --store {store} or a record in --out {out}; "
-                               "drop --no-train to train them, or point --store/--out at a ladder's")
+        return _nothing_to_write(records, cells_, store, out, as_json, say)
     title = f"ladder: {', '.join(names)} at --preset {preset} ({rungs_path(rungs_file).name})"
     files = write(out, records, title, other)
     say(f"ladder: {out / 'LADDER.md'}, {out / 'ladder.png'} (rungs x claims, coloured by verdict)")
     if as_json:
         click.echo(json.dumps({"records": records, "files": [str(f) for f in files]}, indent=1, default=str))
+
+
+def _nothing_to_write(records, cells_, store: Path, out: Path, as_json: bool, say) -> None:
+    """``--no-train`` where no rung has all its runs: the evidence it kept said, else refused."""
+    if not (n := sum(c.get("kept_now", 0) for c in cells_)):
+        raise CollapseLabError(f"--no-train: no rung has its runs in --store {store} or a record in --out {out}; "
+                               "drop --no-train to train them, or point --store/--out at a ladder's")
+    say(f"ladder: no rung has all its runs yet; the evidence of {n} run(s) in --store kept in "
+        f"{out / 'records' / 'runs'} (a ladder with this --out trains only the others)")
+    if as_json:
+        click.echo(json.dumps({"records": records, "files": []}, indent=1, default=str))
