@@ -195,7 +195,8 @@ def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stac
         fresh = [c for c in todo if "na" not in c and c["kept"] is None]
         runs = {r.run_name(): r for c in fresh for r in to_train(c, out)}
         say(f"ladder: rung {i + 1} of {len(rungs)} ({name}): {len(todo)} entr{'y' if len(todo) == 1 else 'ies'}, "
-            + (f"{len(runs)} run(s) to render and measure" if fresh else
+            + (f"{len({r.run_name() for c in fresh for r in c['configs']})} run(s) to render and measure, "
+               f"{len(runs)} without kept evidence" if fresh else
                "not trained yet (--no-train)" if all("na" in c for c in todo) else "its records kept (nothing trains)"))
         t0 = time.time()
         failed = train_missing(list(runs.values()), store, "local", workers, stack, None, say,
