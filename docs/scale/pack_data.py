@@ -25,13 +25,26 @@ def main(argv: list[str]) -> int:
     if len(argv) != 2:
         print("usage: python docs/scale/pack_data.py SOURCE_ROOT DEST_ROOT", file=sys.stderr)
         return 2
-    from collapse_lab.data.cifar import read_batch
-
     src, dest = Path(argv[0]) / "cifar-10-batches-py", Path(argv[1]) / "cifar-10-batches-py"
     if not src.is_dir():
         print(f"pack_data: {src} is not a CIFAR-10 python folder", file=sys.stderr)
         return 2
     tmp = dest.with_name(dest.name + ".partial")
+    made = [p for p in (dest.parent, *dest.parent.parents) if not p.exists()]
+    try:
+        return _pack(src, tmp, dest)
+    except OSError as e:  # a full disk or a read-only folder: one line, nothing left behind
+        shutil.rmtree(tmp, ignore_errors=True)
+        for p in made:
+            if p.is_dir() and not any(p.iterdir()):
+                p.rmdir()
+        print(f"pack_data: cannot write {tmp} ({e.strerror or e}); nothing kept", file=sys.stderr)
+        return 1
+
+
+def _pack(src: Path, tmp: Path, dest: Path) -> int:
+    from collapse_lab.data.cifar import read_batch
+
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     shutil.copyfile(src / "batches.meta", tmp / "batches.meta")
