@@ -77,10 +77,10 @@ def bench_cmd(preset, model, device, images, test_images, clients, local_epochs,
     from ..bench.run import bench, settings_for
     from ..bench.text import text
 
-    models = [m.strip() for m in model.split(",") if m.strip()]
-    if not models:
-        raise CollapseLabError(f"--model {model!r} names no model; give one or more, comma-separated (e.g. cnn)")
-    _check_counts(images, test_images, clients, local_epochs, reference_epochs, rounds, repeats, warmup, workers)
+    from ..bench.checks import check_counts, models_of
+
+    models = models_of(model)
+    check_counts(images, test_images, clients, local_epochs, reference_epochs, rounds, repeats, warmup, workers)
     # every setting is resolved and checked (as by train) before anything is measured
     settings = [settings_for(preset, model=m, device=device, images=images, test_images=test_images, clients=clients,
                              local_epochs=local_epochs, reference_epochs=reference_epochs, rounds=rounds, warmup=warmup,
@@ -100,27 +100,14 @@ def bench_cmd(preset, model, device, images, test_images, clients, local_epochs,
         click.echo(json.dumps({"results": results}, indent=2))
 
 
-def _check_counts(images, test_images, clients, local_epochs, reference_epochs, rounds, repeats, warmup,
-                  workers) -> None:
-    for name, v in (("--images", images), ("--test-images", test_images), ("--clients", clients),
-                    ("--local-epochs", local_epochs), ("--reference-epochs", reference_epochs), ("--rounds", rounds)):
-        if v is not None and v < 1:
-            raise CollapseLabError(f"{name} must be >= 1 (got {v})")
-    if repeats < 1:
-        raise CollapseLabError(f"--repeats must be >= 1 (got {repeats}; 3 or more tell a change from noise)")
-    if warmup is not None and warmup < 0:
-        raise CollapseLabError(f"--warmup must be >= 0 (got {warmup})")
-    if workers is not None and workers < 0:
-        raise CollapseLabError(f"--workers must be >= 0 (got {workers})")
-
-
 def _sweep_bench(sweep_seeds, sweep_workers, sweep_rounds, sweep_stack, as_json: bool) -> None:
     """--sweep: a sweep of small runs against training them one after another."""
     from ..bench.sweep_bench import sweep_bench, sweep_text
     from ..sweep.backends import cores
 
-    if sweep_seeds < 1 or any(v is not None and v < 1 for v in (sweep_workers, sweep_rounds, sweep_stack)):
-        raise CollapseLabError("--sweep-seeds, --sweep-workers, --sweep-rounds and --sweep-stack must be >= 1")
+    from ..bench.checks import check_sweep_counts
+
+    check_sweep_counts(sweep_seeds, sweep_workers, sweep_rounds, sweep_stack)
     r = sweep_bench(sweep_seeds, sweep_workers or cores(), sweep_rounds, say=lambda m: click.echo(m, err=True),
                     stack=sweep_stack)
     if as_json:

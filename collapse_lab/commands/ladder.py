@@ -15,24 +15,12 @@ from ..errors import CollapseLabError
 from .common import data_root_option, given_data_root, given_precision, precision_option
 
 
-def _duration(s: float) -> str:
-    return f"{s / 3600:.1f} h" if s >= 7200 else f"{s / 60:.0f} min" if s >= 60 else f"{s:.0f} s"
-
-
 def dry(cells_: list[dict], store: Path, out_dir: Path, as_json: bool) -> None:
-    """``--dry-run``: each rung's runs, those to train and their estimated time (``climb.dry_rows``)."""
+    """``--dry-run``: each rung's runs, those to train and their estimated time."""
+    from ..catalogue.ladder_checks import dry_lines
+
     out = dry_rows(cells_, store, out_dir)
-    if as_json:
-        click.echo(json.dumps(out, indent=1))
-        return
-    for r in out:
-        click.echo(f"{r['rung']}: {', '.join(r['entries']) or 'no entry'}; {r['runs']} run(s), {r['to_train']} to "
-                   f"train, about {_duration(r['cpu_2core_hours'] * 3600)} on 2 cores or "
-                   f"{_duration(r['h100_hours'] * 3600)} on one H100 (estimated from the project's measurements)"
-                   + (f"; kept: {', '.join(r['kept'])}" if r["kept"] else ""))
-    total = sum(r["cpu_2core_hours"] for r in out), sum(r["h100_hours"] for r in out)
-    click.echo(f"in all: {sum(r['to_train'] for r in out)} run(s) to train, about {_duration(total[0] * 3600)} on 2 "
-               f"cores or {_duration(total[1] * 3600)} on one H100")
+    click.echo(json.dumps(out, indent=1) if as_json else "\n".join(dry_lines(out)))
 
 
 @click.command("ladder")
@@ -61,27 +49,11 @@ def dry(cells_: list[dict], store: Path, out_dir: Path, as_json: bool) -> None:
 @precision_option
 def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_run_, no_train, as_json, other_sample):
     """Climb the rungs of --rungs for the figure entries NAMES at --preset."""
-    from ..analysis.catalogue import pick
+    from ..catalogue.ladder_checks import check_ladder
     from ..catalogue.ladder_report import write
-    from ..catalogue.rungs import load_rungs, rungs_path
-    from ..runspec.backend import check_common
+    from ..catalogue.rungs import rungs_path
 
-    check_common(workers, stack)
-    if no_train and (dry_run_ or workers is not None or only):
-        raise CollapseLabError(f"{'--dry-run' if dry_run_ else '--workers' if workers is not None else '--rung'} has "
-                               "no effect with --no-train (nothing trains); drop it")
-    entries = pick(names, "figure")
-    for e in entries:
-        if not e.at(preset).claims:
-            raise CollapseLabError(f"{e.name} has no claims to check; a ladder compares claims (choose entries "
-                                   "with claims: `collapse-lab figures --list`)")
-    if other_sample is not None and not (Path(other_sample) / "records").is_dir():
-        raise CollapseLabError(f"--other-sample {other_sample}: " + ("no such folder" if not Path(other_sample).exists()
-                               else "holds no records/ folder") + "; give the --out of a ladder run on another sample")
-    rungs = load_rungs(rungs_file, [e.name for e in entries])
-    if unknown := [r for r in only if r not in {g.name for g in rungs}]:
-        raise CollapseLabError(f"--rung {unknown[0]}: no such rung in --rungs {rungs_file} for {', '.join(names)} "
-                               f"(its rungs: {', '.join(g.name for g in rungs)})")
+    entries, rungs = check_ladder(names, preset, rungs_file, only, no_train, dry_run_, workers, stack, other_sample)
     say = (lambda m: click.echo(m, err=True))
     store, out = Path(store), Path(out)
     if not dry_run_:

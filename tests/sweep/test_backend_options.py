@@ -50,3 +50,44 @@ def test_catalogue_checks_from_python_are_the_figures_commands(tmp_path, args, g
     r = invoke("figures", "feddecorr-fig2", "--store", tmp_path / "st", "--out", tmp_path / "f", *args)
     assert r.exit_code == 2 and r.output.strip() == f"error: {e.value}", r.output
     assert not (tmp_path / "st").exists() and not (tmp_path / "f").exists()
+
+
+@pytest.mark.parametrize("args, given", [
+    (["--no-train", "--dry-run"], dict(no_train=True, dry_run=True)),
+    (["--no-train", "--rung", "cpu"], dict(no_train=True, only=("cpu",))),
+    (["--rung", "nope"], dict(only=("nope",))),
+    (["--stack", "0"], dict(stack=0)),
+    (["--other-sample", "NOWHERE"], dict(other_sample="NOWHERE")),
+])
+def test_ladder_checks_from_python_are_the_ladders(tmp_path, monkeypatch, args, given):
+    from collapse_lab.catalogue.ladder_checks import check_ladder
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(CollapseLabError) as e:
+        check_ladder(["feddecorr-fig2"], "cpu", "rungs", **given)
+    r = invoke("ladder", "feddecorr-fig2", "--store", tmp_path / "st", "--out", tmp_path / "o", *args)
+    assert r.exit_code == 2 and r.output.strip() == f"error: {e.value}", r.output
+    assert not (tmp_path / "st").exists() and not (tmp_path / "o").exists()
+
+
+def test_a_valid_ladder_gives_its_entries_and_rungs():
+    from collapse_lab.catalogue.ladder_checks import check_ladder
+
+    entries, rungs = check_ladder(["feddecorr-fig2"], "cpu", "rungs", only=("cpu",))
+    assert [e.name for e in entries] == ["feddecorr-fig2"] and "cpu" in [g.name for g in rungs]
+
+
+@pytest.mark.parametrize("args, call", [
+    (["--model", " , "], lambda c: c.models_of(" , ")),
+    (["--images", "0"], lambda c: c.check_counts(images=0)),
+    (["--repeats", "0"], lambda c: c.check_counts(repeats=0)),
+    (["--warmup", "-1"], lambda c: c.check_counts(warmup=-1)),
+    (["--sweep", "--sweep-seeds", "0"], lambda c: c.check_sweep_counts(0)),
+])
+def test_bench_checks_from_python_are_the_benchs(args, call):
+    from collapse_lab.bench import checks
+
+    with pytest.raises(CollapseLabError) as e:
+        call(checks)
+    r = invoke("bench", *args)
+    assert r.exit_code == 2 and r.output.strip() == f"error: {e.value}", r.output

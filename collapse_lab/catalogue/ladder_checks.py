@@ -1,0 +1,50 @@
+"""What a ladder checks before it climbs, and its ``--dry-run`` text, as functions callable
+from Python: each refusal is a ``CollapseLabError`` of one line naming the option."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import CollapseLabError
+
+
+def check_ladder(names, preset: str, rungs_file: str, only=(), no_train: bool = False, dry_run: bool = False,
+                 workers: int | None = None, stack: int = 8, other_sample: str | None = None):
+    """The figure entries NAMES and their rungs of ``rungs_file``, once every option is
+    consistent: ``--no-train`` with nothing that trains, entries with claims, a
+    ``--other-sample`` folder holding records, ``--rung`` names that ``rungs_file`` has."""
+    from ..analysis.catalogue import pick
+    from ..runspec.backend import check_common
+    from .rungs import load_rungs
+
+    check_common(workers, stack)
+    if no_train and (dry_run or workers is not None or only):
+        raise CollapseLabError(f"{'--dry-run' if dry_run else '--workers' if workers is not None else '--rung'} has "
+                               "no effect with --no-train (nothing trains); drop it")
+    entries = pick(names, "figure")
+    for e in entries:
+        if not e.at(preset).claims:
+            raise CollapseLabError(f"{e.name} has no claims to check; a ladder compares claims (choose entries "
+                                   "with claims: `collapse-lab figures --list`)")
+    if other_sample is not None and not (Path(other_sample) / "records").is_dir():
+        raise CollapseLabError(f"--other-sample {other_sample}: " + ("no such folder" if not Path(other_sample).exists()
+                               else "holds no records/ folder") + "; give the --out of a ladder run on another sample")
+    rungs = load_rungs(rungs_file, [e.name for e in entries])
+    if unknown := [r for r in only if r not in {g.name for g in rungs}]:
+        raise CollapseLabError(f"--rung {unknown[0]}: no such rung in --rungs {rungs_file} for {', '.join(names)} "
+                               f"(its rungs: {', '.join(g.name for g in rungs)})")
+    return entries, rungs
+
+
+def duration(s: float) -> str:
+    return f"{s / 3600:.1f} h" if s >= 7200 else f"{s / 60:.0f} min" if s >= 60 else f"{s:.0f} s"
+
+
+def dry_lines(rows: list[dict]) -> list[str]:
+    """``ladder --dry-run``'s text over ``climb.dry_rows``: a line per rung and the total."""
+    lines = [f"{r['rung']}: {', '.join(r['entries']) or 'no entry'}; {r['runs']} run(s), {r['to_train']} to train, "
+             f"about {duration(r['cpu_2core_hours'] * 3600)} on 2 cores or {duration(r['h100_hours'] * 3600)} on "
+             "one H100 (estimated from the project's measurements)"
+             + (f"; kept: {', '.join(r['kept'])}" if r["kept"] else "") for r in rows]
+    cpu, gpu = sum(r["cpu_2core_hours"] for r in rows), sum(r["h100_hours"] for r in rows)
+    return lines + [f"in all: {sum(r['to_train'] for r in rows)} run(s) to train, about {duration(cpu * 3600)} on 2 "
+                    f"cores or {duration(gpu * 3600)} on one H100"]
