@@ -177,7 +177,7 @@ def sixseeds(sample: str = "a", rung: str = "n300-e10-bn-lr0.01-s6") -> str:
     runs = rec["regime"]["runs"]
     names = ("effective_rank", "n_relative_top", "n_significant_top", "tail_share")
     fmt = lambda xs, d: "{:.{d}f} [{:.{d}f}, {:.{d}f}]".format(*t_interval(xs), d=d)  # noqa: E731
-    lines = [f"{rung}, sample {sample}, {len(seeds)} seeds, round 10:", "",
+    lines = [f"{rung}, sample {sample}, {len(seeds)} seeds, round {max(rec['rounds'])}:", "",
              "| panel | alpha | effective rank | n(sigma_k / sigma_1 > 0.01) | n(sigma_k > 0.01) | tail share of the "
              "trace | final test accuracy (%) |", "|---|---|---|---|---|---|---|"]
     for i, panel in enumerate(params["panels"]):
@@ -195,11 +195,16 @@ def sixseeds(sample: str = "a", rung: str = "n300-e10-bn-lr0.01-s6") -> str:
     g = rec["regime"]
     sl = g["plateau_slope"]
     lines += ["", f"Regime (fig2's runs): clients on their own data {100 * g['own_acc_min']:.1f} % (min); plateau, "
-                  f"slope rule: no setting flat ({sl['settings_plateaued']} of {sl['settings']}), the steepest "
+                  f"slope rule: {_flat(sl['settings_plateaued'], sl['settings'])}, the steepest "
                   f"{sl['slope_mean_worst']:+.2f} point a round [upper {sl['slope_upper_worst']:.2f}] over the last "
                   f"{sl['window']} rounds; old rule: {g['plateau_max_points']:.2f} points; FedAvg dead units "
                   f"{100 * g['dead_share_max_fedavg']:.1f} %."]
     return "\n".join(lines + _verdicts(sample, rung))
+
+
+def _flat(k: int, n: int) -> str:
+    return f"no setting flat (0 of {n})" if k == 0 else f"every setting flat ({k} of {n})" if k == n \
+        else f"{k} of {n} settings flat"
 
 
 def _contrast(params: dict, per: dict, seeds: list, panel: int, name: str) -> str:
@@ -261,6 +266,9 @@ if (SCALE / "b" / "records" / "n300-e10-bn-s6--feddecorr-fig2.json").is_file(): 
 if (SCALE / "a" / "records" / "n300-e10-bn-s6--feddecorr-fig2.json").is_file():  # the amendment's test
     BLOCKS["endpoint"] = endpoint
     BLOCKS["sixseeds-lr0.05-a"] = lambda: sixseeds("a", "n300-e10-bn-s6")
+for _s in ("a", "b"):  # the 30-round extension, once Fig. 2's record of a sample is in
+    if (SCALE / _s / "records" / "n300-e10-bn-lr0.01-s6-r30--feddecorr-fig2.json").is_file():
+        BLOCKS[f"sixseeds-r30-{_s}"] = (lambda s_: lambda: sixseeds(s_, "n300-e10-bn-lr0.01-s6-r30"))(_s)
 
 
 def page_block(name: str, text: str) -> str | None:
