@@ -259,6 +259,33 @@ def test_a_full_disk_under_an_analysis_writer_is_one_line_and_leaves_nothing(tmp
     assert sorted(p.name for p in tmpfs.iterdir()) == ["filler"]
 
 
+def test_a_disk_that_fills_between_two_figures_leaves_neither(tmpfs, tmp_path):
+    """``layers`` writes two figures; with room for the first and not the second it ends in
+    one line, exit 1, and the first figure is removed too: the folder is as it was."""
+    import os
+
+    store, probe = tmp_path / "ck", tmp_path / "probe"
+    assert CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--store", str(store)]).exit_code == 0
+    res = CliRunner().invoke(cli, ["layers", "--store", str(store), "--out", str(probe)])
+    assert res.exit_code == 0, res.output
+    sizes = {p.name: p.stat().st_size for p in probe.iterdir()}
+    first = sum(v for k, v in sizes.items() if "_spectra" not in k)
+    room = first + 8 * 4096 + min(v for k, v in sizes.items() if "_spectra" in k) // 2
+    assert room < sum(sizes.values()), sizes
+    filler = tmpfs / "filler"
+    with open(filler, "wb", buffering=0) as f:  # the tmpfs filled, then room for the first figure left
+        try:
+            while True:
+                f.write(b"\0" * 4096)
+        except OSError:
+            pass
+    os.truncate(filler, max(0, filler.stat().st_size - room))
+    res = CliRunner().invoke(cli, ["layers", "--store", str(store), "--out", str(tmpfs / "lay")])
+    assert res.exit_code == 1, res.output
+    assert "the disk is full writing" in res.stderr.strip().splitlines()[-1], res.stderr
+    assert sorted(p.name for p in tmpfs.iterdir()) == ["filler"]
+
+
 def test_a_read_only_store_is_analysed_and_refused_for_training(tmpfs, tmp_path):
     subprocess.run(["mount", "-o", "remount,size=40m", str(tmpfs)], check=True)
     store = tmpfs / "ck"

@@ -38,17 +38,17 @@ def collapse_by_layer(selected, fs=None, rounds_spec: str | None = None, round_:
 
 def _figures(rows: list[dict], spectra: list[dict], tau: float, split: str, meta: dict, fig_dir: Path,
              reference: dict | None = None) -> list[Path]:
-    from .plots import save_figure
+    from .plots import save_figures
     from .plots.layers import heatmap_figure, layer_spectra_figure
 
     what = f"{meta['dataset']} / {meta['model']}"
     stem = f"layers_{meta['dataset']}_{meta['model']}"
-    paths = save_figure(heatmap_figure(rows, "effective_rank", f"{what}: effective rank of each layer's covariance "
-                                       f"({split} set)", reference), fig_dir, stem)
-    if not spectra:  # --logged: training logs measures, not spectra
-        return paths
-    return paths + save_figure(layer_spectra_figure(spectra, tau, f"{what}: each layer's covariance spectrum "
-                                                    f"({split} set)"), fig_dir, f"{stem}_spectra")
+    items = [(heatmap_figure(rows, "effective_rank", f"{what}: effective rank of each layer's covariance ({split} set)",
+                             reference), stem)]
+    if spectra:  # --logged: training logs measures, not spectra
+        items.append((layer_spectra_figure(spectra, tau, f"{what}: each layer's covariance spectrum ({split} set)"),
+                      f"{stem}_spectra"))
+    return save_figures(items, fig_dir)
 
 
 def _plan(selected, rounds_spec, round_, spectra_at, warn) -> list[tuple]:

@@ -15,10 +15,11 @@ from ...files import missing_folders, remove_empty, temp_file  # noqa: E402
 
 def save_figure(fig, out_dir: Path, stem: str) -> list[Path]:
     """Write <stem>.pdf and <stem>.png atomically; returns the paths. A write that fails
-    leaves nothing: no temporary file, and no folder this call created. A full disk ends as
+    leaves nothing new: no temporary file, neither file of a new pair, no folder this call made. A full disk ends as
     the OSError it is (matplotlib's writers can bury it under a zlib or stream error)."""
     out_dir = Path(out_dir)
     created = missing_folders(out_dir)
+    new = {p for p in (out_dir / f"{stem}.pdf", out_dir / f"{stem}.png") if not p.exists()}
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = []
     try:
@@ -35,10 +36,9 @@ def save_figure(fig, out_dir: Path, stem: str) -> list[Path]:
                 raise
             paths.append(final)
     except Exception as e:
-        for p in paths:
-            if not created:  # a figure rewritten in place keeps its new bytes only if both files were
-                break
-            p.unlink(missing_ok=True)
+        for p in paths:  # a new pair is removed whole; a pair rewritten in place keeps what was replaced
+            if p in new:
+                p.unlink(missing_ok=True)
         remove_empty(created)
         full = disk_full(e, out_dir)
         if full is not None:
@@ -46,6 +46,27 @@ def save_figure(fig, out_dir: Path, stem: str) -> list[Path]:
         raise
     finally:
         plt.close(fig)
+    return paths
+
+
+def save_figures(items, out_dir: Path) -> list[Path]:
+    """Write one command's figures, ``items`` = [(figure, stem), ...], into ``out_dir`` all or
+    none: when one fails, the files the earlier ones added (not those they rewrote in place)
+    and the folders this call made are removed, so a full disk leaves ``out_dir`` as it was."""
+    out_dir = Path(out_dir)
+    created = missing_folders(out_dir)
+    paths, added = [], []
+    try:
+        for fig, stem in items:
+            added += [p for p in (out_dir / f"{stem}.pdf", out_dir / f"{stem}.png") if not p.exists()]
+            paths += save_figure(fig, out_dir, stem)
+    except BaseException:
+        for fig, _ in items:
+            plt.close(fig)
+        for p in added:
+            p.unlink(missing_ok=True)
+        remove_empty(created)
+        raise
     return paths
 
 
@@ -68,4 +89,4 @@ def disk_full(e: BaseException, where: Path) -> OSError | None:
     return None
 
 
-__all__ = ["plt", "save_figure"]
+__all__ = ["plt", "save_figure", "save_figures"]

@@ -78,7 +78,7 @@ def thm1(dataset: str | None = None, data_root=None, alphas=(), client: int = 0,
     """Theorem 1's numbers: the step study of Eq. 40 on the first alpha's client, per alpha
     Eq. 46, growth, rank of G and alignment, the verdict, and the two figures' paths.
     ``done(label, total)`` is called after each simulation."""
-    from ..plots import save_figure
+    from ..plots import save_figures
     from ..plots.theory import alignment_figure, thm1_figure
     from .linear_flow import simulate
 
@@ -105,9 +105,8 @@ def thm1(dataset: str | None = None, data_root=None, alphas=(), client: int = 0,
     fig = thm1_figure([(st["eta"], st["times"], st["eq40_rel"]) for st in studies],
                       [(p["alpha"], p["times"], p["G_rank"]) for p in per_alpha], results, kmax, eta,
                       f"Theorem 1 on a {depth + 1}-layer linear network ({dataset}, client {client}, step {eta:g})")
-    paths = save_figure(fig, Path(fig_dir), f"thm1_{dataset}_L{depth}")
-    fig2 = alignment_figure(results, depth)
-    paths += save_figure(fig2, Path(fig_dir), f"thm1_alignment_{dataset}_L{depth}")
+    paths = save_figures([(fig, f"thm1_{dataset}_L{depth}"),
+                          (alignment_figure(results, depth), f"thm1_alignment_{dataset}_L{depth}")], Path(fig_dir))
     out = {"dataset": dataset, "depth": depth, "width": width, "eta": eta, "horizon": horizon, "step_study": studies,
            "alphas": per_alpha, "figures": [str(p) for p in paths], "seconds": round(time.time() - t0, 2),
            "verdict": thm1_verdict(studies)}
