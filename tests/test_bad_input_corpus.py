@@ -235,6 +235,10 @@ HELD_OUT = [
     (SW + ["SPEC:slurmtypo", "--dry-run"], "slurm.partiton is not a SLURM option"),
     (SW + ["SPEC:slurmtime", "--dry-run"], "slurm.time '0'"),
     (SW + ["SPEC:slurmcpus", "--backend", "slurm", "--dry-run"], "slurm.cpus must be >= 1"),
+    # a client the runs do not have: one line before any progress (nc and layers printed a progress line first)
+    (["nc", "--client", "7"], "--client 7: "),
+    (["compare", "--client", "7"], "--client 7: "),
+    (["layers", "--store", "STORE", "--client", "7"], "--client 7: "),
 ]
 CASES = (_train_numbers() + _analysis() + REPORT + RUNS + BENCH + SWEEP + FIGURES + THEORY + TOP + TRAIN_MORE
          + CONFIG_CASES + ISSUE47 + SET + HELD_OUT)

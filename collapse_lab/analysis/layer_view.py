@@ -13,7 +13,7 @@ from typing import Callable
 from ..errors import CollapseLabError
 from .round_choice import parse_rounds
 from .select import no_progress, quiet
-from .stored import local_kept, model_layers
+from .stored import check_client, local_kept, model_layers
 
 
 def collapse_by_layer(selected, fs=None, rounds_spec: str | None = None, round_: int | None = None, client: int = 0,
@@ -25,6 +25,7 @@ def collapse_by_layer(selected, fs=None, rounds_spec: str | None = None, round_:
     ``client``'s) and layer: its width and measures; the number of models read from
     checkpoints; the heatmap and spectra figures' paths. ``logged``: what training logged
     (``train --probe-layers``) instead of the checkpoints. ``fs``: a ``FeatureSource``."""
+    check_client(selected, client)  # one line before any progress
     if logged:
         rows, spectra, computed = _logged_rows(selected, rounds_spec, round_, client, tau, layers), [], 0
     else:

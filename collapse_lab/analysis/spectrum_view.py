@@ -12,7 +12,7 @@ from ..spectra.constants import TOP
 from .labels import describe
 from .round_choice import pick_round
 from .select import quiet, seed_groups
-from .stored import entry, local_kept, spectrum_of
+from .stored import check_client, entry, local_kept, spectrum_of
 
 
 def iid_reference(store: Path, selected: list, alphas, run_paths, dataset=None, model=None, regs=(), methods=()) -> list:
@@ -116,6 +116,7 @@ def compare(selected, fs, round_: int | None, client: int, tau: float, top: int 
     from .plots.spectrum import Curve, plot_compare
     from .plots.style import panels
 
+    check_client(selected, client)
     results = []
     fig, axes = panels(len(selected))
     for ax, run in zip(axes, selected):

@@ -37,6 +37,14 @@ def check_analysis_options(tau: float, client: int, top: int | None) -> None:
         raise CollapseLabError(f"--top must be >= 1 (got {top})")
 
 
+def check_client(selected, k: int) -> None:
+    """``--client k`` against every run's clients, before any work is shown."""
+    for run in selected:
+        clients = int(run.meta.get("clients", 0))
+        if clients and k >= clients:
+            raise CollapseLabError(f"--client {k}: {run.path.name} has clients 0..{clients - 1}")
+
+
 def local_kept(run, r: int, k: int, warn: Callable[[str], None], warned: set | None = None) -> bool:
     """Whether client k's checkpoint of round r is stored; says so through ``warn`` (once per
     run in ``warned``) when not."""
