@@ -13,7 +13,7 @@ from typing import Callable
 from ..errors import CollapseLabError
 from .round_choice import parse_rounds
 from .select import no_progress, quiet
-from .stored import check_client, local_kept, model_layers
+from .stored import check_runs, local_kept, model_layers
 
 
 def collapse_by_layer(selected, fs=None, rounds_spec: str | None = None, round_: int | None = None, client: int = 0,
@@ -25,7 +25,7 @@ def collapse_by_layer(selected, fs=None, rounds_spec: str | None = None, round_:
     ``client``'s) and layer: its width and measures; the number of models read from
     checkpoints; the heatmap and spectra figures' paths. ``logged``: what training logged
     (``train --probe-layers``) instead of the checkpoints. ``fs``: a ``FeatureSource``."""
-    check_client(selected, client)  # one line before any progress
+    check_runs(selected, None if logged else fs, client)  # one line before any progress
     if logged:
         rows, spectra, computed = _logged_rows(selected, rounds_spec, round_, client, tau, layers), [], 0
     else:
@@ -63,11 +63,11 @@ def _plan(selected, rounds_spec, round_, spectra_at, warn) -> list[tuple]:
             asked = parse_rounds(rounds_spec or str(round_), last)
         rounds = [r for r in asked if run.has_global(r)]  # a retention setting may have pruned some
         if not rounds:
-            raise CollapseLabError(f"--rounds: {run.path.name} keeps none of rounds {asked} (--keep-global); "
-                                   f"it keeps {[r for r in range(last + 1) if run.has_global(r)]}")
+            raise CollapseLabError(f"--rounds: {run.path.name} holds none of rounds {asked} (pruned by --keep-global, "
+                                   f"or never recorded); it holds {[r for r in range(last + 1) if run.has_global(r)]}")
         if len(rounds) < len(asked):
-            warn(f"{run.path.name}: rounds {sorted(set(asked) - set(rounds))} were not kept (--keep-global); "
-                 "skipped")
+            warn(f"{run.path.name}: rounds {sorted(set(asked) - set(rounds))} are not stored (pruned by --keep-global, "
+                 "or never recorded); skipped")
         drawn = parse_rounds(spectra_at, last) if spectra_at else sorted({rounds[0], rounds[-1]})
         if not set(drawn) <= set(rounds):
             raise CollapseLabError(f"--spectra-at {spectra_at!r}: round(s) {sorted(set(drawn) - set(rounds))} are "

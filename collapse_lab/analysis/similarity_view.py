@@ -11,7 +11,7 @@ from ..spectra.cka import cka_matrix
 from ..spectra.neural_collapse import neural_collapse
 from .round_choice import parse_rounds, pick_round
 from .select import no_progress, quiet
-from .stored import check_client, local_kept
+from .stored import check_runs, local_kept
 
 
 def rounds_of(run, spec: str | None, round_: int | None) -> list[int]:
@@ -32,6 +32,7 @@ def cka(selected, fs, rounds_spec: str | None = None, round_: int | None = None,
 
     out = []
     plans = [rounds_of(run, rounds_spec, round_) for run in selected]  # bad --rounds: one line before any work
+    check_runs(selected, fs)
     for run, rounds in zip(selected, plans):
         done(run.path.name, len(selected))
         last = rounds[-1]
@@ -97,7 +98,7 @@ def nc(selected, fs, rounds_spec: str | None = None, round_: int | None = None, 
 
     rows, warned = [], set()
     plans = [rounds_of(run, rounds_spec, round_) for run in selected]  # bad --rounds: one line before any work
-    check_client(selected, client)
+    check_runs(selected, fs, client)
     for run, rounds in zip(selected, plans):
         nc_check(fs, run, rounds)
     for run, rounds in zip(selected, plans):

@@ -12,7 +12,7 @@ from ..spectra.constants import TOP
 from .labels import describe
 from .round_choice import pick_round
 from .select import quiet, seed_groups
-from .stored import check_client, entry, local_kept, spectrum_of
+from .stored import check_runs, entry, local_kept, spectrum_of
 
 
 def iid_reference(store: Path, selected: list, alphas, run_paths, dataset=None, model=None, regs=(), methods=()) -> list:
@@ -44,6 +44,7 @@ def spectra(selected, fs, round_: int | None, client: int, tau: float, live_only
     from ..spectra.rank import live_units
     from .plots.spectrum import Curve, alpha_colors
 
+    check_runs(selected, fs, client)
     colors = alpha_colors([r.meta.get("alpha", "inf") for r in selected])
     rows, curves, agg = [], {"global": [], "local": []}, []
     per_colour: dict[str, int] = {}  # groups sharing a colour (an alpha) get their own line style
@@ -116,7 +117,7 @@ def compare(selected, fs, round_: int | None, client: int, tau: float, top: int 
     from .plots.spectrum import Curve, plot_compare
     from .plots.style import panels
 
-    check_client(selected, client)
+    check_runs(selected, fs, client)
     results = []
     fig, axes = panels(len(selected))
     for ax, run in zip(axes, selected):

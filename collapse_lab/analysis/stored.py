@@ -45,6 +45,16 @@ def check_client(selected, k: int) -> None:
             raise CollapseLabError(f"--client {k}: {run.path.name} has clients 0..{clients - 1}")
 
 
+def check_runs(selected, fs, client: int | None = None) -> None:
+    """What an analysis needs of its runs, checked before any progress or warning is shown:
+    the client asked, and a model collapse-lab builds (or ``--model-factory``'s)."""
+    if client is not None:
+        check_client(selected, client)
+    check = getattr(fs, "check_buildable", None)
+    for run in selected if check is not None else ():
+        check(run.config)
+
+
 def local_kept(run, r: int, k: int, warn: Callable[[str], None], warned: set | None = None) -> bool:
     """Whether client k's checkpoint of round r is stored; says so through ``warn`` (once per
     run in ``warned``) when not."""

@@ -91,6 +91,6 @@ def test_rounds_a_retention_setting_pruned_are_skipped_with_a_warning(tmp_path):
     res = invoke("layers", "--store", str(tmp_path / "ck"), "--rounds", "all", "--out", str(tmp_path / "f"), "--json")
     assert res.exit_code == 0, res.output
     assert sorted({e["round"] for e in json.loads(res.stdout)["layers"]}) == [2, 3]  # round 1 was pruned
-    assert "rounds [1] were not kept (--keep-global); skipped" in res.stderr
+    assert "rounds [1] are not stored (pruned by --keep-global, or never recorded); skipped" in res.stderr
     res = invoke("layers", "--store", str(tmp_path / "ck"), "--rounds", "1", "--out", str(tmp_path / "f"))
-    assert res.exit_code == 2 and "keeps none of rounds [1]" in res.stderr and "it keeps [0, 2, 3]" in res.stderr
+    assert res.exit_code == 2 and "holds none of rounds [1]" in res.stderr and "it holds [0, 2, 3]" in res.stderr

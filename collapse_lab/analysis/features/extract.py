@@ -163,6 +163,15 @@ class FeatureSource:
             self._held = (key, sha, state, seen)
         return self._held[1], self._held[2]
 
+    def check_buildable(self, cfg: RunConfig) -> None:
+        """A run's model is one collapse-lab builds, or --model-factory gives it (checked
+        before any work is shown)."""
+        from ...models import MODELS
+
+        if self.factory is None and cfg.model not in MODELS.names():  # the run names it; the user gave no --model
+            raise CollapseLabError(f"the run's model {cfg.model!r} is not one collapse-lab builds (the run was recorded "
+                                   "from other code); give --model-factory MODULE:FUNCTION that builds it (docs/api.md)")
+
     def architecture(self, cfg: RunConfig, ds: Dataset) -> torch.nn.Module:
         """The run's model, untrained: from --model-factory for a model from elsewhere, else
         the bare architecture (a method's additions beside z, MOON's head, are not read, and
@@ -171,11 +180,7 @@ class FeatureSource:
             from .hooks import build_from_factory
 
             return build_from_factory(self.factory, ds.num_classes, ds.input_shape, self.factory_spec)
-        from ...models import MODELS
-
-        if cfg.model not in MODELS.names():  # the run's own record names it; the user gave no --model
-            raise CollapseLabError(f"the run's model {cfg.model!r} is not one collapse-lab builds (the run was recorded "
-                                   "from other code); give --model-factory MODULE:FUNCTION that builds it (docs/api.md)")
+        self.check_buildable(cfg)
         return build_model(builder(cfg.model, cfg.model_revision), ds.num_classes, ds.input_shape)
 
     def model(self, run: RunDir, r: int, client: int | None = None) -> torch.nn.Module:
