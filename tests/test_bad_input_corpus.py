@@ -239,6 +239,8 @@ HELD_OUT = [
     (["nc", "--client", "7"], "--client 7: "),
     (["compare", "--client", "7"], "--client 7: "),
     (["layers", "--store", "STORE", "--client", "7"], "--client 7: "),
+    # nothing any rung could be written from: one line before the rungs are listed
+    (["ladder", "feddecorr-fig2", "--no-train", "--store", "ADIR", "--out", "MISSING"], "--no-train: no rung has its runs"),
 ]
 CASES = (_train_numbers() + _analysis() + REPORT + RUNS + BENCH + SWEEP + FIGURES + THEORY + TOP + TRAIN_MORE
          + CONFIG_CASES + ISSUE47 + SET + HELD_OUT)

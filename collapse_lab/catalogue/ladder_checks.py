@@ -48,3 +48,14 @@ def dry_lines(rows: list[dict]) -> list[str]:
     cpu, gpu = sum(r["cpu_2core_hours"] for r in rows), sum(r["h100_hours"] for r in rows)
     return lines + [f"in all: {sum(r['to_train'] for r in rows)} run(s) to train, about {duration(cpu * 3600)} on 2 "
                     f"cores or {duration(gpu * 3600)} on one H100"]
+
+
+def nothing_to_read(cells_: list[dict], store: Path, out: Path) -> bool:
+    """``--no-train`` with nothing any rung could be written from: no kept record, no kept
+    run evidence in ``out``, no complete run in ``store``."""
+    from .cell_measures import complete
+
+    live = [c for c in cells_ if "na" not in c]
+    if any(c.get("kept") is not None for c in live) or any((out / "records" / "runs").glob("*.json")):
+        return False
+    return not store.is_dir() or not any(complete(store, r) for c in live for r in c["configs"])

@@ -49,7 +49,7 @@ def dry(cells_: list[dict], store: Path, out_dir: Path, as_json: bool) -> None:
 @precision_option
 def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_run_, no_train, as_json, other_sample):
     """Climb the rungs of --rungs for the figure entries NAMES at --preset."""
-    from ..catalogue.ladder_checks import check_ladder
+    from ..catalogue.ladder_checks import check_ladder, nothing_to_read
     from ..catalogue.ladder_report import write
     from ..catalogue.rungs import rungs_path
 
@@ -64,6 +64,9 @@ def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_
     if all("na" in c for c in cells_):
         raise CollapseLabError(f"--rungs {rungs_file}: no rung applies to {', '.join(names)}")
     unread = match_data(cells_, store, out, dry_run_, given_data_root(), no_train)
+    if no_train and nothing_to_read(cells_, store, out):
+        raise CollapseLabError(f"--no-train: no rung has its runs in --store {store} or a record in --out {out}; "
+                               "drop --no-train to train them, or point --store/--out at a ladder's")
     if no_train and unread:
         say(f"ladder: the data cannot be read here, so each kept record is taken by its runs and rounds, the "
             f"images it names unchecked ({unread[0]})")
