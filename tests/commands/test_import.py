@@ -105,6 +105,12 @@ def test_per_round_checkpoints_keep_their_round_numbers(tmp_path):
     (run,) = cl.open_store(tmp_path / "s")
     assert run.rounds == [1, 2, 3]
     assert all(torch.equal(run.state(2)[k], _trained_tiny(2).state_dict()[k]) for k in run.state(2))
+    # an analysis says the clients' models were not imported, not a --keep-local the run never had
+    res = CliRunner().invoke(cli, ["spectrum", "--store", str(tmp_path / "s"), "--model-factory", FACTORY,
+                                   "--out", str(tmp_path / "f")])
+    assert res.exit_code == 0, res.output
+    assert "was imported without its clients' models (import --client); global model only" in res.stderr
+    assert "--keep-local" not in res.stderr
 
 
 def test_code_in_a_pickle_is_refused_and_nothing_is_written(tmp_path, capfd):
