@@ -221,3 +221,21 @@ def sort_key(run: RunDir):
     m = run.meta
     return (float(parse_alpha(m.get("alpha", "inf"))) if takes(m.get("partition"), "alpha") else 0.0,
             m.get("reg", ""), m.get("method", ""), run.path.name)
+
+
+def iid_reference(store: Path, selected: list, alphas, run_paths, dataset=None, model=None, regs=(), methods=()) -> list:
+    """A collapse figure needs its reference: where --alpha names only skewed settings, the
+    store's IID runs (alpha inf) with the selected runs' other settings (seeds included)."""
+    if not alphas or run_paths or any(alpha_str(parse_alpha(a)) == "inf" for a in alphas):
+        return []
+    try:
+        iid = select_runs(store, ("inf",), (), dataset, model, regs, methods, warn=quiet)
+    except CollapseLabError:
+        return []
+
+    def key(run) -> str:  # the settings but alpha
+        ident = {k: v for k, v in run.config.identity().items() if k != "alpha"}
+        return json.dumps(ident, sort_keys=True, default=str)
+
+    want = {key(r) for r in selected}
+    return [r for r in iid if key(r) in want]

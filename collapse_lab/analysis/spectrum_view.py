@@ -3,7 +3,6 @@ functions of selected runs: per model its measures, per seed group its curve, th
 saved; the commands only parse, call and print."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Callable
 
@@ -13,27 +12,6 @@ from .labels import describe
 from .round_choice import pick_round
 from .select import quiet, seed_groups
 from .stored import check_runs, entry, local_kept, spectrum_of
-
-
-def iid_reference(store: Path, selected: list, alphas, run_paths, dataset=None, model=None, regs=(), methods=()) -> list:
-    """A collapse figure needs its reference: where --alpha names only skewed settings, the
-    store's IID runs (alpha inf) with the selected runs' other settings (seeds included)."""
-    from ..config import alpha_str, parse_alpha
-    from .select import select_runs
-
-    if not alphas or run_paths or any(alpha_str(parse_alpha(a)) == "inf" for a in alphas):
-        return []
-    try:
-        iid = select_runs(store, ("inf",), (), dataset, model, regs, methods, warn=quiet)
-    except CollapseLabError:
-        return []
-
-    def key(run) -> str:  # the settings but alpha
-        ident = {k: v for k, v in run.config.identity().items() if k != "alpha"}
-        return json.dumps(ident, sort_keys=True, default=str)
-
-    want = {key(r) for r in selected}
-    return [r for r in iid if key(r) in want]
 
 
 def spectra(selected, fs, round_: int | None, client: int, tau: float, live_only: bool = False,

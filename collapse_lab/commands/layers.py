@@ -43,7 +43,14 @@ def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client
                                else "--positions: training logged channel means; drop --positions or --logged")
     from ..analysis.layer_view import collapse_by_layer
 
+    from ..analysis.select import iid_reference
+
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
+    iid = iid_reference(Path(store), selected, alpha, runs, dataset, model, regs, methods)
+    if iid:
+        click.echo(f"layers: the store's IID run(s) of the same settings read as the reference (alpha inf: {len(iid)} "
+                   "run(s)); give --alpha inf yourself to choose otherwise", err=True)
+    selected = selected + iid
     fs = None if logged else feature_source(split=split, dtype=feature_dtype, device=device)
     rows, computed, paths = collapse_by_layer(selected, fs, rounds_spec, round_, client, layers, tau, positions,
                                               spectra_at, split, fig_dir, logged, progress_callback("layers"), warn)

@@ -59,6 +59,7 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
                  rounds_spec, top, live_only, logged):
     """Covariance spectra of global and local models (FedDecorr Fig. 2/3), or their evolution over rounds."""
     from ..analysis import spectrum_rounds, spectrum_view
+    from ..analysis.select import iid_reference
 
     check_analysis_options(tau, client, top)
     if live_only and rounds_spec is not None:
@@ -75,7 +76,7 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
     if rounds_spec is not None:
         rows, paths = spectrum_rounds.over_rounds(selected, fs, rounds_spec, client, tau, top, fig_dir, warn)
         return _print("rounds", "rounds", rows, paths, as_json)
-    iid = spectrum_view.iid_reference(Path(store), selected, alpha, runs, dataset, model, regs, methods)
+    iid = iid_reference(Path(store), selected, alpha, runs, dataset, model, regs, methods)
     if iid:
         click.echo(f"spectrum: the store's IID run(s) of the same settings drawn beside as the reference (alpha inf: "
                    f"{len(iid)} run(s)); give --alpha inf yourself to choose otherwise", err=True)

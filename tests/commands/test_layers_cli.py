@@ -94,3 +94,20 @@ def test_rounds_a_retention_setting_pruned_are_skipped_with_a_warning(tmp_path):
     assert "rounds [1] are not stored (pruned by --keep-global, or never recorded); skipped" in res.stderr
     res = invoke("layers", "--store", str(tmp_path / "ck"), "--rounds", "1", "--out", str(tmp_path / "f"))
     assert res.exit_code == 2 and "holds none of rounds [1]" in res.stderr and "it holds [0, 2, 3]" in res.stderr
+
+
+def test_a_skewed_alpha_is_read_beside_the_stores_iid_twin(tmp_path):
+    """``layers --alpha 0.5`` on a store with the same settings at alpha inf reads that run as
+    the reference (its rows, the relative panel), says so, and reads no other run."""
+    store = tmp_path / "ck"
+    args = tiny_train_args(epochs=1, rounds=2, clients=3)
+    assert invoke("train", *args, "--alpha", "0.5", "--alpha", "inf", "--store", str(store)).exit_code == 0
+    assert invoke("train", *args, "--alpha", "inf", "--lr", "0.02", "--store", str(store)).exit_code == 0  # other settings
+    res = invoke("layers", "--store", str(store), "--alpha", "0.5", "--out", str(tmp_path / "f"), "--json")
+    assert res.exit_code == 0, res.output
+    assert "IID run(s) of the same settings read as the reference (alpha inf: 1 run(s))" in res.stderr
+    runs = {e["run"] for e in json.loads(res.stdout)["layers"]}
+    assert len(runs) == 2 and sum("dir0.5" in r for r in runs) == 1 and sum("dirinf" in r for r in runs) == 1
+    alone = invoke("layers", "--store", str(store), "--alpha", "0.5", "--alpha", "inf", "--out", str(tmp_path / "g"),
+                   "--json")
+    assert "reference" not in alone.stderr  # alpha inf named: the user's choice

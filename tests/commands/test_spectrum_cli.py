@@ -224,7 +224,8 @@ def test_the_library_functions_are_the_commands(store, tmp_path):
     """spectrum's and compare's numbers from Python (analysis.spectrum_view), no click."""
     from collapse_lab.analysis.features import FeatureSource
     from collapse_lab.analysis.select import select_runs
-    from collapse_lab.analysis.spectrum_view import compare, iid_reference, spectra
+    from collapse_lab.analysis.select import iid_reference
+    from collapse_lab.analysis.spectrum_view import compare, spectra
 
     cmd = json.loads(invoke("spectrum", "--store", str(store), "--alpha", "0.1", "--out", str(tmp_path / "c"),
                             "--json").stdout)
