@@ -65,3 +65,17 @@ def test_the_times_say_how_much_of_the_cores_other_processes_used():
     assert timings.others_share(3.9, 4.0, 6.0, 2) == 0.0  # clock ticks round the machine's total down
     busy = timings.busy_seconds()
     assert busy is None or busy > 0
+
+
+def test_the_real_data_pages_training_times_are_the_cpu_records():
+    """docs/real-data.md's "each run took A-B s" is the range of the cpu record's train_seconds,
+    and its "about C-D minutes" for four runs two at a time is twice that range."""
+    import re
+
+    rec = json.loads((DOCS / "scale" / "a" / "records" / "cpu--feddecorr-fig2.json").read_text())
+    secs = [m["train_seconds"] for m in rec["regime"]["runs"]]
+    page = (DOCS / "real-data.md").read_text()
+    a, b = map(int, re.search(r"each run took (\d+)-(\d+) s", page).groups())
+    assert (a, b) == (round(min(secs)), round(max(secs)))
+    c, d = map(float, re.search(r"take about ([\d.]+)-([\d.]+) minutes", page).groups())
+    assert (c, d) == (round(2 * min(secs) / 60 * 2) / 2, round(2 * max(secs) / 60 * 2) / 2)  # to half a minute
