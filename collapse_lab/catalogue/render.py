@@ -16,14 +16,22 @@ SMOKE_NOTE = "SMOKE: one round, one local step per client, a small test set: pro
 
 
 def verdict_counts(claims: list[dict]) -> str:
-    """``; over seeds: 1 holds, 1 refuted, 1 not resolved at this scale`` (the claims whose
-    effects have an interval over seeds; ``analysis.seeds.verdict``)."""
-    from ..analysis.seeds import HOLDS, OPEN, REFUTED
+    """``1 holds, 1 refuted, 1 not resolved at this scale, 1 not checked``: each claim counted
+    once, by its one verdict (``analysis.verdict``); a claim checked on one seed, with no
+    interval, is said as such."""
+    from ..analysis.seeds import HOLDS, OPEN, REFUTED, SATURATED
 
-    got = [c.get("verdict") for c in claims if c.get("verdict")]
-    if not got:
-        return ""
-    return "; over seeds: " + ", ".join(f"{got.count(w)} {w}" for w in (HOLDS, REFUTED, OPEN) if got.count(w))
+    def word(c: dict) -> str:
+        if c.get("verdict"):
+            return c["verdict"]
+        if c.get("holds") is None:
+            return "not checked"
+        return "holds (one seed, no interval)" if c["holds"] else "does not hold (one seed, no interval)"
+
+    words = [word(c) for c in claims]
+    order = [HOLDS, REFUTED, OPEN, SATURATED, "holds (one seed, no interval)", "does not hold (one seed, no interval)",
+             "not checked"]
+    return ", ".join(f"{words.count(w)} {w}" for w in order if words.count(w)) or "none"
 
 
 def render_figure(entry, ctx, out: Path) -> dict:
@@ -112,10 +120,7 @@ def figure_record(e, run, explain=str) -> dict:
         err = explain(err)
         say(f"figures: {e.name}: not rendered: {err}")
         return {"entry": e.name, "error": str(err)}
-    held = [c["holds"] for c in rec["claims"]]
     say(f"figures: {e.name} -> {run.out / e.name}.png ({rec['seconds']:.1f} s, runs in {rec['precision']}); claims: "
-        f"{sum(h is True for h in held)} hold, {sum(h is False for h in held)} do not"
-        + (f", {sum(h is None for h in held)} not checked" if None in held else "")
         + verdict_counts(rec["claims"]))
     return rec
 
