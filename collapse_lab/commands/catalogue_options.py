@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .common import data_root_option, precision_option, time_limit_option
-from .options import preset_option, store_option
+from .options import address_option, backend_option, preset_option, stack_option, store_option, workers_option
 from .overrides import set_option
 
 
@@ -21,13 +21,11 @@ def catalogue_options(out_default: str, out_help: str, list_help: str, json_help
         click.option("--out", default=out_default, show_default=True, type=click.Path(file_okay=False), help=out_help),
         click.option("--list", "list_", is_flag=True, help=list_help),
         click.option("--no-train", is_flag=True, help="Render from the runs present; an entry missing runs is reported."),
-        click.option("--backend", type=click.Choice(["local", "ray", "slurm"]), default="local", show_default=True,
-                     help="Where missing runs train: local processes, a Ray cluster, or one SLURM job each (the "
-                          "command waits for them, then renders; docs/sweeps.md)."),
-        click.option("--workers", type=int, default=None, help="local: training processes (default: the cores)."),
-        click.option("--stack", type=int, default=8, show_default=True,
-                     help="Runs trained together as one stacked model (see `sweep --stack`); 1: each on its own."),
-        click.option("--address", default=None, help="ray: auto or HOST:PORT of a running cluster."),
+        backend_option("Where missing runs train: local processes, a Ray cluster, or one SLURM job each (the command "
+                       "waits for them, then renders; docs/sweeps.md)."),
+        workers_option(),
+        stack_option(8),
+        address_option(),
         click.option("--json", "as_json", is_flag=True, help=json_help),
         click.option("--dry-run", "dry_run_", is_flag=True, help="Train and render nothing: per preset, the runs, their checkpoint "
                      "volume and the compute time per device class, estimated from the project's measurements."),

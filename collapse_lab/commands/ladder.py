@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from .options import preset_option, store_option
+from .options import preset_option, stack_option, store_option, workers_option
 from ..catalogue.climb import cells, climb, dry_rows, match_data, other_records
 from ..errors import CollapseLabError
 from .common import data_root_option, given_data_root, given_precision, precision_option
@@ -35,8 +35,8 @@ def dry(cells_: list[dict], store: Path, out_dir: Path, as_json: bool) -> None:
                    "trained again).")
 @click.option("--rung", "only", multiple=True, help="Train only this rung of --rungs (repeatable); the others are "
                                                     "written from their kept records, or said not trained yet.")
-@click.option("--workers", type=int, default=None, help="Training processes (default: the cores).")
-@click.option("--stack", type=int, default=8, show_default=True, help="Runs trained together (see `sweep --stack`).")
+@workers_option("Training processes (default: the cores).")
+@stack_option(8)
 @click.option("--dry-run", "dry_run_", is_flag=True, help="Train nothing: each rung's runs, those to train and "
                                                           "their estimated time.")
 @click.option("--no-train", is_flag=True, help="Write the ladder's outputs from the kept records and the runs "

@@ -30,6 +30,24 @@ def top_option():
                         help="Indices used for R (default: all above the numerical floor).")
 
 
+def backend_option(help: str):
+    return click.option("--backend", type=click.Choice(["local", "ray", "slurm"]), default="local", show_default=True,
+                        help=help)
+
+
+def workers_option(help: str = "local: training processes (default: the cores)."):
+    return click.option("--workers", type=int, default=None, help=help)
+
+
+def stack_option(default: int, help: str = "Runs trained together as one stacked model (see `sweep --stack`); 1: each "
+                                           "on its own."):
+    return click.option("--stack", type=int, default=default, show_default=True, help=help)
+
+
+def address_option(help: str = "ray: auto or HOST:PORT of a running cluster."):
+    return click.option("--address", default=None, help=help)
+
+
 def analysis_options(f=None, *, foreign_layer: bool = True):
     """The options of the commands that analyse stored runs; ``foreign_layer=False`` leaves
     out --layer (the representation's module of a model from elsewhere), for a command whose

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from .options import store_option
+from .options import address_option, backend_option, stack_option, store_option, workers_option
 from ..runspec.expand import precision_line
 from .common import data_root_option, given_data_root, time_limit_option
 from .slurm_options import check_backend, given_slurm, slurm_options
@@ -24,17 +24,14 @@ def say(m: str) -> None:
 @click.command("sweep")
 @click.argument("spec", type=click.Path(dir_okay=False))
 @store_option("Run store (on Ray: a filesystem every node sees).")
-@click.option("--backend", type=click.Choice(["local", "ray", "slurm"]), default="local", show_default=True,
-              help="local: a pool of processes here; ray: tasks on a Ray cluster; slurm: one SLURM job per run "
-                   "(docs/sweeps.md), returning once submitted unless --wait.")
-@click.option("--workers", type=int, default=None, help="local: runs at once (default: the number of cores); each "
-                                                         "gets its share of the cores.")
-@click.option("--address", default=None, help="ray: auto or HOST:PORT of a running cluster (default: start a local one).")
+@backend_option("local: a pool of processes here; ray: tasks on a Ray cluster; slurm: one SLURM job per run "
+                "(docs/sweeps.md), returning once submitted unless --wait.")
+@workers_option("local: runs at once (default: the number of cores); each gets its share of the cores.")
+@address_option("ray: auto or HOST:PORT of a running cluster (default: start a local one).")
 @click.option("--cpus-per-run", type=int, default=1, show_default=True, help="ray: num_cpus of each task.")
 @click.option("--gpus-per-run", type=float, default=0.0, show_default=True, help="ray: num_gpus of each task.")
-@click.option("--stack", type=int, default=1, show_default=True,
-              help="Train up to N runs of one architecture and local step together as one stacked model (much faster "
-                   "for small models; each run equals training it alone to fp32 round-off, not bit for bit). 1: off.")
+@stack_option(1, "Train up to N runs of one architecture and local step together as one stacked model (much faster "
+                "for small models; each run equals training it alone to fp32 round-off, not bit for bit). 1: off.")
 @click.option("--dry-run", is_flag=True, help="List every run with its status, and the disk and time estimate.")
 @click.option("--max-runs", type=int, default=10_000, show_default=True,
               help="Refuse a grid with more points than this (counted before it is expanded).")
