@@ -47,6 +47,10 @@ def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client
 
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
     iid = iid_reference(Path(store), selected, alpha, runs, dataset, model, regs, methods)
+    if logged:  # a twin that logged no layers cannot be the reference of logged measures
+        from ..analysis.run_log import layer_rows
+
+        iid = [r for r in iid if layer_rows(r.metrics(), r.path.name)]
     if iid:
         click.echo(f"layers: the store's IID run(s) of the same settings read as the reference (alpha inf: {len(iid)} "
                    "run(s)); give --alpha inf yourself to choose otherwise", err=True)

@@ -111,3 +111,20 @@ def test_a_skewed_alpha_is_read_beside_the_stores_iid_twin(tmp_path):
     alone = invoke("layers", "--store", str(store), "--alpha", "0.5", "--alpha", "inf", "--out", str(tmp_path / "g"),
                    "--json")
     assert "reference" not in alone.stderr  # alpha inf named: the user's choice
+
+
+def test_logged_layers_take_an_iid_twin_only_where_it_logged_them(tmp_path):
+    """``layers --logged --alpha 0.5``: the IID twin trained without --probe-layers is no
+    reference (it logged nothing) and no error; one that logged its layers is read."""
+    store = tmp_path / "ck"
+    args = tiny_train_args(epochs=1, rounds=2, clients=3)
+    assert invoke("train", *args, "--alpha", "0.5", "--probe-layers", "--store", str(store)).exit_code == 0
+    assert invoke("train", *args, "--alpha", "inf", "--store", str(store)).exit_code == 0
+    cmd = ["layers", "--store", str(store), "--alpha", "0.5", "--logged", "--out", str(tmp_path / "f"), "--json"]
+    res = invoke(*cmd)
+    assert res.exit_code == 0, res.output
+    assert {e["run"] for e in json.loads(res.stdout)["layers"]} == {p.name for p in store.glob("*dir0.5*")}
+    assert invoke("train", *args, "--alpha", "inf", "--probe-layers", "--overwrite", "--store", str(store)).exit_code == 0
+    res = invoke(*cmd)
+    assert res.exit_code == 0 and "read as the reference (alpha inf: 1 run(s))" in res.stderr, res.output
+    assert len({e["run"] for e in json.loads(res.stdout)["layers"]}) == 2
