@@ -20,11 +20,11 @@ def os_error_line(e: OSError, command: str | None = "train") -> tuple[str, int] 
         what = "the disk is full" if e.errno == errno.ENOSPC else "the disk quota is exceeded"
         free = _free_space(e.filename)
         if command in TRAINS:
-            return (f"{what}{where}{free}; complete rounds are kept: free some space (or train with --keep-local "
-                    "last/none) and continue with --resume", 1)
+            return (f"{what}{where}{free}; complete rounds are kept: free some space there and continue with "
+                    "--resume (a store that fills: --keep-local last or none keeps fewer client models)", 1)
         if command in TRAINS_FIRST:
-            return (f"{what}{where}{free}; every trained round is kept: free some space there and run the command "
-                    "again", 1)
+            return (f"{what}{where}{free}; every run it trained is kept: free some space there and run the "
+                    "command again", 1)
         return f"{what}{where}{free}; free some space there and run the command again", 1
     if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
         return f"{e.strerror}{where or (' on ' + str(e.filename) if e.filename else '')}; choose a folder you can write", 1
