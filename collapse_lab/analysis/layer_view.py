@@ -105,15 +105,25 @@ def groups(selected) -> dict:
 def _computed_rows(fs, selected, plan, client, layers, tau, positions, done, warn) -> tuple[list[dict], list[dict]]:
     """Each planned model's rows, read from its checkpoint (cached), and the spectra drawn."""
     rows, spectra, warned, group = [], [], set(), groups(selected)
+    drawn_at = {(run.path, r) for run, r, drawn in plan if drawn}
     for run, r, drawn in plan:
         for which, k in (("global", None), (f"client_{client}", client)):
-            if k is not None and (r < 1 or not local_kept(run, r, k, warn, warned)):
-                continue
             base = {"run": run.path.name, "group": group[run.path], "alpha": run.meta.get("alpha"),
                     "reg": run.meta.get("reg"), "round": r, "model": which}
+            if k is not None and r < 1:  # no client model at round 0: its column shows the client's first round
+                first = next((q for q in range(1, int(run.meta.get("rounds_complete", 0)) + 1)
+                              if run.has_client(q, k)), None)
+                if drawn and first is not None and (run.path, first) not in drawn_at:
+                    _, svs = model_layers(fs, run, first, k, layers, tau, positions)
+                    spectra += [{**base, "round": first, "column": r, "layer": n, "sv": sv, "floor": f}
+                                for n, (sv, f) in svs.items()]
+                continue
+            if k is not None and not local_kept(run, r, k, warn, warned):
+                continue
             got, svs = model_layers(fs, run, r, k, layers, tau, positions)
             rows += [{**base, **e} for e in got]
-            spectra += [{**base, "layer": n, "sv": sv, "floor": f} for n, (sv, f) in svs.items()] if drawn else []
+            spectra += [{**base, "column": r, "layer": n, "sv": sv, "floor": f}
+                        for n, (sv, f) in svs.items()] if drawn else []
         done(f"{run.path.name} round {r}", len(plan))
     return rows, spectra
 

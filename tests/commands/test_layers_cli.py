@@ -128,3 +128,25 @@ def test_logged_layers_take_an_iid_twin_only_where_it_logged_them(tmp_path):
     res = invoke(*cmd)
     assert res.exit_code == 0 and "read as the reference (alpha inf: 1 run(s))" in res.stderr, res.output
     assert len({e["run"] for e in json.loads(res.stdout)["layers"]}) == 2
+
+
+def test_the_spectra_grid_draws_a_clients_first_round_where_the_column_is_round_0(store, tmp_path, monkeypatch):
+    """A client has no round-0 model: the grid's round-0 column shows client 0's first round
+    (titled so), so no panel is left empty; the global model's column is round 0 itself."""
+    from collapse_lab.analysis.plots import layers as layer_plots
+
+    seen, real = {}, layer_plots.layer_spectra_figure
+
+    def spy(spectra, tau, title, top=100):
+        seen["spectra"] = spectra
+        fig = real(spectra, tau, title, top)
+        seen["titles"] = [ax.get_title() for ax in fig.axes if ax.get_title()]
+        seen["empty"] = [ax for ax in fig.axes if not ax.lines]
+        return fig
+
+    monkeypatch.setattr(layer_plots, "layer_spectra_figure", spy)
+    res = invoke("layers", "--store", str(store / "ck"), "--out", str(tmp_path / "f"))
+    assert res.exit_code == 0, res.output
+    cols = {(e["model"], e["column"], e["round"]) for e in seen["spectra"]}
+    assert ("global", 0, 0) in cols and ("client_0", 0, 1) in cols and ("global", 3, 3) in cols and ("client_0", 3, 3) in cols
+    assert not seen["empty"] and any(t.endswith("client_0, round 1") for t in seen["titles"])

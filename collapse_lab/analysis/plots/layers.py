@@ -152,16 +152,16 @@ def layer_spectra_figure(spectra: list[dict], tau: float, title: str, top: int =
     the mean over the group's seeds with a +-1 std band. ``spectra``: dicts with run, model,
     round, layer, ``sv`` (descending), ``floor`` and optionally group."""
     rows_ = list(dict.fromkeys((_group(e), e["model"]) for e in spectra))
-    rounds = sorted({e["round"] for e in spectra})
+    rounds = sorted({e.get("column", e["round"]) for e in spectra})  # a client's first round stands in for 0
     layers = list(dict.fromkeys(e["layer"] for e in spectra))
     colors = dict(zip(layers, palette(len(layers))))
     fig, axes = grid(len(rows_), len(rounds), scale=1.0, sharey=True)
     for i, (g, model) in enumerate(rows_):
         for j, r in enumerate(rounds):
             ax, curves = axes[i][j], []
+            here = [e for e in spectra if (_group(e), e["model"], e.get("column", e["round"])) == (g, model, r)]
             for layer in layers:
-                logs = [log10_safe(e["sv"][:top], e["floor"]).numpy() for e in spectra
-                        if (_group(e), e["model"], e["round"], e["layer"]) == (g, model, r, layer)]
+                logs = [log10_safe(e["sv"][:top], e["floor"]).numpy() for e in here if e["layer"] == layer]
                 if logs:
                     n = min(len(v) for v in logs)
                     stack = np.stack([v[:n] for v in logs])
@@ -172,7 +172,8 @@ def layer_spectra_figure(spectra: list[dict], tau: float, title: str, top: int =
                         transform=ax.transAxes)
                 ax.set_xticks([])
                 continue
-            plot_spectrum(ax, curves, top=top, tau=tau, title=f"{g}: {model}, round {r}")
+            shown = sorted({e["round"] for e in here})  # the client's first round where the column is round 0
+            plot_spectrum(ax, curves, top=top, tau=tau, title=f"{g}: {model}, round {', '.join(map(str, shown))}")
             if (i, j) != (0, 0) and ax.get_legend() is not None:
                 ax.get_legend().remove()  # one legend: the layers are the same in every panel
     fig.suptitle(title, fontsize=9)
