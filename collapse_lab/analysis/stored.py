@@ -60,9 +60,7 @@ def local_kept(run, r: int, k: int, warn: Callable[[str], None], warned: set | N
     run in ``warned``) when not."""
     if run.has_client(r, k):
         return True
-    clients = int(run.meta.get("clients", 0))
-    if k >= clients:
-        raise CollapseLabError(f"--client {k}: {run.path.name} has clients 0..{clients - 1}")
+    check_client([run], k)
     if warned is not None:
         if run.path in warned:
             return False
