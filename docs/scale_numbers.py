@@ -1,7 +1,8 @@
 """Every number docs/scale.md quotes from the ladder, printed from the committed records
 (docs/scale/a and b): ``python docs/scale_numbers.py [summary|plateau|dead|timeline|units|sixseeds]`` prints the
 block that stands in the page between ``<!-- numbers:NAME -->`` and ``<!-- /numbers -->``;
-``--check`` says which blocks differ from the page (tests/test_docs_numbers.py runs it).
+``--check`` says which blocks differ from the page (tests/test_docs_numbers.py runs it);
+``--write`` rewrites the page's blocks from the records.
 """
 from __future__ import annotations
 
@@ -78,16 +79,51 @@ def plateau() -> str:
         return noise_from_changes(changes)
 
     s10, s30 = sigma(["n300-e10-bn", "n300-e10-bn-lr0.01"]), sigma(["n300-e10-bn-r30"])
-    lines = [f"sigma at 10 rounds {s10:.2f}, at round 30 {s30:.2f} points", "",
-             "| R, seeds, sigma | W | flat curve passes (new / old) | rising 0.5 point a round fails (new / old) | "
-             "an entry of 4 flat settings passes (new / old) |", "|---|---|---|---|---|"]
-    for r, n, s in ((30, 6, s30), (30, 6, s10), (30, 3, s30), (10, 6, s10)):
+    lines = [f"sigma at 10 rounds {s10:.2f}, at round 30 {s30:.2f} points"]
+    rows = [(30, 6, s30), (30, 6, s10), (30, 3, s30), (10, 6, s10)]
+    measured = _measured_noise()
+    if measured:
+        lines.append(measured[0])
+        rows.insert(0, (30, 6, measured[1]))
+    lines += ["", "| R, seeds, sigma | W | flat curve passes (new / old) | rising 0.5 point a round fails (new / old) | "
+              "an entry of 4 flat settings passes (new / old) |", "|---|---|---|---|---|"]
+    for r, n, s in rows:
         flat, rise = simulate(s, r, n, 0.0), simulate(s, r, n, 0.5)
         lines.append(f"| {r}, {n}, {s:.2f} | {flat['window']} | {100 * flat['passes']:.1f} % / "
                      f"{100 * flat['old_passes']:.1f} % | {100 * (1 - rise['passes']):.1f} % / "
                      f"{100 * (1 - rise['old_passes']):.1f} % | {100 * flat['passes'] ** 4:.1f} % / "
                      f"{100 * flat['old_passes'] ** 4:.1f} % |")
     return "\n".join(lines)
+
+
+R30 = "n300-e10-bn-lr0.01-s6-r30"
+
+
+def _measured_noise() -> tuple[str, float] | None:
+    """The noise measured on the 30-round six-seed rung's own curves (every run of both its
+    entries, on each sample whose records are in): residuals about each run's least-squares
+    line over rounds 21-30, pooled; reported after the rule, not a part of it."""
+    from collapse_lab.analysis.plateau import noise_from_curves
+
+    curves, samples = {}, []
+    for sample in ("a", "b"):
+        paths = [SCALE / sample / "records" / f"{R30}--{e}.json" for e in ("feddecorr-fig2", "feddecorr-fig3")]
+        if not all(p.is_file() for p in paths):
+            continue
+        samples.append(sample)
+        for p in paths:
+            for m in json.loads(p.read_text())["regime"]["runs"]:
+                curves[(sample, m["run"])] = m["acc_curve"]
+    if not curves:
+        return None
+    import numpy as np
+
+    got = noise_from_curves(list(curves.values()), 10)
+    white = noise_from_curves(np.random.default_rng(0).standard_normal((20000, 10)).tolist(), 10)["lag1"]
+    return (f"measured on {R30}'s own curves (sample {' and '.join(samples)}, {got['curves']} runs; residuals "
+            f"about each run's least-squares line over rounds 21-30, pooled): sigma {got['sigma']:.2f} points, "
+            f"the residuals' mean lag-1 autocorrelation {got['lag1']:+.2f} (independent noise gives "
+            f"{white:+.2f}: the simulation's assumption)", got["sigma"])
 
 
 def dead() -> str:
@@ -279,6 +315,16 @@ def page_block(name: str, text: str) -> str | None:
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--write"]:  # every block of the page that stands there, rewritten from the records
+        page = PAGE.read_text()
+        for n, f in BLOCKS.items():
+            if (old := page_block(n, page)) is not None:
+                page = page.replace(f"<!-- numbers:{n} -->\n{old}\n<!-- /numbers -->",
+                                    f"<!-- numbers:{n} -->\n{f()}\n<!-- /numbers -->")
+        missing = [n for n in BLOCKS if page_block(n, page) is None]
+        PAGE.write_text(page)
+        print("every block rewritten" + (f"; not on the page yet: {', '.join(missing)}" if missing else ""))
+        return 0
     if argv[:1] == ["--check"]:
         page = PAGE.read_text()
         bad = [n for n, f in BLOCKS.items() if page_block(n, page) != f()]

@@ -94,3 +94,24 @@ def noise_from_changes(changes_by_setting: list[list[float]]) -> float:
     num = sum(sum((x - sum(v) / len(v)) ** 2 for x in v) for v in changes_by_setting if len(v) > 1)
     dof = sum(len(v) - 1 for v in changes_by_setting if len(v) > 1)
     return math.sqrt(num / dof / 2)
+
+
+def noise_from_curves(curves: list[list[float]], w: int) -> dict:
+    """The round-to-round noise measured on the curves themselves: per curve the residuals
+    about its least-squares line over the last ``w`` rounds, pooled (sigma^2 = sum of squared
+    residuals / sum of (w - 2) degrees of freedom), and the residuals' mean lag-1
+    autocorrelation (near -1/w for independent noise: ``simulate``'s assumption)."""
+    if w < 3 or any(len(c) < w for c in curves) or not curves:
+        raise ValueError("the noise about a line needs at least 3 rounds of every curve")
+    x = [i - (w - 1) / 2 for i in range(w)]
+    ss, lag = 0.0, []
+    for c in curves:
+        ys = c[-w:]
+        b, ybar = slope(ys), sum(ys) / w
+        r = [y - ybar - b * xi for y, xi in zip(ys, x)]
+        rr = sum(v * v for v in r)
+        ss += rr
+        if rr > 0:
+            lag.append(sum(r[i] * r[i + 1] for i in range(w - 1)) / rr)
+    return {"sigma": math.sqrt(ss / (len(curves) * (w - 2))), "lag1": sum(lag) / len(lag) if lag else 0.0,
+            "curves": len(curves), "window": w}

@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from collapse_lab.analysis.plateau import SLOPE_MAX, plateau, simulate, slope, window
+from collapse_lab.analysis.plateau import SLOPE_MAX, noise_from_curves, plateau, simulate, slope, window
 
 
 def test_the_window_is_a_third_of_the_rounds_and_at_least_five():
@@ -45,3 +45,22 @@ def test_the_simulated_rate_matches_the_closed_form_where_the_mean_decides():
     got = simulate(sigma, 30, 6, 0.0, trials=20000)
     assert got["passes"] <= ceiling + 0.01 and got["passes"] > 0.9
     assert simulate(sigma, 30, 6, 0.0, trials=20000) == got  # one seeded stream: the same rates
+
+
+def test_the_noise_about_each_line_is_the_residuals_pooled():
+    # residual patterns orthogonal to 1 and t over 5 rounds (so a line leaves them whole), on two
+    # different lines, plus rounds before the window that must not count
+    e1, e2 = [1.0, -2.0, 0.0, 2.0, -1.0], [1.0, -1.0, 0.0, -1.0, 1.0]
+    assert sum(e1) == sum(e2) == 0 and sum(i * v for i, v in enumerate(e1)) == sum(i * v for i, v in enumerate(e2)) == 0
+    c1 = [99.0, -7.0] + [3.0 + 0.5 * i + v for i, v in enumerate(e1)]
+    c2 = [40.0 - 2.0 * i + v for i, v in enumerate(e2)]
+    got = noise_from_curves([c1, c2], 5)
+    assert got["sigma"] == pytest.approx(math.sqrt((10 + 4) / (2 * 3)), rel=1e-12)
+    lag1 = lambda e: sum(e[i] * e[i + 1] for i in range(4)) / sum(v * v for v in e)  # noqa: E731
+    assert got["lag1"] == pytest.approx((lag1(e1) + lag1(e2)) / 2, rel=1e-12)  # (-0.6 + -0.75) / 2
+    # on simulated independent noise the measure finds the sigma it was drawn with
+    rng = np.random.default_rng(1)
+    curves = (0.3 * np.arange(30) + 1.7 * rng.standard_normal((400, 30))).tolist()
+    assert noise_from_curves(curves, 10)["sigma"] == pytest.approx(1.7, rel=0.03)
+    with pytest.raises(ValueError):
+        noise_from_curves([[1.0, 2.0]], 2)
