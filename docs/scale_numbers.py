@@ -266,6 +266,37 @@ def _verdicts(sample: str, rung: str) -> list[str]:
     return lines
 
 
+def both(rung: str) -> str:
+    """A rung's claims on the two samples side by side, each with its regime said, and the
+    ladder's verdict (``ladder.across_samples``: the same word where they agree, else not
+    resolved), with sample a's and b's deciding effects."""
+    from collapse_lab.analysis.ladder import across_samples, claims_of, effect_text
+
+    recs = {s: [json.loads(p.read_text()) for p in sorted((SCALE / s / "records").glob(f"{rung}--*.json"))]
+            for s in ("a", "b")}
+    effects = {s: {(r["entry"], c["text"]): (effect_text(c), c.get("form", "literal")) for r in recs[s]
+                   for c in claims_of(r)} for s in recs}
+    lines = [f"{rung}: sample a / sample b, {', '.join(sorted({r['entry'] for r in recs['a']}))}", "",
+             "| entry | claim | form | sample a | sample b | verdict (both samples) | effect a | effect b |",
+             "|---|---|---|---|---|---|---|---|"]
+    for row in across_samples(recs["a"], recs["b"]):
+        key = (row["entry"], row["text"])
+        (ea, form), (eb, _) = effects["a"][key], effects["b"][key]
+        v = row["verdict"] if row["agree"] else f"{row['verdict']} (the samples disagree)"
+        lines.append(f"| {row['entry']} | {row['text']} | {form} | {row['a']} | {row['b']} | **{v}** | {ea} | {eb} |")
+    lines.append("")
+    for s in ("a", "b"):
+        for r in recs[s]:
+            g, sl = r["regime"], r["regime"]["plateau_slope"]
+            lines.append(f"- regime, sample {s}, {r['entry']}: clients "
+                         f"on their own data {100 * g['own_acc_min']:.1f} % (min); slope rule "
+                         f"{_flat(sl['settings_plateaued'], sl['settings'])}, the steepest {sl['slope_mean_worst']:+.2f} "
+                         f"point a round [upper {sl['slope_upper_worst']:.2f}]; old rule {g['plateau_max_points']:.2f} "
+                         f"points; FedAvg dead units {100 * g['dead_share_max_fedavg']:.1f} % -> "
+                         f"{'matched' if g.get('matched') else 'not matched'}")
+    return "\n".join(lines)
+
+
 def endpoint(sample: str = "a", rung: str = "n300-e10-bn-s6") -> str:
     """The amendment of 2026-11-28 (15:43 UTC): alpha inf minus alpha 0.01 at round 10, Welch
     over seeds; the primary (global effective rank) decides, the rest is reported."""
@@ -302,6 +333,8 @@ if (SCALE / "b" / "records" / "n300-e10-bn-s6--feddecorr-fig2.json").is_file(): 
 if (SCALE / "a" / "records" / "n300-e10-bn-s6--feddecorr-fig2.json").is_file():  # the amendment's test
     BLOCKS["endpoint"] = endpoint
     BLOCKS["sixseeds-lr0.05-a"] = lambda: sixseeds("a", "n300-e10-bn-s6")
+if all((SCALE / _s / "records" / f"{R30}--feddecorr-fig3.json").is_file() for _s in ("a", "b")):
+    BLOCKS["both-r30"] = lambda: both(R30)
 for _s in ("a", "b"):  # the 30-round extension, once Fig. 2's record of a sample is in
     if (SCALE / _s / "records" / "n300-e10-bn-lr0.01-s6-r30--feddecorr-fig2.json").is_file():
         BLOCKS[f"sixseeds-r30-{_s}"] = (lambda s_: lambda: sixseeds(s_, "n300-e10-bn-lr0.01-s6-r30"))(_s)
