@@ -5,6 +5,7 @@ where the machine does not allow ``mount`` (not root, no CAP_SYS_ADMIN)."""
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import signal
 import socket
@@ -233,9 +234,14 @@ def test_a_full_disk_is_one_line_and_the_run_resumes(tmpfs, monkeypatch):
     assert round_events(run) == list(range(7))
 
 
+_NO_TENSORBOARD = importlib.util.find_spec("tensorboard") is None
+
+
 @pytest.mark.parametrize("args", [
     ["spectrum", "--out", "OUT/fig"], ["layers", "--out", "OUT/lay"], ["report", "--out", "OUT/rep/r.html"],
-    ["export", "tensorboard", "--out", "OUT/tb"], ["compare", "--out", "OUT/cmp"]])
+    pytest.param(["export", "tensorboard", "--out", "OUT/tb"], marks=pytest.mark.skipif(
+        _NO_TENSORBOARD, reason="export tensorboard needs the tensorboard extra (pip install -e '.[tensorboard]')")),
+    ["compare", "--out", "OUT/cmp"]])
 def test_a_full_disk_under_an_analysis_writer_is_one_line_and_leaves_nothing(tmpfs, tmp_path, args):
     """Every writer but training on a full disk: one line naming the path and what to do (not
     training's --resume), exit 1, and nothing left there: no file, no empty folder."""
