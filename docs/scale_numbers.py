@@ -272,8 +272,9 @@ def both(rung: str) -> str:
     resolved), with sample a's and b's deciding effects."""
     from collapse_lab.analysis.ladder import across_samples, claims_of, effect_text
 
-    recs = {s: [json.loads(p.read_text()) for p in sorted((SCALE / s / "records").glob(f"{rung}--*.json"))]
-            for s in ("a", "b")}
+    paths = {s: {p.name: p for p in (SCALE / s / "records").glob(f"{rung}--*.json")} for s in ("a", "b")}
+    on_both = sorted(set(paths["a"]) & set(paths["b"]))  # the entries whose records both samples have
+    recs = {s: [json.loads(paths[s][n].read_text()) for n in on_both] for s in ("a", "b")}
     effects = {s: {(r["entry"], c["text"]): (effect_text(c), c.get("form", "literal")) for r in recs[s]
                    for c in claims_of(r)} for s in recs}
     lines = [f"{rung}: sample a / sample b, {', '.join(sorted({r['entry'] for r in recs['a']}))}", "",
@@ -333,7 +334,7 @@ if (SCALE / "b" / "records" / "n300-e10-bn-s6--feddecorr-fig2.json").is_file(): 
 if (SCALE / "a" / "records" / "n300-e10-bn-s6--feddecorr-fig2.json").is_file():  # the amendment's test
     BLOCKS["endpoint"] = endpoint
     BLOCKS["sixseeds-lr0.05-a"] = lambda: sixseeds("a", "n300-e10-bn-s6")
-if all((SCALE / _s / "records" / f"{R30}--feddecorr-fig3.json").is_file() for _s in ("a", "b")):
+if all((SCALE / _s / "records" / f"{R30}--feddecorr-fig2.json").is_file() for _s in ("a", "b")):
     BLOCKS["both-r30"] = lambda: both(R30)
 for _s in ("a", "b"):  # the 30-round extension, once Fig. 2's record of a sample is in
     if (SCALE / _s / "records" / "n300-e10-bn-lr0.01-s6-r30--feddecorr-fig2.json").is_file():
