@@ -341,20 +341,27 @@ for _s in ("a", "b"):  # the 30-round extension, once Fig. 2's record of a sampl
         BLOCKS[f"sixseeds-r30-{_s}"] = (lambda s_: lambda: sixseeds(s_, "n300-e10-bn-lr0.01-s6-r30"))(_s)
 
 
-def page_block(name: str, text: str) -> str | None:
-    start, end = f"<!-- numbers:{name} -->\n", "\n<!-- /numbers -->"
-    if start not in text:
+def _span(name: str, text: str) -> tuple[int, int] | None:
+    """Where block ``name``'s numbers stand in the page (between its two markers), if it is there."""
+    start = f"<!-- numbers:{name} -->\n"
+    i = text.find(start)
+    if i < 0:
         return None
-    return text.split(start, 1)[1].split(end, 1)[0]
+    j = text.find("<!-- /numbers -->", i + len(start))
+    return i + len(start), j
+
+
+def page_block(name: str, text: str) -> str | None:
+    span = _span(name, text)
+    return None if span is None else text[span[0]:span[1]].removesuffix("\n")
 
 
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--write"]:  # every block of the page that stands there, rewritten from the records
         page = PAGE.read_text()
         for n, f in BLOCKS.items():
-            if (old := page_block(n, page)) is not None:
-                page = page.replace(f"<!-- numbers:{n} -->\n{old}\n<!-- /numbers -->",
-                                    f"<!-- numbers:{n} -->\n{f()}\n<!-- /numbers -->")
+            if (span := _span(n, page)) is not None:
+                page = page[:span[0]] + f() + "\n" + page[span[1]:]
         missing = [n for n in BLOCKS if page_block(n, page) is None]
         PAGE.write_text(page)
         print("every block rewritten" + (f"; not on the page yet: {', '.join(missing)}" if missing else ""))
