@@ -337,8 +337,8 @@ if (SCALE / "a" / "records" / "n300-e10-bn-s6--feddecorr-fig2.json").is_file(): 
 if all((SCALE / _s / "records" / f"{R30}--feddecorr-fig2.json").is_file() for _s in ("a", "b")):
     BLOCKS["both-r30"] = lambda: both(R30)
 for _s in ("a", "b"):  # the 30-round extension, once Fig. 2's record of a sample is in
-    if (SCALE / _s / "records" / "n300-e10-bn-lr0.01-s6-r30--feddecorr-fig2.json").is_file():
-        BLOCKS[f"sixseeds-r30-{_s}"] = (lambda s_: lambda: sixseeds(s_, "n300-e10-bn-lr0.01-s6-r30"))(_s)
+    if (SCALE / _s / "records" / f"{R30}--feddecorr-fig2.json").is_file():
+        BLOCKS[f"sixseeds-r30-{_s}"] = (lambda s_: lambda: sixseeds(s_, R30))(_s)
 
 
 def _span(name: str, text: str) -> tuple[int, int] | None:
@@ -348,7 +348,7 @@ def _span(name: str, text: str) -> tuple[int, int] | None:
     if i < 0:
         return None
     j = text.find("<!-- /numbers -->", i + len(start))
-    return i + len(start), j
+    return None if j < 0 else (i + len(start), j)  # a block without its end marker is not a block
 
 
 def page_block(name: str, text: str) -> str | None:
