@@ -191,13 +191,13 @@ def units() -> str:
     return "\n".join(lines)
 
 
-def _per_seed(sample: str, rung: str) -> tuple[dict, dict, list, dict]:
-    """A rung's fig2 record, its entry's parameters, its seeds and each seed's spectra values."""
+def _per_seed(sample: str, rung: str, entry: str = "feddecorr-fig2") -> tuple[dict, dict, list, dict]:
+    """A rung's record of one entry, the entry's parameters, its seeds and each seed's spectra values."""
     from collapse_lab.analysis.catalogue import pick
     from collapse_lab.analysis.evidence import spectra_values
 
-    rec = json.loads((SCALE / sample / "records" / f"{rung}--feddecorr-fig2.json").read_text())
-    params = pick(["feddecorr-fig2"], "figure")[0].at(rec["preset"]).params
+    rec = json.loads((SCALE / sample / "records" / f"{rung}--{entry}.json").read_text())
+    params = pick([entry], "figure")[0].at(rec["preset"]).params
     runs = rec["regime"]["runs"]
     seeds = sorted({m["seed"] for m in runs})
     per = {s: spectra_values(params, runs, s) for s in seeds}
@@ -235,7 +235,34 @@ def sixseeds(sample: str = "a", rung: str = "n300-e10-bn-lr0.01-s6") -> str:
                   f"{sl['slope_mean_worst']:+.2f} point a round [upper {sl['slope_upper_worst']:.2f}] over the last "
                   f"{sl['window']} rounds; old rule: {g['plateau_max_points']:.2f} points; FedAvg dead units "
                   f"{100 * g['dead_share_max_fedavg']:.1f} %."]
-    return "\n".join(lines + _verdicts(sample, rung))
+    return "\n".join(lines + _fig3_arms(sample, rung) + _verdicts(sample, rung))
+
+
+def _fig3_arms(sample: str, rung: str) -> list[str]:
+    """Fig. 3's two arms per panel, FedAvg and FedAvg + FedDecorr (seed means [95 %]), so that
+    a verdict's compared values are on the page; empty until the rung's fig3 record exists."""
+    from collapse_lab.analysis.seeds import t_interval
+
+    if not (SCALE / sample / "records" / f"{rung}--feddecorr-fig3.json").is_file():
+        return []
+    rec, params, seeds, per = _per_seed(sample, rung, "feddecorr-fig3")
+    fmt = lambda xs, d: "{:.{d}f} [{:.{d}f}, {:.{d}f}]".format(*t_interval(xs), d=d)  # noqa: E731
+    lines = ["", "Fig. 3's arms (fig3's runs), FedAvg / + FedDecorr:", "",
+             "| panel | effective rank | n(sigma_k / sigma_1 > 0.01) | tail share of the trace | "
+             "final test accuracy (%) |", "|---|---|---|---|---|"]
+    for i, panel in enumerate(params["panels"]):
+        arms = per[seeds[0]]["panels"][i]["series"]
+        cell = {n: " / ".join(fmt([per[s]["panels"][i]["series"][j]["metrics"][n] for s in seeds], d)
+                              for j in range(len(arms)))
+                for n, d in (("effective_rank", 1), ("n_relative_top", 1), ("tail_share", 4))}
+        acc = ""
+        if "global" in panel["title"]:  # a local panel's model is client 0's, not the run's test accuracy
+            acc = " / ".join(fmt([100 * m["test_acc"] for m in rec["regime"]["runs"]
+                                  if m["alpha"] == a["key"]["alpha"] and m["reg"] == a["key"]["reg"]], 1)
+                             for a in arms)
+        lines.append(f"| {panel['title']} | {cell['effective_rank']} | {cell['n_relative_top']} | "
+                     f"{cell['tail_share']} | {acc} |")
+    return lines
 
 
 def _flat(k: int, n: int) -> str:
