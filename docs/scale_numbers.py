@@ -191,6 +191,13 @@ def units() -> str:
     return "\n".join(lines)
 
 
+def fmt(xs: list, d: int) -> str:
+    """Mean [95 % interval] over seeds (Student t), to d decimals."""
+    from collapse_lab.analysis.seeds import t_interval
+
+    return "{:.{d}f} [{:.{d}f}, {:.{d}f}]".format(*t_interval(xs), d=d)
+
+
 def _per_seed(sample: str, rung: str, entry: str = "feddecorr-fig2") -> tuple[dict, dict, list, dict]:
     """A rung's record of one entry, the entry's parameters, its seeds and each seed's spectra values."""
     from collapse_lab.analysis.catalogue import pick
@@ -207,12 +214,9 @@ def _per_seed(sample: str, rung: str, entry: str = "feddecorr-fig2") -> tuple[di
 def sixseeds(sample: str = "a", rung: str = "n300-e10-bn-lr0.01-s6") -> str:
     """A six-seed rung on one sample: per panel and alpha, each measure's mean [95 % interval]
     over the seeds, the final test accuracy, and the regime (both plateau rules)."""
-    from collapse_lab.analysis.seeds import t_interval
-
     rec, params, seeds, per = _per_seed(sample, rung)
     runs = rec["regime"]["runs"]
     names = ("effective_rank", "n_relative_top", "n_significant_top", "tail_share")
-    fmt = lambda xs, d: "{:.{d}f} [{:.{d}f}, {:.{d}f}]".format(*t_interval(xs), d=d)  # noqa: E731
     lines = [f"{rung}, sample {sample}, {len(seeds)} seeds, round {max(rec['rounds'])}:", "",
              "| panel | alpha | effective rank | n(sigma_k / sigma_1 > 0.01) | n(sigma_k > 0.01) | tail share of the "
              "trace | final test accuracy (%) |", "|---|---|---|---|---|---|---|"]
@@ -241,25 +245,22 @@ def sixseeds(sample: str = "a", rung: str = "n300-e10-bn-lr0.01-s6") -> str:
 def _fig3_arms(sample: str, rung: str) -> list[str]:
     """Fig. 3's two arms per panel, FedAvg and FedAvg + FedDecorr (seed means [95 %]), so that
     a verdict's compared values are on the page; empty until the rung's fig3 record exists."""
-    from collapse_lab.analysis.seeds import t_interval
-
     if not (SCALE / sample / "records" / f"{rung}--feddecorr-fig3.json").is_file():
         return []
     rec, params, seeds, per = _per_seed(sample, rung, "feddecorr-fig3")
-    fmt = lambda xs, d: "{:.{d}f} [{:.{d}f}, {:.{d}f}]".format(*t_interval(xs), d=d)  # noqa: E731
     lines = ["", "Fig. 3's arms (fig3's runs), FedAvg / + FedDecorr:", "",
              "| panel | effective rank | n(sigma_k / sigma_1 > 0.01) | tail share of the trace | "
              "final test accuracy (%) |", "|---|---|---|---|---|"]
     for i, panel in enumerate(params["panels"]):
         arms = per[seeds[0]]["panels"][i]["series"]
-        cell = {n: " / ".join(fmt([per[s]["panels"][i]["series"][j]["metrics"][n] for s in seeds], d)
-                              for j in range(len(arms)))
+        order = sorted(range(len(arms)), key=lambda j: arms[j]["key"]["reg"] != "none")  # FedAvg first
+        cell = {n: " / ".join(fmt([per[s]["panels"][i]["series"][j]["metrics"][n] for s in seeds], d) for j in order)
                 for n, d in (("effective_rank", 1), ("n_relative_top", 1), ("tail_share", 4))}
         acc = ""
         if "global" in panel["title"]:  # a local panel's model is client 0's, not the run's test accuracy
             acc = " / ".join(fmt([100 * m["test_acc"] for m in rec["regime"]["runs"]
-                                  if m["alpha"] == a["key"]["alpha"] and m["reg"] == a["key"]["reg"]], 1)
-                             for a in arms)
+                                  if m["alpha"] == arms[j]["key"]["alpha"] and m["reg"] == arms[j]["key"]["reg"]], 1)
+                             for j in order)
         lines.append(f"| {panel['title']} | {cell['effective_rank']} | {cell['n_relative_top']} | "
                      f"{cell['tail_share']} | {acc} |")
     return lines
