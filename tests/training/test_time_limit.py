@@ -14,6 +14,7 @@ import pytest
 
 from collapse_lab.errors import CollapseLabError
 from collapse_lab.runspec.resolve import resolve_runs
+from collapse_lab.store.run_dir import RunDir
 from collapse_lab.timelimit import EXIT_TIME_LIMIT, TIME_LIMIT, parse_duration
 from collapse_lab.training.engine import train
 from collapse_lab.training.stops import Interrupted, StopFlag
@@ -108,9 +109,10 @@ def test_train_with_a_real_limit_exits_75_and_the_printed_command_finishes_it(tm
     (run,) = [d for d in (tmp_path / "whole").iterdir() if d.is_dir() and not d.name.startswith(".")]
     events = [json.loads(x) for x in (run / "metrics.jsonl").read_text().splitlines()]
     training = max(e["seconds"] for e in events if e.get("event") == "round" and e.get("round", 0) >= 1)
-    # start-up: from the process's start to round 0's checkpoint, written before round 1 trains
-    # (the time after the last round, closing files and exiting, is not start-up)
-    per_round, startup = training / rounds, max((run / "round_0").stat().st_mtime - t0, 0.5)
+    # start-up: from the process's start to round 0's global checkpoint, written before round 1
+    # trains (the time after the last round, closing files and exiting, is not start-up)
+    init = RunDir(run).global_path(0).stat().st_mtime
+    per_round, startup = training / rounds, max(init - t0, 0.5)
     limit = 1.25 * startup + 2 * per_round  # about 2-3 rounds a call
     assert limit < 0.75 * (startup + rounds * per_round), (startup, per_round)  # the first call stops part way
     given = f"{limit:.1f}s"
