@@ -391,7 +391,9 @@ def main(argv: list[str]) -> int:
             if (span := _span(n, page)) is not None:
                 page = page[:span[0]] + f() + "\n" + page[span[1]:]
         missing = [n for n in BLOCKS if page_block(n, page) is None]
-        PAGE.write_text(page)
+        from collapse_lab.files import write_bytes
+
+        write_bytes(PAGE, page.encode())  # atomic: a full disk leaves the old page, never half of one
         print("every block rewritten" + (f"; not on the page yet: {', '.join(missing)}" if missing else ""))
         return 0
     if argv[:1] == ["--check"]:
