@@ -21,19 +21,22 @@ READ_FORMATS = (1, FORMAT)  # records kept: format 1 keeps verdicts only, and is
 
 
 def cells(entries, rungs, preset: str, store: Path, where: str = "--rungs", data_root: str | None = None,
-          precision: str | None = None) -> list[dict]:
+          precision: str | None = None, seed_base: int = 0) -> list[dict]:
     """Per rung and entry the runs (each keeping its last round's client models: the regime
     reads them) and the overrides that change them; where a rung's setting cannot apply to
-    an entry (a key its grid varies), the cell says why."""
+    an entry (a key its grid varies), the cell says why. ``seed_base``: every seed shifted by
+    it (``ladder --seed-base``), so a replication on another data sample draws new partitions
+    and initial weights instead of repeating the first sample's (its record keeps the base)."""
     from ..plan import Plan
 
     runs = Plan(preset, data_root=data_root, precision=precision)  # one per call: rungs share runs
 
     out = []
-    for rung in rungs:
+    for rung0 in rungs:
         for e in entries:
-            if rung.entries is not None and e.name not in rung.entries:
+            if rung0.entries is not None and e.name not in rung0.entries:
                 continue
+            rung = shifted(rung0, e, runs, seed_base)
             try:
                 over = applying(e, runs, rung.overrides)
             except CollapseLabError as err:  # a value train refuses (lr=-1, a model that does not exist)
@@ -48,8 +51,17 @@ def cells(entries, rungs, preset: str, store: Path, where: str = "--rungs", data
                 raise CollapseLabError(f"{e.name}: {per_entry[e.name]}")
             configs = [dataclasses.replace(c, keep_local=wider(c.keep_local, "last", LOCAL_ORDER)) for c in configs]
             out.append({"rung": rung, "entry": e, "overrides": over, "configs": configs,
-                        "plan": runs.with_overrides(over)})
+                        "plan": runs.with_overrides(over), **({"seed_base": seed_base} if seed_base else {})})
     return out
+
+
+def shifted(rung, e, runs, seed_base: int):
+    """The rung with its seeds (else the entry's at the preset) shifted by ``seed_base``."""
+    if not seed_base:
+        return rung
+    seeds = rung.seeds or tuple((e.runs.get(runs.preset) or {}).get("seeds", [0]))
+    new = tuple(seed_base + s for s in seeds)
+    return dataclasses.replace(rung, seeds=new, overrides={**rung.overrides, "seeds": list(new)})
 
 
 def applying(e, runs, overrides: dict) -> dict | str:
@@ -208,7 +220,8 @@ def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stac
         for c in todo:
             base = {"format": FORMAT, "rung": name, "note": c["rung"].note, "set": list(c["rung"].items),
                     "entry": c["entry"].name, "preset": preset,
-                    **({"seeds": list(c["rung"].seeds)} if c["rung"].seeds else {})}
+                    **({"seeds": list(c["rung"].seeds)} if c["rung"].seeds else {}),
+                    **({"seed_base": c["seed_base"]} if c.get("seed_base") else {})}
             if "na" in c:
                 records.append({**base, "na": c["na"]})
                 continue

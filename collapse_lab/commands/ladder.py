@@ -45,9 +45,13 @@ def dry(cells_: list[dict], store: Path, out_dir: Path, as_json: bool) -> None:
 @click.option("--other-sample", type=click.Path(file_okay=False), default=None,
               help="The --out folder of the same ladder on another sample of the data (no image in common): a "
                    "verdict that differs there is not resolved at this scale.")
+@click.option("--seed-base", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Shift every seed by this number: a replication on another data sample then draws new partitions "
+                   "and initial weights (seeds 0-5 with --seed-base 1000 are 1000-1005); kept in the records.")
 @data_root_option
 @precision_option
-def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_run_, no_train, as_json, other_sample):
+def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_run_, no_train, as_json, other_sample,
+               seed_base):
     """Climb the rungs of --rungs for the figure entries NAMES at --preset."""
     from ..catalogue.ladder_checks import check_ladder, nothing_to_read
     from ..catalogue.ladder_report import write
@@ -60,7 +64,8 @@ def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_
         from ..store.paths import check_output_folder
 
         check_output_folder(out, "--out")  # a read-only target is one line before any rung trains
-    cells_ = cells(entries, rungs, preset, store, f"--rungs {rungs_file}", given_data_root(), given_precision())
+    cells_ = cells(entries, rungs, preset, store, f"--rungs {rungs_file}", given_data_root(), given_precision(),
+                   seed_base)
     if all("na" in c for c in cells_):
         raise CollapseLabError(f"--rungs {rungs_file}: no rung applies to {', '.join(names)}")
     unread = match_data(cells_, store, out, dry_run_, given_data_root(), no_train)
