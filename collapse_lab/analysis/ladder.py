@@ -161,13 +161,12 @@ def _claims_of(rec: dict) -> list[dict]:
 
 def _metrics_by_text(rec: dict) -> dict:
     """The metric each claim of the record's entry reads, by its text (as the spec says now)."""
-    from .catalogue import pick
+    from .catalogue import catalogue
 
-    try:
-        entry = pick([rec["entry"]], "figure")[0]
-    except Exception:  # noqa: BLE001 -- an entry no longer in the catalogue: its claims as kept
+    entries = {e.name: e for e in catalogue("figure")}  # a broken spec raises here, never a silent {}
+    if rec["entry"] not in entries:  # an entry no longer in the catalogue: its claims as kept
         return {}
-    return {c["text"]: c.get("metric") for c in entry.claims}
+    return {c["text"]: c.get("metric") for c in entries[rec["entry"]].claims}
 
 
 def has_evidence(rec: dict) -> bool:

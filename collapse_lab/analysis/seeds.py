@@ -99,7 +99,7 @@ def verdict_text(c: dict) -> str:
         if c["verdict"] == OPEN:
             need = c.get("seeds_to_resolve")
             word += (f" (about {need} seeds would resolve it at this spread)" if need
-                     else " (no number of seeds would: effect 0 or too small)")
+                     else " (no number of seeds would resolve it the claimed way: an estimate at 0 or the wrong way, or too small)")
         return f"{word}; {_k_of_n(c)}"
     if "seeds" not in c or c["seeds"] <= 1:
         return ("holds" if c["holds"] else "**does not hold**") + (" (one seed: no interval)" if c.get("seeds") == 1 else "")

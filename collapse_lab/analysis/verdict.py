@@ -11,14 +11,15 @@ partition). The claim
   >= 0 where the claim is not strict): the intersection-union test, at 5 % with no
   correction;
 - is **refuted** when some comparison excludes the claimed direction after Holm's
-  correction over the m comparisons: its one-sided p-value (effect < 0) at or below
-  0.025 / m for the smallest (Holm's first step; a refutation needs one). An exact tie in
-  every seed (no spread) fails a strict comparison (p = 0);
+  step-down over the m informative comparisons: their one-sided p-values (effect < 0)
+  sorted, p_(i) <= 0.025 / (m - i + 1) rejects while it holds, stopping at the first that
+  does not. An exact tie in every seed (no spread) fails a strict comparison (p = 0);
 - is **uninformative (measure saturated)** when a strict comparison ties in every seed at
   the measure's floor or ceiling (a count at 0 or at k): the measure cannot see the
   difference the claim is about (this wins over refuted for that comparison);
 - is otherwise **not resolved at this scale**, with the seeds that would resolve its open
-  comparisons at the observed spread.
+  comparisons the claimed way at the observed spread: per seed group for a Welch comparison
+  (both groups grow), per pair for a paired one; none where an estimate has the wrong sign.
 """
 from __future__ import annotations
 
@@ -67,17 +68,36 @@ def welch(a: list[float], b: list[float], sign: float) -> tuple[float, float, fl
     return mean, math.sqrt(se2), df
 
 
-def _seeds_to_resolve(mean: float, sd: float, max_seeds: int = 1000) -> int | None:
-    """The fewest seeds whose paired 95 % interval would exclude 0 at this mean and per-seed
-    spread (None: a zero mean, or more than ``max_seeds``)."""
-    if mean == 0:
+def _seeds_to_resolve(mean: float, var_a: float, var_b: float | None = None, max_seeds: int = 1000) -> int | None:
+    """The fewest seeds whose 95 % interval would exclude 0 on the claimed side at this mean
+    and spread: paired (``var_b`` None; ``var_a`` the per-seed margins' variance,
+    df m - 1) or Welch (each group's variance, m seeds per group, the Welch-Satterthwaite df at
+    m). None: an estimate at 0 or the wrong way (no number of seeds resolves it the claimed
+    way), or more than ``max_seeds``."""
+    if mean <= 0:
         return None
-    if sd == 0:
+    if var_a == 0 and not var_b:
         return 2
     for m in range(2, max_seeds + 1):
-        if _t(1 - ALPHA / 2, m - 1) * sd / math.sqrt(m) < abs(mean):
+        if var_b is None:
+            se, df = math.sqrt(var_a / m), m - 1
+        else:
+            se = math.sqrt((var_a + var_b) / m)
+            df = (var_a + var_b) ** 2 * (m - 1) / (var_a ** 2 + var_b ** 2)
+        if _t(1 - ALPHA / 2, df) * se < mean:
             return m
     return None
+
+
+def holm(ps: list[float], level: float) -> list[bool]:
+    """Holm's step-down: which of the p-values are rejected at family-wise ``level``."""
+    order = sorted(range(len(ps)), key=lambda i: ps[i])
+    out = [False] * len(ps)
+    for rank, i in enumerate(order):
+        if ps[i] > level / (len(ps) - rank):
+            break
+        out[i] = True
+    return out
 
 
 def comparison(effects: list[list], unpaired: bool, bounds: tuple[float, float] | None) -> dict:
@@ -90,10 +110,10 @@ def comparison(effects: list[list], unpaired: bool, bounds: tuple[float, float] 
         a, b = [float(e[2]) for e in effects], [float(e[3]) for e in effects]
         sign = 1.0 if (margins[0] == a[0] - b[0]) else -1.0
         mean, se, df = welch(a, b, sign)
-        sd_seed = se * math.sqrt(len(margins) / 2)  # the per-seed spread a paired design would need
+        spread = (_var(a), _var(b))
     else:
         mean, se, df = paired(margins)
-        sd_seed = se * math.sqrt(len(margins))
+        spread = (_var(margins), None)
     half = _t(1 - ALPHA / 2, df) * se
     low, high = mean - half, mean + half
     if se == 0:  # no spread: the value is its interval; a tie fails a strict comparison
@@ -111,7 +131,7 @@ def comparison(effects: list[list], unpaired: bool, bounds: tuple[float, float] 
     out = {"mean": mean, "low": low, "high": high, "strict": strict, "p_against": p,
            "design": "welch" if unpaired and has_ab else "paired", "verdict": state}
     if state == OPEN:
-        out["seeds_to_resolve"] = _seeds_to_resolve(mean, sd_seed)
+        out["seeds_to_resolve"] = _seeds_to_resolve(mean, *spread)
     return out
 
 
@@ -124,11 +144,9 @@ def verdict(per_seed_effects: list[list], unpaired: bool = False,
     m = len(per_seed_effects[0])
     comps = [comparison([e[j] for e in per_seed_effects], unpaired, bounds) for j in range(m)]
     live = [c for c in comps if c["verdict"] != SATURATED]
-    ps = sorted(c["p_against"] for c in live)
-    if ps and ps[0] <= (ALPHA / 2) / len(live):  # Holm's first step over the informative comparisons
-        for c in live:
-            if c["p_against"] <= (ALPHA / 2) / len(live):
-                c["verdict"] = REFUTED
+    for c, rejected in zip(live, holm([c["p_against"] for c in live], ALPHA / 2)):
+        if rejected:
+            c["verdict"] = REFUTED
     states = [c["verdict"] for c in comps]
     word = (REFUTED if REFUTED in states else SATURATED if SATURATED in states and OPEN not in states
             else HOLDS if all(s == HOLDS for s in states) else OPEN)
@@ -140,9 +158,10 @@ def verdict(per_seed_effects: list[list], unpaired: bool = False,
 
 
 def regime_word(word: str, matched: bool | None) -> str:
-    """The verdict with its regime: at a rung that is not regime-matched, "refuted at an
-    unmatched regime" (the regime rule of docs/scale.md), never a bare "refuted"."""
-    if matched is True or word not in (HOLDS, REFUTED):
+    """The verdict with its regime: at a rung that is not regime-matched (or whose regime is
+    unknown), every word says so ("not resolved at this scale at an unmatched regime"), so a
+    bare word always means a matched regime (the regime rule of docs/scale.md)."""
+    if matched is True:
         return word
     return f"{word} at an unmatched regime"
 

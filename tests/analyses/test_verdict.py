@@ -6,10 +6,11 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 from scipy import stats
 
-from collapse_lab.analysis.verdict import HOLDS, OPEN, REFUTED, SATURATED, regime_word, verdict
+from collapse_lab.analysis.verdict import HOLDS, OPEN, REFUTED, SATURATED, _seeds_to_resolve, holm, regime_word, verdict
 
 
 def _eff(a: list[float], b: list[float], strict: bool = True) -> list[list]:
@@ -74,7 +75,48 @@ def test_a_strict_tie_at_the_ceiling_is_saturation_not_refutation():
 
 @pytest.mark.parametrize("word,matched,want", [
     (REFUTED, False, "refuted at an unmatched regime"), (HOLDS, None, "holds at an unmatched regime"),
-    (REFUTED, True, REFUTED), (OPEN, False, OPEN), (SATURATED, False, SATURATED)])
+    (REFUTED, True, REFUTED), (OPEN, True, OPEN), (OPEN, False, f"{OPEN} at an unmatched regime"),
+    (SATURATED, None, f"{SATURATED} at an unmatched regime")])
 def test_the_word_carries_the_regime(word, matched, want):
     assert regime_word(word, matched) == want
 
+
+
+def test_holm_steps_down_where_bonferroni_stops():
+    # by hand: 0.005 <= 0.025/3; 0.011 <= 0.025/2 (Bonferroni's 0.025/3 = 0.0083 would stop); 0.5 > 0.025
+    assert holm([0.011, 0.5, 0.005], 0.025) == [True, False, True]
+    assert holm([0.009, 0.011, 0.02], 0.025) == [False, False, False]  # the smallest fails: nothing is rejected
+    assert holm([0.001, 0.002, 0.02], 0.025) == [True, True, True]
+
+
+def test_refuted_comparisons_follow_holms_step_down():
+    first = [-1.0, -1.1, -0.9, -1.05, -0.95, -1.02]       # p about 1e-8
+    second = [-0.2, -1.3, -0.1, -1.4, -0.6, -0.9]
+    p2 = stats.ttest_1samp(second, 0.0, alternative="less").pvalue
+    assert 0.025 / 3 < p2 <= 0.025 / 2  # refuted by Holm's second step, not by Bonferroni
+    third = [1.0, 2.0, 3.0, 2.5, 1.5, 2.2]
+    out = verdict([[[a, True], [b, True], [c, True]] for a, b, c in zip(first, second, third)])
+    assert [c["verdict"] for c in out["effects"]] == [REFUTED, REFUTED, HOLDS]
+
+
+def test_seeds_to_resolve_a_welch_comparison_grow_both_groups():
+    a, b = [10.0, 14.0, 9.0, 12.0], [8.0, 8.5, 7.0, 12.5]
+    out = verdict([[e] for e in _eff(a, b)], unpaired=True)
+    need = out["seeds_to_resolve"]
+    # independent: scipy's Welch interval for m seeds a group at these means and variances
+    va, vb, d = float(np.var(a, ddof=1)), float(np.var(b, ddof=1)), float(np.mean(a) - np.mean(b))
+
+    def excludes(m):
+        se = math.sqrt((va + vb) / m)
+        df = (va / m + vb / m) ** 2 / ((va / m) ** 2 / (m - 1) + (vb / m) ** 2 / (m - 1))
+        return d - stats.t.ppf(0.975, df) * se > 0
+    assert excludes(need) and not excludes(need - 1)
+    paired_need = _seeds_to_resolve(d, (va + vb) / 2)  # the old paired formula with the Welch spread
+    assert need > paired_need  # about twice the seeds the paired formula promised
+
+
+def test_no_number_of_seeds_resolves_a_wrong_sign():
+    assert _seeds_to_resolve(-0.5, 1.0) is None and _seeds_to_resolve(0.0, 1.0) is None
+    a, b = [10.0, 12.0, 9.0], [11.0, 13.0, 10.5]  # claimed a > b, the estimate says less
+    out = verdict([[e] for e in _eff(a, b)], unpaired=True)
+    assert out["verdict"] == OPEN and out["seeds_to_resolve"] is None
