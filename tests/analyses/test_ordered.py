@@ -3,6 +3,7 @@ an exact enumeration of the Jonckheere-Terpstra null, scipy's t tests, Holm by h
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 import math
 
 import numpy as np
@@ -84,3 +85,24 @@ def test_intersection_union_takes_the_weakest_part():
     ([0.5, 0.001], [0.5, 0.002])])
 def test_holm_adjusted_p_values_by_hand(ps, want):
     assert np.allclose(ordered.holm_adjusted(ps), want)
+
+
+def test_the_family_is_refused_before_all_runs_are_in(tmp_path):
+    from collapse_lab.analysis.confirm import family
+    from collapse_lab.errors import CollapseLabError
+
+    src = Path(__file__).resolve().parents[2] / "docs" / "scale" / "a" / "records" / "runs"
+    (tmp_path / "records" / "runs").mkdir(parents=True)
+    for p in sorted(src.glob("*-r30.json"))[:35]:
+        (tmp_path / "records" / "runs" / p.name).write_text(p.read_text())
+    with pytest.raises(CollapseLabError, match="35 of the rung's 36 runs"):
+        family(tmp_path, {}, "test")
+
+
+def test_deviations_correlate_fully_with_themselves_and_not_with_a_shuffle(tmp_path):
+    from collapse_lab.analysis.confirm import deviation_correlation, deviations
+
+    a = Path(__file__).resolve().parents[2] / "docs" / "scale" / "a"
+    assert math.isclose(deviation_correlation(a, a, "er_global"), 1.0)
+    dev = deviations(a, "er_global")
+    assert all(abs(sum(v)) < 1e-9 and len(v) == 6 for v in dev.values())  # deviations from each setting's mean
