@@ -1,8 +1,9 @@
-"""Every number docs/scale.md quotes from the ladder, printed from the committed records
-(docs/scale/a and b): ``python docs/scale_numbers.py [summary|plateau|dead|timeline|units|sixseeds]`` prints the
-block that stands in the page between ``<!-- numbers:NAME -->`` and ``<!-- /numbers -->``;
-``--check`` says which blocks differ from the page (tests/test_docs_numbers.py runs it);
-``--write`` rewrites the page's blocks from the records.
+"""Every number docs/scale.md and its journal (docs/scale-journal.md) quote from the ladder,
+printed from the committed records (docs/scale/a, b and c): ``python docs/scale_numbers.py
+[BLOCK ...]`` prints the blocks that stand in the pages between ``<!-- numbers:NAME -->`` and
+``<!-- /numbers -->`` (the confirmatory ones from scale_confirm.py); ``--check`` says which
+blocks differ from their page (tests/test_docs_numbers.py runs it); ``--write`` rewrites both
+pages' blocks from the records, and sample c's confirmatory.json once its runs are all in.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SCALE = HERE / "scale"
-PAGE = HERE / "scale.md"
+PAGES = (HERE / "scale.md", HERE / "scale-journal.md")  # the findings, then the history
 
 
 def records(sample: str) -> list[dict]:
@@ -367,6 +368,10 @@ if all((SCALE / _s / "records" / f"{R30}--feddecorr-fig2.json").is_file() for _s
 for _s in ("a", "b"):  # the 30-round extension, once Fig. 2's record of a sample is in
     if (SCALE / _s / "records" / f"{R30}--feddecorr-fig2.json").is_file():
         BLOCKS[f"sixseeds-r30-{_s}"] = (lambda s_: lambda: sixseeds(s_, R30))(_s)
+sys.path.insert(0, str(HERE))
+import scale_confirm  # noqa: E402  (the protocol's blocks: its own file)
+
+BLOCKS.update(scale_confirm.BLOCKS)
 
 
 def _span(name: str, text: str) -> tuple[int, int] | None:
@@ -384,25 +389,35 @@ def page_block(name: str, text: str) -> str | None:
     return None if span is None else text[span[0]:span[1]].removesuffix("\n")
 
 
+def block_on_pages(name: str) -> str | None:
+    """Block ``name`` as it stands on the first page that holds it (None: on no page)."""
+    for p in PAGES:
+        if (got := page_block(name, p.read_text())) is not None:
+            return got
+    return None
+
+
 def main(argv: list[str]) -> int:
-    if argv[:1] == ["--write"]:  # every block of the page that stands there, rewritten from the records
-        page = PAGE.read_text()
-        for n, f in BLOCKS.items():
-            if (span := _span(n, page)) is not None:
-                page = page[:span[0]] + f() + "\n" + page[span[1]:]
-        missing = [n for n in BLOCKS if page_block(n, page) is None]
+    if argv[:1] == ["--write"]:  # every block of the pages that stands there, rewritten from the records
         from collapse_lab.files import write_bytes
 
-        write_bytes(PAGE, page.encode())  # atomic: a full disk leaves the old page, never half of one
-        print("every block rewritten" + (f"; not on the page yet: {', '.join(missing)}" if missing else ""))
+        for path in PAGES:
+            page = path.read_text()
+            for n, f in BLOCKS.items():
+                if (span := _span(n, page)) is not None:
+                    page = page[:span[0]] + f() + "\n" + page[span[1]:]
+            write_bytes(path, page.encode())  # atomic: a full disk leaves the old page, never half of one
+        missing = [n for n in BLOCKS if block_on_pages(n) is None]
+        rec = scale_confirm.record()
+        print("every block rewritten" + (f"; on no page yet: {', '.join(missing)}" if missing else "")
+              + (f"; {rec.relative_to(HERE.parent)} written" if rec else ""))
         return 0
     if argv[:1] == ["--check"]:
-        page = PAGE.read_text()
-        bad = [n for n, f in BLOCKS.items() if page_block(n, page) != f()]
-        print("differ: " + ", ".join(bad) if bad else "every block equals the page")
+        bad = [n for n, f in BLOCKS.items() if block_on_pages(n) != f()]
+        print("differ: " + ", ".join(bad) if bad else "every block equals its page")
         return 1 if bad else 0
     if unknown := [a for a in argv if a not in BLOCKS]:
-        print(f"usage: python docs/scale_numbers.py [--check | BLOCK ...]; {unknown[0]!r} is not a block "
+        print(f"usage: python docs/scale_numbers.py [--check | --write | BLOCK ...]; {unknown[0]!r} is not a block "
               f"(blocks: {', '.join(BLOCKS)})", file=sys.stderr)
         return 2
     for name in argv or list(BLOCKS):

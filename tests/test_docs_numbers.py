@@ -21,9 +21,8 @@ def _script():
 
 def test_every_numbers_block_of_the_scale_page_is_printed_from_the_records():
     sn = _script()
-    page = (DOCS / "scale.md").read_text()
     for name, block in sn.BLOCKS.items():
-        assert sn.page_block(name, page) == block(), name
+        assert sn.block_on_pages(name) == block(), name
 
 
 def test_the_dead_units_block_reads_the_cpu_record():
