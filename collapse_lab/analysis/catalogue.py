@@ -9,7 +9,11 @@ from pathlib import Path
 import yaml
 
 from ..config import RunConfig, alpha_str, parse_alpha
-from ..analyses import LADDERS, REFERENCE, SPECS  # noqa: F401  (the catalogue's data, the top-level analyses/: read here only)
+try:  # the catalogue's data, the top-level analyses/ (read here only), as installed
+    from ..analyses import LADDERS, REFERENCE, SPECS  # noqa: F401
+except ModuleNotFoundError:  # a checkout on PYTHONPATH, not installed (a GPU machine without network)
+    _DATA = Path(__file__).resolve().parents[2] / "analyses"
+    SPECS, REFERENCE, LADDERS = _DATA / "specs", _DATA / "reference", _DATA / "ladder"
 from ..errors import CollapseLabError
 
 def reference_file(name: str) -> Path:

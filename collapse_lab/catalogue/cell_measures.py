@@ -49,7 +49,8 @@ def keep_run(cell: dict, preset: str, store: Path, out: Path, c) -> dict:
     run = RunDir(run_path(store, c))
     m = measure_run(run, ctx.features, cell["train_source"], c.rounds)
     ev = run_evidence(ctx, run, c.rounds, test_accuracy(run))
-    m = {**m, **ev, "seed": c.seed, "reg": c.reg, "alpha": c.identity()["alpha"], "setting": c.seedless_key()}
+    m = {**m, **ev, "seed": c.seed, "reg": c.reg, "alpha": c.identity()["alpha"], "setting": c.seedless_key(),
+         "torch": (run.meta.get("versions") or {}).get("torch")}  # a run of torch 2.11 never passes for 2.13's
     kept_evidence.keep(out, c, cell["data"], m)
     return json.loads(json.dumps(m))  # as it reads back from the file: one value whichever way it came
 
