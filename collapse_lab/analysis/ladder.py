@@ -226,7 +226,7 @@ def deciding(c: dict) -> dict | None:
     (lowest upper bound), for not resolved the one furthest from holding relative to its own
     interval (lowest mean / half-width): a claim that needs every panel is shown by the panel
     that goes most the wrong way, not by a wide one whose mean points the claimed way."""
-    effs = c.get("effects") or []
+    effs = [e for e in c.get("effects") or [] if isinstance(e, dict)]  # one seed keeps raw effects: no interval
     same = [e for e in effs if e.get("verdict") == c.get("verdict")] or effs
     if not same:
         return None

@@ -278,7 +278,8 @@ def dry_rows(cells_: list[dict], store: Path, records_out: Path) -> list[dict]:
         hours, gpu = est.get("cpu-2core", 0.0), est.get("H100", 0.0)
         out.append({"rung": name, "entries": [c["entry"].name for c in todo],
                     "kept": [c["entry"].name for c in todo if c.get("kept") is not None],
-                    "runs": len(runs), "to_train": len(missing), "cpu_2core_hours": round(hours, 4),
+                    "runs": len(runs), "to_train": len(missing), "run_rounds": sum(r.rounds for r in missing),
+                    "cpu_2core_hours": round(hours, 4),
                     "h100_hours": round(gpu, 4),
                     "overrides": [c["rung"].items for c in todo][:1]})
     return out

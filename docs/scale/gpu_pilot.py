@@ -1,46 +1,129 @@
-"""The GPU rung's pilot (docs/scale/gpu_rung.sh): from the pilot stores' round timings, the
-training throughput with 1 and with K concurrent processes, the workers to use, and the
-rung's estimated time. Usage: python docs/scale/gpu_pilot.py RUNS ROUNDS IMAGES_PER_ROUND
-STORE_1 STORE_K (prints JSON; the last line is the workers to use)."""
+"""The GPU rung's arithmetic for docs/scale/device_run.sh, from the store and the files a call
+returns (prints JSON or lines; exit status 1 where the returned files break a limit):
+
+- ``measure STORE PREV_PILOT WORKERS STACK``: the median seconds of a round over the rounds
+  this machine trained (round events after each run's first round here: start-up, data
+  loading and warm-up are outside them), in the configuration the rung ran (WORKERS x STACK
+  runs at once), merged with the previous calls' measurements;
+- ``calls PLAN STORE PILOT BUDGET``: the rounds the plan (``ladder --dry-run --json``) still
+  needs and how many calls of BUDGET seconds that is at the pilot's rate;
+- ``limits DIR``: the returned files against the limits (8 files, 16 MiB each, 64 MiB, no folder);
+- ``hashes OUT``: each kept run evidence's sha256 with its time fields left out, to compare
+  a run continued over several calls with an uninterrupted one.
+"""
 from __future__ import annotations
 
+import hashlib
 import json
+import math
+import statistics
 import sys
 from pathlib import Path
 
+MIB = 2 ** 20
+LIMITS = {"files": 8, "file_bytes": 16 * MIB, "total_bytes": 64 * MIB}
 
-def round_seconds(store: Path) -> list[list[float]]:
-    """Per run of the store, the seconds of each round it completed (round 0 excluded)."""
+
+def _events(run: Path) -> list[dict]:
+    p = run / "metrics.jsonl"
     out = []
-    for m in sorted(store.glob("*/metrics.jsonl")):
-        secs = [ev["seconds"] for ev in map(json.loads, m.read_text().splitlines())
-                if ev.get("event") == "round" and ev.get("round", 0) > 0 and "seconds" in ev]
-        out.append(secs)
+    for line in (p.read_text().splitlines() if p.is_file() else []):
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue  # a line cut by a kill
     return out
 
 
-def rate(store: Path, images_per_round: float) -> tuple[float, int, int]:
-    """(aggregate training images a second, processes, rounds measured): each process's
-    images over its mean round time, summed over the processes that ran at once."""
-    runs = [s for s in round_seconds(store) if s]
-    if not runs:
-        return 0.0, 0, 0
-    return sum(images_per_round / (sum(s) / len(s)) for s in runs), len(runs), sum(len(s) for s in runs)
+def timed_rounds(store: Path, since: dict[str, int]) -> dict[str, list[float]]:
+    """Per run, the seconds of the rounds trained here: after ``since[run]`` (the rounds it
+    had when it arrived), the first of them left out (the process's warm-up)."""
+    out = {}
+    for run in sorted(p for p in Path(store).iterdir() if (p / "run.json").is_file()) if Path(store).is_dir() else []:
+        secs = [e["seconds"] for e in _events(run) if e.get("event") == "round" and "seconds" in e
+                and e.get("round", 0) > since.get(run.name, 0) + 1]
+        if secs:
+            out[run.name] = secs
+    return out
 
 
-def main(argv: list[str]) -> None:
-    runs, rounds, per_round = int(argv[0]), int(argv[1]), float(argv[2])
-    one, many = Path(argv[3]), Path(argv[4])
-    r1, n1, m1 = rate(one, per_round)
-    rk, nk, mk = rate(many, per_round)
-    best, workers = (rk, nk) if rk > 1.1 * r1 else (r1, 1)
-    total = runs * rounds * per_round
-    print(json.dumps({"one_process": {"images_per_s": r1, "rounds_measured": m1},
-                      "concurrent": {"processes": nk, "images_per_s": rk, "rounds_measured": mk},
-                      "workers": workers, "rung_images": total,
-                      "rung_hours": None if best == 0 else total / best / 3600}, indent=1))
-    print(workers)
+def measure(store: Path, prev: Path, workers: int, stack: int) -> dict:
+    old = json.loads(prev.read_text()) if prev.is_file() else {}
+    rounds = timed_rounds(store, old.get("rounds_at_arrival", {}))
+    secs = [s for v in rounds.values() for s in v] + old.get("round_seconds", [])
+    concurrent = workers * stack
+    median = statistics.median(secs) if secs else None
+    return {"round_seconds": secs[:2000], "median_round_seconds": median, "runs_at_once": concurrent,
+            "run_rounds_per_second": None if not median else concurrent / median,
+            "rounds_at_arrival": {p.name: json.loads((p / "run.json").read_text()).get("rounds_complete", 0)
+                                  for p in Path(store).iterdir() if (p / "run.json").is_file()}
+            if Path(store).is_dir() else {}}
+
+
+def calls(plan: Path, store: Path, pilot: Path, budget: float) -> str:
+    rows = json.loads(plan.read_text()) if plan.is_file() and plan.stat().st_size else []
+    from collapse_lab.catalogue.ladder_checks import dry_lines
+
+    plan_lines = "\n".join(dry_lines(rows)) + "\n" if rows else "the plan could not be made (see above)\n"
+    rounds = sum(row["run_rounds"] for row in rows)  # the rounds of the runs no store holds complete
+    metas = [json.loads((p / "run.json").read_text()) for p in Path(store).iterdir()
+             if (p / "run.json").is_file()] if Path(store).is_dir() else []
+    done = sum(m.get("rounds_complete", 0) for m in metas if m.get("status") != "complete")  # of the unfinished
+    left = max(rounds - done, 0)
+    rate = json.loads(pilot.read_text()).get("run_rounds_per_second") if pilot.is_file() else None
+    if not rate:
+        return plan_lines + (f"gpu_pilot: {left} run-rounds to train; no pilot yet (the first call measures the round time in the "
+                f"rung's configuration; the dry-run then says how many calls of {budget:.0f} s it needs)")
+    return plan_lines + (f"gpu_pilot: {left} run-rounds to train at {rate:.3f} run-rounds a second (measured): about "
+            f"{left / rate / 60:.1f} min, {math.ceil(left / rate / budget)} call(s) of {budget:.0f} s")
+
+
+def limits(folder: Path) -> tuple[bool, str]:
+    entries = sorted(Path(folder).iterdir())
+    files = [p for p in entries if p.is_file()]
+    bad = [f"{p.name} is a folder" for p in entries if p.is_dir()]
+    bad += [f"{p.name} is {p.stat().st_size / MIB:.1f} MiB" for p in files if p.stat().st_size > LIMITS["file_bytes"]]
+    total = sum(p.stat().st_size for p in files)
+    if len(files) > LIMITS["files"]:
+        bad.append(f"{len(files)} files")
+    if total > LIMITS["total_bytes"]:
+        bad.append(f"{total / MIB:.1f} MiB in all")
+    head = f"returned: {len(files)} file(s), {total / MIB:.2f} MiB in all, the largest " + (
+        f"{max(p.stat().st_size for p in files) / MIB:.2f} MiB" if files else "none")
+    return not bad, head + ("; within the limits" if not bad else "; OVER THE LIMITS: " + ", ".join(bad))
+
+
+def _timeless(v):
+    if isinstance(v, dict):
+        return {k: _timeless(x) for k, x in v.items() if "seconds" not in k and k != "wall"}
+    if isinstance(v, list):
+        return [_timeless(x) for x in v]
+    return v
+
+
+def hashes(out: Path) -> list[str]:
+    runs = sorted((Path(out) / "records" / "runs").glob("*.json"))
+    return [f"{hashlib.sha256(json.dumps(_timeless(json.loads(p.read_text())), sort_keys=True).encode()).hexdigest()}"
+            f"  {p.name}" for p in runs]
+
+
+def main(argv: list[str]) -> int:
+    cmd, args = (argv[0], argv[1:]) if argv else ("", [])
+    if cmd == "measure" and len(args) == 4:
+        print(json.dumps(measure(Path(args[0]), Path(args[1]), int(args[2]), int(args[3])), indent=1))
+    elif cmd == "calls" and len(args) == 4:
+        print(calls(Path(args[0]), Path(args[1]), Path(args[2]), float(args[3])))
+    elif cmd == "limits" and len(args) == 1:
+        ok, line = limits(Path(args[0]))
+        print(line)
+        return 0 if ok else 1
+    elif cmd == "hashes" and len(args) == 1:
+        print("\n".join(hashes(Path(args[0]))) or "no run evidence kept yet")
+    else:
+        print(__doc__, file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))
