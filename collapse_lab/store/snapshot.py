@@ -3,7 +3,7 @@ machine that will be taken away sends back so that the next one continues each r
 stopped (``python -m collapse_lab.store.snapshot pack STORE DEST`` / ``unpack DEST STORE``).
 
 Per unfinished run it keeps what a resume reads and nothing else: ``run.json``, the partition,
-``metrics.jsonl``, round 0's global model, and the latest complete round's global model with
+``metrics.jsonl``, and the latest complete round's global model with
 the method's server and per-client state. The rounds in between and every client checkpoint
 are recorded as pruned in the copy's ``run.json`` (the record ``store.retention`` keeps), so
 the copy is a whole run to ``integrity.first_damage`` and a resume continues it bit for bit
@@ -32,7 +32,7 @@ def resumable(run: RunDir) -> tuple[dict, list[Path]]:
     meta = run.meta
     done = int(meta.get("rounds_complete", 0))
     gone = run.pruned()
-    keep_global = {0, done}
+    keep_global = {done}  # round 0 too stays behind: a resume reads the latest round alone
     meta = {**meta, "pruned": {"global": sorted(gone["global"] | (set(range(done + 1)) - keep_global)),
                                "local": sorted(gone["local"] | set(range(1, done + 1)))}}
     files = [run.path / "partition.safetensors", run.path / "metrics.jsonl"]

@@ -10,9 +10,11 @@
 # The next call continues from them: copy the returned files into $CARRY (default .device/carry,
 # an ignored folder that travels with the checkout) and run the same command. A killed call
 # loses at most the last minute; the result is bit-identical to an uninterrupted run.
-# Data: python docs/scale/pack_data.py ../shared/data/cifar10-subset .device/cifar10-subset
+# Data: python docs/scale/pack_data.py ../shared/data/cifar10-subset .device/cifar10-subset writes
+# .device/cifar10-subset.tar.xz. What travels is the checkout, the archive and $CARRY, 64 MiB in
+# all, so the state packed for the next call gets the room the checkout and the data leave.
 #
-# Settings (environment): DATA (.device/cifar10-subset; empty: the entries' own data set),
+# Settings (environment): DATA (.device/cifar10-subset.tar.xz, or a folder; empty: the entries' own data),
 # RUNGS (rungs-gpu), ENTRIES, PRESET (cpu), RUNG (one rung's name, optional), BUDGET (480:
 # seconds the ladder trains), WORKERS (8) and STACK (1): runs at once, so the first runs finish
 # in the first call; REQUIRE_CUDA (1; 0 rehearses the whole call on a CPU), DRY_RUN (0),
@@ -21,7 +23,7 @@ set -uo pipefail
 OUT=${OUT:?set OUT to the folder whose files come back}
 cd "$(dirname "$0")/../.."
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1
-DATA=${DATA-.device/cifar10-subset}; RUNGS=${RUNGS:-rungs-gpu}; PRESET=${PRESET:-cpu}
+DATA=${DATA-.device/cifar10-subset.tar.xz}; DATA0=$DATA; RUNGS=${RUNGS:-rungs-gpu}; PRESET=${PRESET:-cpu}
 ENTRIES=${ENTRIES:-feddecorr-fig2 feddecorr-fig3 journal-fig4 journal-fig6}
 BUDGET=${BUDGET:-480}; WORKERS=${WORKERS:-8}; STACK=${STACK:-1}; CARRY=${CARRY:-.device/carry}
 WORK=${WORK:-/tmp/gpu-rung}; STORE=$WORK/store; REC=$WORK/out
@@ -32,6 +34,10 @@ log() { tee -a "$OUT/log.txt"; }
 ARGS=($ENTRIES --rungs "$RUNGS" --preset "$PRESET" --store "$STORE" --out "$REC" --precision fp32)
 [ -n "${RUNG:-}" ] && ARGS+=(--rung "$RUNG")
 NODATA=0
+rm -rf "$WORK"; mkdir -p "$STORE" "$REC"
+if [ -n "$DATA" ] && [ -f "$DATA" ]; then  # pack_data.py's archive: unpacked on this machine
+  mkdir -p "$WORK/data" && tar -xJf "$DATA" -C "$WORK/data" && DATA=$WORK/data
+fi
 if [ -n "$DATA" ] && [ -d "$DATA" ]; then ARGS+=(--data-root "$DATA"); elif [ -n "$DATA" ]; then NODATA=1; fi
 
 # 0. the machine, and the code it runs (this checkout, not an installed copy)
@@ -40,7 +46,6 @@ if [ -n "$DATA" ] && [ -d "$DATA" ]; then ARGS+=(--data-root "$DATA"); elif [ -n
 'collapse_lab from', collapse_lab.__file__)"; } 2>&1 | log
 CUDA=$(python3 -c "import torch; print(int(torch.cuda.is_available()))")
 # 1. the state the last call returned
-rm -rf "$WORK"; mkdir -p "$STORE" "$REC"
 [ -f "$CARRY/evidence.tar.gz" ] && tar -xzf "$CARRY/evidence.tar.gz" -C "$REC"
 python3 -m collapse_lab.store.snapshot unpack "$CARRY" "$STORE" 2>&1 | log
 # 2. the plan, and the calls it needs at the pilot's rate
@@ -63,9 +68,12 @@ back() {  # the returned files, each replaced whole
   mkdir -p "$WORK/next" && rm -f "$WORK/next"/*
   tar -czf "$WORK/next/evidence.tar.gz" -C "$REC" .
   python3 docs/scale/gpu_pilot.py measure "$STORE" "$CARRY/pilot.json" "$WORKERS" "$STACK" > "$WORK/next/pilot.json"
-  python3 -m collapse_lab.store.snapshot pack "$STORE" "$WORK/next" $((40 * 1024 * 1024)) > "$WORK/packed.json"
+  python3 -m collapse_lab.store.snapshot pack "$STORE" "$WORK/next" "$ROOM" > "$WORK/packed.json"
   rm -f "$OUT"/state.tar.*; mv "$WORK/next"/* "$OUT"/
 }
+# the room the next call's carry has: 62 MiB less what travelled here but the carry (40 MiB at most)
+ROOM=$(python3 docs/scale/gpu_pilot.py room "$CARRY")
+echo "device_run: $((ROOM / 1024)) KiB of room for the unfinished runs' state" | log
 ( n=0; while [ ! -f "$WORK/stop" ]; do sleep 5; n=$((n + 5)); [ $((n % 60)) = 0 ] && back; done ) & LOOP=$!
 timeout --signal=TERM "$BUDGET" collapse-lab ladder "${ARGS[@]}" --workers "$WORKERS" --stack "$STACK" 2>&1 | log
 touch "$WORK/stop"; wait "$LOOP"

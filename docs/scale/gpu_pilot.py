@@ -8,6 +8,8 @@ returns (prints JSON or lines; exit status 1 where the returned files break a li
 - ``calls PLAN STORE PILOT BUDGET``: the rounds the plan (``ladder --dry-run --json``) still
   needs and how many calls of BUDGET seconds that is at the pilot's rate;
 - ``limits DIR``: the returned files against the limits (8 files, 16 MiB each, 64 MiB, no folder);
+- ``room CARRY``: the bytes the unfinished runs' state may take so that the next call's
+  checkout, data and carry travel within 62 MiB (every file here but .git/ and CARRY counts);
 - ``hashes OUT``: each kept run evidence's sha256 with its time fields left out, to compare
   a run continued over several calls with an uninterrupted one.
 """
@@ -93,6 +95,16 @@ def limits(folder: Path) -> tuple[bool, str]:
     return not bad, head + ("; within the limits" if not bad else "; OVER THE LIMITS: " + ", ".join(bad))
 
 
+def room(carry: Path, here: Path = Path(".")) -> int:
+    carry = carry.resolve()
+    used = 0
+    for p in here.resolve().rglob("*"):
+        if ".git" in p.parts or p == carry or carry in p.parents or not p.is_file() or p.is_symlink():
+            continue
+        used += p.stat().st_size
+    return max(0, min(40 * MIB, 62 * MIB - used - 2 * MIB))  # 2 MiB for the evidence and the log
+
+
 def _timeless(v):
     if isinstance(v, dict):
         return {k: _timeless(x) for k, x in v.items() if "seconds" not in k and k != "wall"}
@@ -117,6 +129,8 @@ def main(argv: list[str]) -> int:
         ok, line = limits(Path(args[0]))
         print(line)
         return 0 if ok else 1
+    elif cmd == "room" and len(args) == 1:
+        print(room(Path(args[0])))
     elif cmd == "hashes" and len(args) == 1:
         print("\n".join(hashes(Path(args[0]))) or "no run evidence kept yet")
     else:

@@ -1,11 +1,13 @@
-"""A compact copy of a CIFAR-10 python folder for a lent GPU machine, whose working tree may
-not exceed 64 MiB: the same batches, keys and values, re-pickled with protocol 4 instead of
+"""A compact copy of a CIFAR-10 python folder for a GPU machine that receives the working tree
+and at most 64 MiB of it: the same batches, keys and values, re-pickled with protocol 4 instead of
 the official protocol 2, which spells every byte of the images as text (the keys are written
 as text, as a reader with ``encoding="latin1"``, torchvision's, sees the official files).
 The copy's images, labels and file names are checked equal to the original's through
 collapse-lab's own reader before it is kept.
 
     python docs/scale/pack_data.py ../shared/data/cifar10-subset .device/cifar10-subset
+
+writes the folder .device/cifar10-subset/ and its xz archive .device/cifar10-subset.tar.xz (which travels).
 
 (docs/scale/device_run.sh says where the copy goes and how it travels.)
 """
@@ -14,10 +16,12 @@ from __future__ import annotations
 import pickle
 import shutil
 import sys
+import tarfile
 from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # this checkout's package, installed or not
 FILES = ["data_batch_1", "data_batch_2", "data_batch_3", "data_batch_4", "data_batch_5", "test_batch"]
 
 
@@ -61,6 +65,12 @@ def _pack(src: Path, tmp: Path, dest: Path) -> int:
     tmp.rename(dest)
     size = sum(p.stat().st_size for p in dest.iterdir())
     print(f"pack_data: {dest} ({size / 2**20:.1f} MiB, from {sum(p.stat().st_size for p in src.iterdir()) / 2**20:.1f})")
+    archive = dest.parent.with_name(dest.parent.name + ".tar.xz")  # what travels: a quarter smaller again
+    part = archive.with_name(archive.name + ".partial")
+    with tarfile.open(part, "w:xz", preset=6) as tar:
+        tar.add(dest, arcname=dest.name)
+    part.rename(archive)
+    print(f"pack_data: {archive} ({archive.stat().st_size / 2**20:.1f} MiB; device_run.sh unpacks it)")
     return 0
 
 

@@ -381,4 +381,10 @@ def test_the_compact_copy_for_a_lent_gpu_reads_as_the_original(tmp_path):
     assert dataset_fingerprint(a, "test") == dataset_fingerprint(b, "test")
     size = {d: sum(p.stat().st_size for p in (tmp_path / d / "cifar-10-batches-py").iterdir()) for d in ("src", "dst")}
     assert size["dst"] < 0.8 * size["src"]
+    import tarfile
+
+    with tarfile.open(tmp_path / "dst.tar.xz") as tar:  # the archive that travels holds the same folder
+        tar.extractall(tmp_path / "unpacked", filter="data")
+    c = load_dataset("cifar10", data_root=tmp_path / "unpacked")
+    assert torch.equal(c.train_x, a.train_x) and torch.equal(c.test_y, a.test_y)
     assert pack.main([str(tmp_path / "nowhere"), str(tmp_path / "x")]) == 2 and not (tmp_path / "x").exists()
