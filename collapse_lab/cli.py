@@ -131,6 +131,8 @@ def _explicit(ctx: click.Context, params: dict) -> dict:
               help="Also log each run's metrics as its rounds end: tensorboard DIR (event files) or wandb DIR (a W&B "
                    "run, offline unless WANDB_MODE=online); repeatable.")
 @time_limit_option
+@click.option("--workers", type=int, default=None,
+              help="Runs trained at once, each in its own process (default 1); each run stores the same bytes.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON summary of the runs on stdout.")
 @click.pass_context
 def train(ctx, **params):
@@ -143,6 +145,9 @@ def train(ctx, **params):
     if params["resume"] and params["overwrite"]:
         raise CollapseLabError("--resume and --overwrite contradict each other; choose one")
     log_to = params.pop("log_to", ())
+    from .commands.train_pool import check_pool
+
+    check_pool(params["workers"], log_to)
     if log_to:
         from .commands.export import check_log
 
@@ -168,7 +173,10 @@ def train(ctx, **params):
             click.echo(f"{p.path}: already complete with this configuration (--overwrite to retrain)", err=True)
     t0 = time.time()
     report = _Report(log_to)
-    _train_prepared(ctx, prepared, report, params, t0)
+    if (params["workers"] or 1) > 1 and any(p.action in ("train", "resume") for p in prepared):
+        _pool(ctx, prepared, report, params)
+    else:
+        _train_prepared(ctx, prepared, report, params, t0)
     for p in prepared:
         if p.action == "skip":
             report.summaries.append({"run": str(p.path), "status": "skipped (complete)",
@@ -291,6 +299,20 @@ def _train_prepared(ctx, prepared, report: _Report, params: dict, t0: float) -> 
     finally:
         report.close()  # an interrupted run's live logs keep what was stored
         _restore_handlers(old_handlers)
+
+
+def _pool(ctx, prepared, report: _Report, params: dict) -> None:
+    """``--workers`` > 1: the runs on the local pool; Ctrl-C or SIGTERM says how to continue."""
+    from .commands.train_pool import train_pool
+    from .sweep.backends import Interrupted
+
+    try:
+        report.summaries, report.diverged = train_pool(prepared, Path(params["out"]), params["workers"],
+                                                       params["time_limit"])
+    except Interrupted as e:
+        click.echo(f"{e.signame}: the runs under way stopped at their last complete round. Continue with: "
+                   f"{continue_command(resume=True)}", err=True)
+        ctx.exit(exit_status(e.signame))
 
 
 def _precision_open(explicit: dict, config_file: str | None) -> bool:

@@ -121,10 +121,13 @@ def execute(work: list[list], store: Path, backend: str, workers: int, report: C
             from ..signals import signame_of
 
             raise backends.Interrupted(signame_of(e)) from None
+    from .progress import RoundProgress
+
     until = deadline(time_limit)
-    if backend == "local":
-        return backends.run_local(work, store, min(workers, max(1, len(work))), report, sweep_logs(store), until)
-    return backends.run_ray(work, store, address, cpus_per_run, gpus_per_run, report, until)
+    with RoundProgress(store, [c for unit in work for c in unit]):  # by round, with an ETA, on a terminal
+        if backend == "local":
+            return backends.run_local(work, store, min(workers, max(1, len(work))), report, sweep_logs(store), until)
+        return backends.run_ray(work, store, address, cpus_per_run, gpus_per_run, report, until)
 
 
 # -- in this process, one run after another (``train``, the API) ----------------------------
