@@ -56,10 +56,15 @@ class Probe:
         model.train(was)
         if not bool(torch.isfinite(z).all()):
             raise NonFiniteProbe("non-finite representation")
-        cov = covariance(z)
-        if not bool(torch.isfinite(cov).all()):
-            raise NonFiniteProbe("covariance overflows float64")
-        sv, floor = eigen_spectrum(cov, z.shape[0])
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)  # one thread: the logged spectrum does not depend on how many processes share the cores
+        try:
+            cov = covariance(z)
+            if not bool(torch.isfinite(cov).all()):
+                raise NonFiniteProbe("covariance overflows float64")
+            sv, floor = eigen_spectrum(cov, z.shape[0])
+        finally:
+            torch.set_num_threads(threads)
         # the analyses' own functions (spectra: the math layer below both subsystems)
         s = Inputs(sv, floor, z=z)
         return {"probe_n": int(z.shape[0]), "probe_dim": int(z.shape[1]), "probe_sv": sv[:TOP].tolist(),
