@@ -143,12 +143,16 @@ def test_training_writes_one_line_per_round_to_a_log(tmp_path):
     assert all(ln.rstrip().endswith(" s)") for ln in lines)
 
 
-def test_an_unfinished_run_is_analysed_with_a_warning(tmp_path):
+def test_an_unfinished_run_is_refused_unless_one_round_is_named(tmp_path):
     out = tmp_path / "ck"
-    assert run("train", *FAST, "--alpha", "0.5", "--rounds", "2", "--store", out).exit_code == 0
-    d = run_dir(out)
+    assert run("train", *FAST, "--alpha", "0.5", "--alpha", "inf", "--rounds", "2", "--store", out).exit_code == 0
+    d = sorted(p for p in out.iterdir() if (p / "run.json").is_file())[0]
     meta = json.loads((d / "run.json").read_text())
     (d / "run.json").write_text(json.dumps({**meta, "status": "running", "rounds_complete": 1}))
     res = run("spectrum", "--store", out, "--out", tmp_path / "fig", "--json")
+    assert res.exit_code == 2 and not (tmp_path / "fig").exists()
+    assert f"{d.name} is unfinished (1 of 2 rounds)" in res.stderr and "--round 1" in res.stderr
+    assert "train --resume" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    res = run("spectrum", "--store", out, "--out", tmp_path / "fig", "--json", "--round", "1")  # the user asks
     assert res.exit_code == 0 and "is unfinished (1 of 2 rounds)" in res.stderr
     assert {e["round"] for e in json.loads(res.stdout)["spectra"]} == {1}

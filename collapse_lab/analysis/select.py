@@ -134,12 +134,15 @@ def no_progress(label: str, total: int) -> None:
 
 def select_runs(store: Path, alphas: tuple[str, ...] = (), run_paths: tuple[str, ...] = (), dataset: str | None = None,
                 model: str | None = None, regs: tuple[str, ...] = (), methods: tuple[str, ...] = (),
-                warn: Callable[[str], None] = quiet) -> list[RunDir]:
+                warn: Callable[[str], None] = quiet, one_round: bool = False) -> list[RunDir]:
     """The runs to analyse: the ones named by ``run_paths``, else every run in ``store``
     matching the filters (nothing else is dropped: seeds of one configuration are
     aggregated by ``seed_groups``, other configurations drawn apart). All must share one
-    data set and model. Diverged runs are left out by name; unfinished ones are used with a
-    warning; two folders holding the very same run (a copy) count once, said in a line."""
+    data set and model. Diverged runs are left out by name; two folders holding the very same
+    run (a copy) count once, said in a line. An unfinished run is refused, naming it and the
+    fixes, unless ``one_round`` (the caller reads a round the user named for every run, or
+    each run on its own): its last round beside the others' would mix rounds in a figure or
+    a mean."""
     if run_paths:
         filters = [n for n, v in (("--alpha", alphas), ("--dataset", dataset), ("--model", model), ("--reg", regs),
                                   ("--method", methods)) if v]
@@ -152,11 +155,19 @@ def select_runs(store: Path, alphas: tuple[str, ...] = (), run_paths: tuple[str,
         values = sorted({str(r.meta.get(field)) for r in runs})
         if len(values) > 1:
             raise CollapseLabError(f"the selected runs mix {field}s ({', '.join(values)}); choose one with --{field}")
-    for r in runs:
-        m = r.meta
-        if m.get("status") != "complete":
-            warn(f"{r.path.name} is unfinished ({m.get('rounds_complete', 0)} of {m.get('rounds')} rounds); its last "
-                 "complete round is used unless --round says otherwise")
+    unfinished = [r for r in runs if r.meta.get("status") != "complete"]
+    if unfinished and not one_round:
+        m = unfinished[0].meta
+        done = min(int(r.meta.get("rounds_complete", 0)) for r in unfinished)
+        raise CollapseLabError(
+            f"{unfinished[0].path.name} is unfinished ({m.get('rounds_complete', 0)} of {m.get('rounds')} rounds)"
+            + (f" and {len(unfinished) - 1} more" if len(unfinished) > 1 else "") + "; its last round beside the "
+            "others' would mix rounds: finish it (collapse-lab train --resume with the options it was trained with, or "
+            f"the figures command that started it), choose one round for every run with --round {done}, or name the "
+            "runs to use with --run")
+    for r in unfinished:
+        warn(f"{r.path.name} is unfinished ({r.meta.get('rounds_complete', 0)} of {r.meta.get('rounds')} rounds); "
+             "the round named is read")
     return sorted(runs, key=sort_key)
 
 

@@ -45,7 +45,8 @@ def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client
 
     from ..analysis.select import iid_reference
 
-    selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
+    selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods,
+                           one_round=round_ is not None or rounds_spec is not None)
     iid = iid_reference(Path(store), selected, alpha, runs, dataset, model, regs, methods)
     if logged:  # a twin that logged no layers cannot be the reference of logged measures
         from ..analysis.run_log import layer_rows

@@ -28,7 +28,7 @@ def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, t
     if click.get_current_context().get_parameter_source("client") == click.core.ParameterSource.COMMANDLINE:
         raise CollapseLabError("--client has no effect on cka: it compares the global model with every client stored "
                                "at the round; drop --client")
-    selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
+    selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods, one_round=True)  # each run alone
     fs = feature_source(split=split, dtype=feature_dtype, device=device)
     out = cka(selected, fs, rounds_spec, round_, fig_dir, progress_callback("cka"), warn)
     if as_json:
@@ -53,7 +53,7 @@ def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, ta
     from ..analysis.similarity_view import nc
 
     check_analysis_options(tau, client, None)
-    selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
+    selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods, one_round=True)  # each run alone
     fs = feature_source(split=split, dtype=feature_dtype, device=device)
     rows, figures = nc(selected, fs, rounds_spec, round_, client, fig_dir, progress_callback("nc"), warn)
     if as_json:

@@ -68,7 +68,8 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
         raise CollapseLabError("--round has no effect with --rounds (which draws the rounds it names); drop one")
     if logged and rounds_spec is None:
         raise CollapseLabError("--logged draws spectra over rounds: give --rounds (e.g. --rounds all)")
-    selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
+    selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods,
+                           one_round=round_ is not None or rounds_spec is not None)
     if logged:
         rows, paths = spectrum_rounds.logged_over_rounds(selected, rounds_spec, tau, fig_dir)
         return _print("rounds", "logged", rows, paths, as_json)
@@ -94,7 +95,7 @@ def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clien
     from ..analysis.spectrum_view import compare
 
     check_analysis_options(tau, client, top)
-    selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods)
+    selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods, one_round=True)  # each run alone
     fs = feature_source(split=split, dtype=feature_dtype, device=device)
     results, paths = compare(selected, fs, round_, client, tau, top, fig_dir)
     if as_json:
