@@ -59,8 +59,12 @@ def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client
     fs = None if logged else feature_source(split=split, dtype=feature_dtype, device=device)
     rows, computed, paths = collapse_by_layer(selected, fs, rounds_spec, round_, client, layers, tau, positions,
                                               spectra_at, split, fig_dir, logged, progress_callback("layers"), warn)
+    from ..analysis.layer_view import groups, iid_groups
+    from ..analysis.onset import line, summary
+
+    onset = summary(rows, iid_groups(selected, groups(selected)))
     if as_json:
-        click.echo(json.dumps({"layers": rows, "tau": tau, "computed": computed,
+        click.echo(json.dumps({"layers": rows, "tau": tau, "computed": computed, "onset": onset,
                                "figures": [str(p) for p in paths]}, indent=1))
         return
     click.echo(f"{'run':<48} {'model':<9} {'round':>5} {'layer':<14} {'width':>6} {'n>tau':>6} {'erank':>8} {'PR':>8}")
@@ -68,6 +72,11 @@ def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client
         click.echo(f"{e['run']:<48} {e['model']:<9} {e['round']:>5} {e['layer']:<14} {e['width']:>6} "
                    f"{e['n_significant']:>6} {e['effective_rank']:>8.2f} {e['participation_ratio']:>8.2f}")
     click.echo(f"{computed} model(s) read; figures: " + ", ".join(str(p) for p in paths))
+    for s in onset:
+        click.echo(f"layers: {line(s)}")
+    if not onset:
+        click.echo("layers: no IID run of these settings in the store, so no onset is given (train --alpha inf beside "
+                   "them, or name one with --run)")
 
 
 __all__ = ["layers_cmd"]

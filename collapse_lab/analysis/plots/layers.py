@@ -21,17 +21,17 @@ def _group(e: dict) -> str:
     return e.get("group") or e["run"]
 
 
-ONSET = 0.5  # a layer's onset: the first round its measure is at most this share of its initial value
 
 
 def heatmap_figure(rows: list[dict], measure: str, title: str, reference: dict | None = None):
     """Layers (input side at the top) x rounds, one row of panels per group (or run), one
     column per model (global, the client); with ``reference`` (group -> its IID group, the
     same settings at alpha inf) a last column shows the global model's log2 ratio to the IID
-    run's, round by round. Each cell holds its value where the panel is small enough to read;
-    a layer's onset (the first round at which its measure is at most ``ONSET`` of its first
-    round's, the initial model where round 0 is drawn) is outlined. ``rows``: dicts with run,
-    model, round, layer, ``measure``, optionally group and width."""
+    run's, round by round, with each layer's onset outlined (``analysis.onset``: the first
+    round from which it stays below half the IID run's value). Each cell holds its value where
+    the cell is wide enough for 7-pt text at the figure's size (7 in wide at most). ``rows``:
+    dicts with run, model, round, layer, ``measure``, optionally group and width."""
+    from ..onset import onsets
     from matplotlib.colors import LogNorm, TwoSlopeNorm
 
     groups = list(dict.fromkeys(_group(e) for e in rows))
@@ -54,7 +54,7 @@ def heatmap_figure(rows: list[dict], measure: str, title: str, reference: dict |
             mine = _mean_cells(cells, g, model)
             n = sorted({len(vs) for k, vs in cells.items() if k[:2] == (g, model)}) or [1]
             runs = f" ({n[0]}{'' if len(n) == 1 else f'-{n[-1]}'} seeds)" if n[-1] > 1 else ""
-            im = _heat_panel(axes[i][j], mine, norm, f"{g}: {model}{runs}", width, onset=True) or im
+            im = _heat_panel(axes[i][j], mine, norm, f"{g}: {model}{runs}", width) or im
         if reference:
             ax = axes[i][-1]
             if g not in reference:
@@ -67,15 +67,17 @@ def heatmap_figure(rows: list[dict], measure: str, title: str, reference: dict |
             ratio = {k: float(np.log2(v / ref[k])) for k, v in mine.items() if k in ref and v > 0 and ref[k] > 0}
             lim = max([abs(v) for v in ratio.values()] + [1e-3])
             rim = _heat_panel(ax, ratio, TwoSlopeNorm(0.0, -lim, lim), f"{g}: {models[0]} / IID (log2)", width,
-                              cmap="RdBu", fmt="{:+.2f}") or rim
+                              cmap="RdBu", fmt="{:+.2f}", onset=onsets(ratio)) or rim
     if im is not None:
         cb = fig.colorbar(im, ax=[row[k] for row in axes for k in range(len(models))], label=measure.replace("_", " "),
-                          shrink=0.8)
+                          shrink=0.6, location="bottom")  # below the panels: the page's width is the panels'
         _plain_ticks(cb)
     if rim is not None:
-        fig.colorbar(rim, ax=[row[-1] for row in axes], label="log2 ratio to the IID run", shrink=0.8)
-    fig.suptitle(title + f"\n(outlined: a layer's onset, the first round at {ONSET:.0%} or less of its first "
-                 "round's value)", fontsize=9)
+        rcb = fig.colorbar(rim, ax=[row[-1] for row in axes], label="log2 ratio to IID", shrink=0.9, location="bottom")
+        rcb.ax.tick_params(labelsize=7)
+    fig.suptitle(title + ("\n(outlined: each layer's onset, the first round from which it stays below half the "
+                          "IID run's)" if reference else "\n(no IID run of these settings: no onset is marked)"),
+                 fontsize=9)
     return fig
 
 
@@ -85,10 +87,11 @@ def _heat_grid(rows: int, cols: int, n_layers: int, n_rounds: int):
     from .style import plt, use
 
     use()
-    w = min(7.0, max(2.2, 0.32 * n_rounds + 1.4))
+    w = min((7.0 - 0.4) / cols, max(2.2, 0.32 * n_rounds + 1.4))  # the whole figure 7 in wide at most: print size
     h = max(1.6, 0.26 * n_layers + 0.9)
-    fig, axes = plt.subplots(rows, cols, figsize=(w * cols + 1.2, h * rows + 0.6), squeeze=False,
+    fig, axes = plt.subplots(rows, cols, figsize=(w * cols + 0.4, h * rows + 1.4), squeeze=False,
                              layout="constrained")
+    fig.panel_width_in = w
     return fig, [list(r) for r in axes]
 
 
@@ -102,15 +105,16 @@ def _plain_ticks(cb) -> None:
 
     lo, hi = cb.mappable.norm.vmin, cb.mappable.norm.vmax
     ticks = np.unique(np.round(np.geomspace(lo, hi, 5), 2 if hi < 10 else 1))
-    cb.ax.yaxis.set_major_locator(FixedLocator(ticks))
-    cb.ax.yaxis.set_minor_locator(FixedLocator([]))
+    axis = cb.ax.xaxis if cb.orientation == "horizontal" else cb.ax.yaxis
+    axis.set_major_locator(FixedLocator(ticks))
+    axis.set_minor_locator(FixedLocator([]))
     fmt = ScalarFormatter()
     fmt.set_scientific(False)
-    cb.ax.yaxis.set_major_formatter(fmt)
+    axis.set_major_formatter(fmt)
     cb.ax.tick_params(labelsize=8)
 
 
-def _heat_panel(ax, mine: dict, norm, title: str, width: dict | None = None, onset: bool = False,
+def _heat_panel(ax, mine: dict, norm, title: str, width: dict | None = None, onset: dict | None = None,
                 cmap: str = "viridis", fmt: str = "{:.3g}"):
     from matplotlib.patches import Rectangle
 
@@ -130,19 +134,17 @@ def _heat_panel(ax, mine: dict, norm, title: str, width: dict | None = None, ons
     ax.set_yticks(range(len(layers)), names, fontsize=8)
     ax.set_xlabel("round (0: the initial model)" if rounds[0] == 0 else "round", fontsize=8)
     ax.set_title(title, fontsize=9)
-    if len(rounds) <= 12 and len(layers) <= 14:  # values a reader can take in
+    cell = (getattr(ax.figure, "panel_width_in", 2.0) - 1.1) / len(rounds)  # a cell's width, the labels' margin off
+    if len(layers) <= 14 and cell >= 0.36:  # 7-pt values only where a cell holds them
         for (y, x), v in np.ndenumerate(m):
             if np.isfinite(v):
                 shade = norm(v) if norm is not None else 0.5
-                ax.text(x, y, fmt.format(v), ha="center", va="center", fontsize=6.5,
+                ax.text(x, y, fmt.format(v), ha="center", va="center", fontsize=7,
                         color="black" if 0.35 < float(shade) < 0.85 or (cmap == "viridis" and shade >= 0.85) else "white")
-    if onset:
-        for y in range(len(layers)):
-            row = m[y]
-            first = next((v for v in row if np.isfinite(v)), None)
-            hit = next((x for x, v in enumerate(row) if first and np.isfinite(v) and v <= ONSET * first), None)
-            if hit is not None:
-                ax.add_patch(Rectangle((hit - 0.5, y - 0.5), 1, 1, fill=False, edgecolor="#d62728", linewidth=1.6))
+    for layer, r in (onset or {}).items():
+        if layer in layers and r in rounds:
+            ax.add_patch(Rectangle((rounds.index(r) - 0.5, layers.index(layer) - 0.5), 1, 1, fill=False,
+                                   edgecolor="#d62728", linewidth=1.6))
     return im
 
 
