@@ -309,7 +309,8 @@ def effect(a: float, b: float, op: str) -> list:
 def design(claim: dict, values: dict) -> dict:
     """How the claim's comparisons are read over seeds: ``unpaired`` where they compare runs
     at different alphas (another alpha draws another partition: Welch), and the ``bounds``
-    of its metric where it is a count among the top k (a tie there is saturation)."""
+    of its metric where it is a count among the top k (0, k and the number of classes: a tie
+    there is saturation)."""
     from ..spectra.measures import bounds
 
     if claim.get("check") == "order":
@@ -318,7 +319,10 @@ def design(claim: dict, values: dict) -> dict:
         varied = {k.partition(".")[0] for k in {**(claim.get("a") or {}), **(claim.get("b") or {})}}
     tops = [s["metrics"].get("top") for p in values.get("panels", []) for s in p.get("series", [])
             if isinstance(s.get("metrics"), dict) and s["metrics"].get("top") is not None]
-    b = bounds(claim["metric"], int(max(tops))) if claim.get("metric") and tops else None
+    classes = {s["metrics"].get("classes") for p in values.get("panels", []) for s in p.get("series", [])
+               if isinstance(s.get("metrics"), dict)} - {None}
+    b = (bounds(claim["metric"], int(max(tops)), classes.pop() if len(classes) == 1 else None)
+         if claim.get("metric") and tops else None)
     return {"unpaired": "alpha" in varied, **({"bounds": list(b)} if b else {})}
 
 

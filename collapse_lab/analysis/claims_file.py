@@ -51,7 +51,10 @@ def claims_markdown(records: list[dict], preset: str) -> str:
              "correction; *uninformative (measure saturated)* when a strict claim's values all sit at the measure's "
              "ceiling or floor; else *not resolved at this scale*. The direction count beside it (the claimed way in "
              "k of n seeds) is not a verdict. Over seeds: each number that differs between seeds as mean [95 % "
-             "Student-t interval].", "",
+             "Student-t interval]."] + ([
+             "", "**The quick preset is a stand-in at a toy scale, an unmatched regime: its verdicts check the code path, "
+             "they are not a test of the paper.** `--preset cpu` on real data, or a ladder (docs/scale.md), tests it."]
+             if preset == "quick" else []) + ["",
              "| entry | claim | measured (seed means) | over seeds | verdict | per seed |", "|---|---|---|---|---|---|"]
     for rec in records:
         for c in rec.get("claims", []):

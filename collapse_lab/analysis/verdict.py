@@ -15,8 +15,10 @@ partition). The claim
   sorted, p_(i) <= 0.025 / (m - i + 1) rejects while it holds, stopping at the first that
   does not. An exact tie in every seed (no spread) fails a strict comparison (p = 0);
 - is **uninformative (measure saturated)** when a strict comparison ties in every seed at
-  the measure's floor or ceiling (a count at 0 or at k): the measure cannot see the
-  difference the claim is about (this wins over refuted for that comparison);
+  one of the measure's bounds (a count at 0, at k or at the number of classes), or when the
+  count sits at such a bound in every seed short of a fixed value the claim needs it to reach:
+  the measure cannot see the difference the claim is about (this wins over refuted for that
+  comparison);
 - is otherwise **not resolved at this scale**, with the seeds that would resolve its open
   comparisons the claimed way at the observed spread: per seed group for a Welch comparison
   (both groups grow), per pair for a paired one; none where an estimate has the wrong sign.
@@ -120,8 +122,12 @@ def comparison(effects: list[list], unpaired: bool, bounds: tuple[float, float] 
         p = 0.0 if (mean < 0 or (mean == 0 and strict)) else 1.0
     else:
         p = _cdf(mean / se, df)
-    saturated = bool(strict and has_ab and bounds is not None and se == 0 and mean == 0
-                     and all(float(e[2]) == float(e[3]) and float(e[2]) in bounds for e in effects))
+    tied = bool(strict and has_ab and bounds is not None and se == 0 and mean == 0
+                and all(float(e[2]) == float(e[3]) and float(e[2]) in bounds for e in effects))
+    # a count held at a bound in every seed, against one fixed value it would have to pass: it cannot move there
+    stuck = bool(has_ab and bounds is not None and se == 0 and mean < 0 and len({float(e[3]) for e in effects}) == 1
+                 and all(float(e[2]) in bounds for e in effects))
+    saturated = tied or stuck
     if saturated:
         state = SATURATED
     elif low > 0 or (not strict and low >= 0):

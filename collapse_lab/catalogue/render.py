@@ -12,6 +12,8 @@ from ..errors import CollapseLabError
 from .overrides import describe
 from .planning import lacking_data
 
+STAND_IN = ("(the quick preset is a stand-in at a toy scale, an unmatched regime: these words check the code path, "
+            "they are not a test of the paper; --preset cpu on real data, or a ladder, tests it)")
 SMOKE_NOTE = "SMOKE: one round, one local step per client, a small test set: proves the path, not the papers' numbers"
 
 
@@ -121,7 +123,7 @@ def figure_record(e, run, explain=str) -> dict:
         say(f"figures: {e.name}: not rendered: {err}")
         return {"entry": e.name, "error": str(err)}
     say(f"figures: {e.name} -> {run.out / e.name}.png ({rec['seconds']:.1f} s, runs in {rec['precision']}); claims: "
-        + verdict_counts(rec["claims"]))
+        + verdict_counts(rec["claims"]) + (f" {STAND_IN}" if run.ctx.preset == "quick" else ""))
     return rec
 
 

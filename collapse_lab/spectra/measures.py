@@ -66,12 +66,14 @@ def measure(name: str, label: str, unit: str, reads: str, definition: str, count
                              per_layer=per_layer)
 
 
-def bounds(name: str, top: int) -> tuple[float, float] | None:
-    """The values at which the measure ``name`` cannot move further (0 and k for a count among
-    the top k); None for a measure without such bounds or an unknown name."""
+def bounds(name: str, top: int, classes: int | None = None) -> tuple[float, ...] | None:
+    """The values at which the count ``name`` stops moving: 0 and k for a count among the top
+    k, and the number of classes (a trained classifier's representation settles on about as
+    many directions as classes, so a count tied there in every seed cannot see the claimed
+    difference); None for a measure without such bounds or an unknown name."""
     if name not in MEASURES.names() or not MEASURES.info(name).get("counts_top"):
         return None
-    return 0.0, float(top)
+    return (0.0, float(top)) + ((float(classes),) if classes else ())
 
 
 @measure("n_significant", "n above τ", "singular values", "spectrum",

@@ -120,3 +120,16 @@ def test_no_number_of_seeds_resolves_a_wrong_sign():
     a, b = [10.0, 12.0, 9.0], [11.0, 13.0, 10.5]  # claimed a > b, the estimate says less
     out = verdict([[e] for e in _eff(a, b)], unpaired=True)
     assert out["verdict"] == OPEN and out["seeds_to_resolve"] is None
+
+
+def test_a_count_held_at_the_number_of_classes_is_uninformative_not_refuted():
+    from collapse_lab.spectra.measures import bounds
+
+    b = bounds("n_relative_top", 100, classes=10)
+    assert b == (0.0, 100.0, 10.0) and bounds("effective_rank", 100, classes=10) is None
+    tie = [[[0.0, True, 10.0, 10.0]] for _ in range(3)]  # 10 (inf) > 10 (0.01) in every seed: a tie at C
+    assert verdict(tie, bounds=b)["verdict"] == SATURATED and verdict(tie, bounds=(0.0, 100.0))["verdict"] == REFUTED
+    short = [[[10.0 - 90.0, False, 10.0, 90.0]] for _ in range(3)]  # held at C = 10 in every seed, claimed >= 90
+    assert verdict(short, bounds=b)["verdict"] == SATURATED
+    real = [[[43.0 + i - 90.0, False, 43.0 + i, 90.0]] for i in range(3)]  # off any bound: a refutation stays one
+    assert verdict(real, bounds=b)["verdict"] == REFUTED

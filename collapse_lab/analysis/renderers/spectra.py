@@ -38,7 +38,9 @@ def spectrum_series(ctx: Context, entry, panel: dict, top: int, tau: float, r: i
         out.append({"label": lab, "key": g.key, "x": list(range(1, k + 1)), "y": mean.tolist(),
                     "y_std": std.tolist() if len(svs) > 1 else None, "n": len(svs),
                     "runs": [run.path.name for run in g.runs],
-                    "metrics": {**{m: sum(v) / len(v) for m, v in per_run.items()}, "top": k}})
+                    "metrics": {**{m: sum(v) / len(v) for m, v in per_run.items()}, "top": k,
+                                **({"classes": int(g.runs[0].meta["num_classes"])}
+                                   if g.runs and g.runs[0].meta.get("num_classes") else {})}})
     return out
 
 
