@@ -47,7 +47,9 @@ def dry_lines(rows: list[dict]) -> list[str]:
              + (f"; kept: {', '.join(r['kept'])}" if r["kept"] else "") for r in rows]
     cpu, gpu = sum(r["cpu_2core_hours"] for r in rows), sum(r["h100_hours"] for r in rows)
     return lines + [f"in all: {sum(r['to_train'] for r in rows)} run(s) to train, about {duration(cpu * 3600)} on 2 "
-                    f"cores or {duration(gpu * 3600)} on one H100"]
+                    f"cores or {duration(gpu * 3600)} on one H100",
+                    "(a rung: train options over the preset; each rung's claims are checked over its seeds and written "
+                    "to --out: records/, LADDER.md, ladder.png; `collapse-lab ladder --help` says how they read)"]
 
 
 def nothing_to_read(cells_: list[dict], store: Path, out: Path) -> bool:
