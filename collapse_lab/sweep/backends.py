@@ -115,7 +115,8 @@ class _Worker:
 
     def close(self) -> None:
         if self.proc.poll() is None:
-            self.proc.stdin.close()
+            if not self.proc.stdin.closed:
+                self.proc.stdin.close()
             self.proc.wait()
         self.logf.close()
 
@@ -184,16 +185,22 @@ def not_started(queue: list[list[RunConfig]], report: Callable[[dict], None], st
     return out
 
 
-def _stop_workers(pool: list[_Worker]) -> None:
-    """Each worker finishes its current client, stores it and exits; none is left behind
-    (a second Ctrl-C while waiting kills them)."""
+def _stop_workers(pool: list[_Worker], wait: float = 600) -> None:
+    """Each worker finishes its current client, stores it and exits; an idle one (blocked
+    on its input, which the signal's flag does not wake) gets the end of its input and exits
+    at once; none is left behind (a second Ctrl-C while waiting kills them)."""
     for w in pool:
         if w.proc.poll() is None:
             w.proc.send_signal(signal.SIGTERM)
+            if w.unit is None:
+                try:
+                    w.proc.stdin.close()
+                except OSError:
+                    pass  # it is exiting already
     try:
         for w in pool:
             try:
-                w.proc.wait(timeout=600)
+                w.proc.wait(timeout=wait)
             except subprocess.TimeoutExpired:
                 w.proc.kill()
     except KeyboardInterrupt:
