@@ -28,7 +28,8 @@ def run_evidence(ctx, run, r: int, curve: dict[int, float]) -> dict:
     """The evidence of one run at round ``r``: its accuracy curve (points, rounds 1..r; None
     where a round has none) and the spectra of the global and client-0 models (``ctx``: the
     analysis context that reads the run's features)."""
-    out = {"acc_curve": [None if q not in curve else round(100.0 * curve[q], 6) for q in range(1, r + 1)]}
+    out = {"acc_curve": [None if q not in curve else round(100.0 * curve[q], 6) for q in range(1, r + 1)],
+           **({"classes": int(run.meta["num_classes"])} if run.meta.get("num_classes") else {})}
     for name, client in (("global", None), ("client0", 0)):
         sv, floor = ctx.spectrum(run, r, client)
         out[f"spectrum_{name}"] = [float(x) for x in sv.to(torch.float64)]
@@ -106,8 +107,11 @@ def spectra_values(params: dict, runs: list[dict], seed: int | None = None, curv
                     per[name].append(value(name, Inputs(sv, m[f"floor_{which}"], tau, top)))
             k = min(top, *(len(m[f"spectrum_{which}"]) for m in ms))
             key = _key(ms[0])
+            classes = {m.get("classes") for m in ms}  # kept since evidence names them; older evidence has none
             series.append({"label": legend[len(series)], "key": key, "n": len(ms),
-                           "metrics": {**{n: sum(v) / len(v) for n, v in per.items()}, "top": k}})
+                           "metrics": {**{n: sum(v) / len(v) for n, v in per.items()}, "top": k,
+                                       **({"classes": classes.pop()} if len(classes) == 1 and None not in classes
+                                          else {})}})
             if curves:
                 svs = [torch.tensor(m[f"spectrum_{which}"], dtype=torch.float64) for m in ms]
                 mean, std = log10_mean_std(svs, [m[f"floor_{which}"] for m in ms], k)

@@ -37,7 +37,9 @@ def read(out: Path, cfg, data: dict | None) -> dict | None:
         return None
     if data is not None and (kept.get("data") or {}).get("test_sha256") != data.get("test_sha256"):
         return None
-    return kept["measures"]
+    from ..analysis.evidence_check import check_measures
+
+    return check_measures(kept["measures"], str(p), cfg.rounds)  # valid JSON edited or damaged: refused, named
 
 
 def keep(out: Path, cfg, data: dict | None, measures: dict) -> Path:

@@ -3,6 +3,7 @@ of docs/scale.md and the claims per rung, against hand computations."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import math
 
 import pytest
@@ -317,13 +318,16 @@ def test_kept_evidence_spares_training_only_where_the_figure_can_be_drawn_from_i
 
     runs = [RunConfig(seed=s, rounds=3) for s in (0, 1)]
     data = {"test_sha256": "a" * 64}
-    kept_evidence.keep(tmp_path, runs[0], data, {"seed": 0})
+    real = json.loads((Path(__file__).resolve().parents[2] / "docs" / "scale" / "a" / "records" / "runs" /
+                       "cifar10_cnn-bn_fedavg_none_dir0.01_K10_s0_6d4dea37-r30.json").read_text())["measures"]
+    measures = {**real, "acc_curve": real["acc_curve"][:3], "round": 3}  # a whole run's evidence, 3 rounds long
+    kept_evidence.keep(tmp_path, runs[0], data, measures)
     fig2, fig4, acc = pick(["feddecorr-fig2", "journal-fig4", "feddecorr-fig4"], "figure")
     assert to_train({"entry": fig2, "configs": runs, "data": data}, tmp_path) == runs[1:]
     assert to_train({"entry": fig4, "configs": runs, "data": data}, tmp_path) == runs[1:]
     assert to_train({"entry": acc, "configs": runs, "data": data}, tmp_path) == runs
-    assert kept_evidence.read(tmp_path, runs[0], data) == {"seed": 0}
-    assert kept_evidence.read(tmp_path, runs[0], None) == {"seed": 0}  # images unreadable: taken by run and rounds
+    assert kept_evidence.read(tmp_path, runs[0], data) == measures
+    assert kept_evidence.read(tmp_path, runs[0], None) == measures  # images unreadable: taken by run and rounds
     assert kept_evidence.read(tmp_path, runs[0], {"test_sha256": "b" * 64}) is None
     assert kept_evidence.read(tmp_path, dataclasses.replace(runs[0], rounds=4), data) is None
     kept_evidence.path(tmp_path, runs[1]).write_text('{"format": 2, "run": "x"')  # cut short: measured again
