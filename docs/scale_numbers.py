@@ -425,5 +425,25 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def guarded(argv: list[str]) -> int:
+    """``main``, with a damaged, missing or unwritable file said in one line (exit status 2)."""
+    from collapse_lab.errors import CollapseLabError
+
+    try:
+        return main(argv)
+    except json.JSONDecodeError as e:
+        print(f"scale_numbers: a record under {SCALE} is not valid JSON ({e}); restore it with git checkout",
+              file=sys.stderr)
+    except (KeyError, TypeError, ValueError) as e:
+        print(f"scale_numbers: a record under {SCALE} lacks what it should hold ({type(e).__name__}: {e}); "
+              "restore it with git checkout", file=sys.stderr)
+    except OSError as e:
+        print(f"scale_numbers: {e.filename or SCALE}: {e.strerror or e}; restore the file with git checkout, or "
+              "make the folder writable", file=sys.stderr)
+    except CollapseLabError as e:
+        print(f"scale_numbers: {e}", file=sys.stderr)
+    return 2
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(guarded(sys.argv[1:]))

@@ -78,3 +78,22 @@ def test_the_real_data_pages_training_times_are_the_cpu_records():
     assert (a, b) == (round(min(secs)), round(max(secs)))
     c, d = map(float, re.search(r"take about ([\d.]+)-([\d.]+) minutes", page).groups())
     assert (c, d) == (round(2 * min(secs) / 60 * 2) / 2, round(2 * max(secs) / 60 * 2) / 2)  # to half a minute
+
+
+def test_a_damaged_or_missing_record_is_one_line_not_a_traceback(tmp_path, monkeypatch):
+    sn = _script()
+    monkeypatch.setattr(sn, "SCALE", tmp_path)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "ladder.json").write_text('{"records": [')  # cut short
+    import io
+    from contextlib import redirect_stderr
+
+    err = io.StringIO()
+    with redirect_stderr(err):
+        assert sn.guarded(["summary"]) == 2
+    assert err.getvalue().startswith("scale_numbers: a record under") and "Traceback" not in err.getvalue()
+    (tmp_path / "a" / "ladder.json").unlink()
+    err = io.StringIO()
+    with redirect_stderr(err):
+        assert sn.guarded(["summary"]) == 2
+    assert "ladder.json: No such file or directory" in err.getvalue()

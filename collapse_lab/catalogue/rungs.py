@@ -82,6 +82,10 @@ def _rung(i: int, d, where: str, entry_names: list[str]) -> Rung:
                                    "(`collapse-lab figures --list`); correct it or drop it here")
         # a rung for entries this ladder does not climb applies to none of them (a ladder of a subset)
         entries = tuple(x for x in entries if x in entry_names)
+    rounds = overrides.get("rounds")
+    if rounds is not None and (not isinstance(rounds, int) or rounds < 2):
+        raise CollapseLabError(f"{where}: rung {name}: rounds {rounds!r}: give 2 or more (the regime's plateau rule "
+                               "reads the accuracy over rounds)")
     seeds = d.get("seeds")
     if seeds is not None:
         if (not isinstance(seeds, list) or not seeds or len(set(seeds)) != len(seeds)
@@ -121,8 +125,20 @@ def load_rungs(path: str | Path, entry_names: list[str]) -> list[Rung]:
 
     where = f"--rungs {path}"
     p = rungs_path(path)
+
+    class Strict(yaml.SafeLoader):  # a key given twice is a mistake, not the later value silently
+        pass
+
+    def mapping(loader, node, deep=False):
+        keys = [loader.construct_object(k, deep=deep) for k, _ in node.value]
+        twice = sorted({str(k) for k in keys if keys.count(k) > 1})
+        if twice:
+            raise CollapseLabError(f"{where}: key {twice[0]!r} is given twice in one mapping (line "
+                                   f"{node.start_mark.line + 1}); keep one")
+        return loader.construct_mapping(node, deep=deep)
+    Strict.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
     try:
-        d = yaml.safe_load(p.read_text())
+        d = yaml.load(p.read_text(), Loader=Strict)  # noqa: S506 -- a SafeLoader subclass
     except (yaml.YAMLError, UnicodeDecodeError) as e:
         raise CollapseLabError(f"{where}: not valid YAML ({str(e).splitlines()[0]})") from None
     if not isinstance(d, dict) or set(d) != {"rungs"} or not isinstance(d["rungs"], list) or not d["rungs"]:

@@ -348,6 +348,8 @@ BAD_RUNGS = [
     ("rungs:\n- name: a\n  sett: {lr: 0.1}\n", "rung a: unknown key 'sett'"),
     ("rungs:\n- name: a\n  set: [lr, 0.1]\n", "rung a: set must be a mapping"),
     ("rungs:\n- name: a\n  set: {bogus: 1}\n", "rung a: --set bogus: no such train option"),
+    ("rungs:\n- name: a\n  set: {rounds: 1}\n", "rung a: rounds 1: give 2 or more"),  # refused before it trains
+    ("rungs:\n- name: a\n  set: {lr: 0.1, lr: 0.2}\n", "key 'lr' is given twice in one mapping (line 3)"),
     ("rungs:\n- name: a\n  set: {local_epochs: 1.5}\n", "rung a: --set: --local-epochs 1.5 is not a whole number"),
     ("rungs:\n- name: a\n  set: {lr: -1}\n", "--lr must be > 0"),
     ("rungs:\n- name: a\n  set: {device: cpu}\n", "rung a: --set device: device is not part of what a run computes"),
