@@ -18,9 +18,35 @@ def _say(m: str) -> None:
     print(m, file=sys.stderr)
 
 
+def check_arguments(names, preset, overrides, keep, workers, stack) -> None:
+    """What the command line refuses, refused from Python too, in the same one line (a
+    ``CollapseLabError``): a bare string for the names, an unknown preset or keep, overrides
+    that are not a mapping, workers or stack below 1."""
+    from ..analysis.catalogue import PRESETS
+    from ..errors import CollapseLabError
+    from ..runspec.backend import check_common
+
+    if isinstance(names, (str, bytes)):
+        raise CollapseLabError(f"names: give a list of entry names, e.g. [{names!r}] (a bare string would be read "
+                               "letter by letter)")
+    if preset not in PRESETS:
+        raise CollapseLabError(f"--preset {preset}: choose one of {', '.join(PRESETS)}")
+    if overrides is not None and not isinstance(overrides, dict):
+        raise CollapseLabError(f"overrides: give a mapping such as {{'lr': 0.05}} (the command's --set KEY=VALUE), "
+                               f"not {type(overrides).__name__} {overrides!r}")
+    if keep not in ("read", "all"):
+        raise CollapseLabError(f"--keep {keep}: choose read or all")
+    for name, v in (("workers", workers), ("stack", stack)):
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int)):
+            raise CollapseLabError(f"--{name} {v!r}: give a whole number >= 1")
+    check_common(workers, stack)
+
+
 def _session(kind: str, names, preset, store, out, train, smoke, data_root, precision, overrides, keep, workers,
              stack, say):
     from ..analysis.catalogue import pick
+
+    check_arguments(names, preset, overrides, keep, workers, stack)
     from ..plan import Plan
     from .overrides import parse
     from .planning import smoke_paths
