@@ -37,6 +37,12 @@ def over_rounds(selected, fs, spec: str, client: int, tau: float, top: int | Non
     for row, run in zip(axes, selected):
         asked = parse_rounds(spec, int(run.meta.get("rounds_complete", 0)))
         rounds = [r for r in asked if run.has_global(r)]  # retention, or an import of some rounds
+        if "recorded_by" not in run.meta:  # trained here: a round neither held nor pruned is damage, said
+            lost = [r for r in asked if r not in rounds and r not in run.pruned()["global"]]
+            if lost:
+                raise CollapseLabError(f"{run.path.name}: {run.global_path(lost[0]).relative_to(run.path)} is missing, "
+                                       "and the run did not prune it: the run is damaged; collapse-lab train --resume "
+                                       "with its options recreates it")
         if not rounds:
             raise CollapseLabError(f"--rounds {spec}: {run.path.name} holds none of rounds {asked}; it holds "
                                    f"{kept_rounds(run)}")
