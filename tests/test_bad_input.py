@@ -95,6 +95,7 @@ CASES = [
     (T + ["--dataset-option", "max_train_per_class=0"], "--dataset-option max_train_per_class=0: give a whole number"),
     (["tables", "feddecorr-fig2"], "unknown table 'feddecorr-fig2'"),
     (["theory", "thm1", "--depth", "1"], "--depth must be >= 2"),
+    (["theory", "thm1", "--scale", "1e300"], "--scale 1e+300: give a scale in (0, 10]"),
     (["theory", "thm1", "--dataset", "mnist"], "--dataset mnist needs --data-root"),
     (["theory", "align", "--clients", "0"], "--clients must be >= 1"),
     (["theory", "align", "--client", "5", "--clients", "3"], "--client 5 is not one of the --clients 3 (0..2)"),

@@ -55,6 +55,9 @@ def check_settings(depth, width, eta, horizon, alphas, client=0, clients=1, seed
         raise CollapseLabError(f"--client {client} is not one of the --clients {clients} (0..{clients - 1})")
     if seed < 0:
         raise CollapseLabError(f"--seed must be >= 0 (got {seed})")
+    if scale > 10:  # the product of L + 1 layers at this scale leaves float64's range within the horizon
+        raise CollapseLabError(f"--scale {scale:g}: give a scale in (0, 10] (the initial singular values; the paper's "
+                               "analysis starts small, 0.3 by default)")
     if horizon / eta > 2e5:
         raise CollapseLabError(f"--horizon / --eta = {horizon / eta:.0f} steps is too many; raise --eta or lower --horizon")
     return [parse_alpha(a) for a in alphas] if alphas else list(DEFAULT_ALPHAS)
