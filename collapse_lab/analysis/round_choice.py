@@ -22,7 +22,7 @@ def pick_round(run: RunDir, r: int | None) -> int:
     if not run.has_global(r):
         from ..store.retention import check_readable_round
 
-        check_readable_round(run, r, None)  # a round retention pruned is named as pruned, with why
+        check_readable_round(run, r, None, "choose one with --round")  # pruned: named as pruned, with why
         raise CollapseLabError(f"--round {r}: {run.path.name} holds no global model of round {r}; it holds rounds "
                                f"{_spans(kept_rounds(run))}")
     return r

@@ -113,7 +113,9 @@ def trace(run, r: int, client: int, epochs: int | None, data_root: str | None) -
     idx = torch.as_tensor(part.client_indices[client], dtype=torch.long)
     x, y = ds.train_x[idx], ds.train_y[idx]
     with retention.read_lock(run.path):
-        retention.check_readable_round(run, r - 1, None)
+        kept = [q + 1 for q in run.rounds_on_disk() if run.has_global(q) and q + 1 <= run.meta.get("rounds_complete", 0)]
+        retention.check_readable_round(run, r - 1, None, f"units replays round R from round R - 1's global model: "
+                                                         f"choose --round among {kept or 'none'}")
         start = build_model(builder(cfg.model, cfg.model_revision), ds.num_classes, ds.input_shape)
         start.load_state_dict(run.load_state(r - 1, None, start, extra_ok=True))
     state = {k: v.clone() for k, v in start.state_dict().items()}

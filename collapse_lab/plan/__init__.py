@@ -69,7 +69,7 @@ def entry_runs(entry, preset: str, warn=None, smoke: bool = False, data_root: st
     # the data-dependent values where the data are here; a run whose data are not is missing anyway
     where = f"analyses/specs/{entry.name}.yaml runs.{preset}"
     try:
-        configs = expand(spec, where, warn, data="if-present", data_root=data_root)
+        configs = expand(spec, where, warn, data="if-present", data_root=data_root, max_option=None)
     except CollapseLabError as e:
         if not overrides:
             raise
@@ -86,7 +86,8 @@ def cell_runs(entry, preset: str, opts: dict, smoke: bool = False, data_root: st
     cell = {"base": base, "seeds": spec.get("seeds", [0])}
     if overrides:  # --set, as entry_runs applies it
         cell = with_overrides(entry.name, preset, cell, overrides)
-    configs = expand(cell, f"analyses/specs/{entry.name}.yaml cell", data="if-present", data_root=data_root)
+    configs = expand(cell, f"analyses/specs/{entry.name}.yaml cell", data="if-present", data_root=data_root,
+                     max_option=None)  # the catalogue's commands have no --max-runs
     if len(configs) != len(spec.get("seeds", [0])):  # e.g. no alpha: train's default expands to four
         raise CollapseLabError(f"{entry.name}: a cell's options {opts} give {len(configs)} runs per seed list, not one "
                                "per seed; the spec must pin every option that expands")

@@ -109,7 +109,7 @@ def points(spec: dict, where: str) -> list[dict]:
 
 
 def expand(spec: dict, where: str, warn=None, max_runs: int = MAX_RUNS, distinct: bool = False,
-           data: str = "require", data_root: str | None = None) -> list[RunConfig]:
+           data: str = "require", data_root: str | None = None, max_option: str | None = "--max-runs") -> list[RunConfig]:
     """The spec's run configurations, each resolved and checked as ``train`` would; the
     same configuration reached twice is one run. An option the grid crosses with a
     combination where it has no effect (alpha with a pathological partition, beta with no
@@ -119,8 +119,8 @@ def expand(spec: dict, where: str, warn=None, max_runs: int = MAX_RUNS, distinct
     ``data_root``: the command's ``--data-root`` (``resolve_runs``)."""
     n = count_points(spec)
     if n > max_runs:
-        raise CollapseLabError(f"{where}: the grid has {n:,} points, more than {max_runs:,}; split the spec, or "
-                               "raise --max-runs if you mean it")
+        raise CollapseLabError(f"{where}: the grid has {n:,} points, more than {max_runs:,}; split the spec"
+                               + (f", or raise {max_option} if you mean it" if max_option else ""))
     configs, seen, fired = [], {}, {}  # fired: message -> points where it was reset
     pts = points(spec, where)
     for i, point in enumerate(pts):

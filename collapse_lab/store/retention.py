@@ -200,13 +200,15 @@ def skip_note(name: str, meta: dict, keep_global: str, keep_local: str) -> str |
             "it applies to the rounds an extension (--resume --rounds N) trains")
 
 
-def check_readable_round(run, r: int, client: int | None) -> None:
+def check_readable_round(run, r: int, client: int | None, advice: str = "") -> None:
     """Inside ``read_lock``: a round whose file the run deleted on purpose is named as
-    pruned (with the policy and the rounds that keep it), not as missing or damaged."""
+    pruned (with the policy and the rounds that keep it), not as missing or damaged;
+    ``advice``: what the calling command offers (only options it has), after the rounds."""
     meta = run.meta
     kind = "global" if client is None else "local"
     if r in pruned(meta)[kind]:
         have = [q for q in run.rounds_on_disk() if (run.global_path(q) if client is None else run.client_path(q, client)).is_file()]
         what = "global model" if client is None else f"client {client}'s checkpoint"
         raise CollapseLabError(f"{run.path.name}: round {r}'s {what} was not kept (pruned by --keep-{kind} as the run "
-                               f"went on, not damaged); rounds that have it: {have or 'none'}: choose one with --round")
+                               f"went on, not damaged); rounds that have it: {have or 'none'}" + (
+                                   f": {advice}" if advice else ""))
