@@ -72,6 +72,7 @@ CASES = [
     (S + ["--round", "99"], "--round 99: "),
     (S + ["--round", "0"], "round 0 is the untrained initial model"),
     (S + ["--rounds", "5:2"], "--rounds '5:2': the range runs backwards"),
+    (["layers", "--spectra-at", "7"], "--spectra-at '7': rounds must lie in 0.."),
     (S + ["--rounds", "1,2", "--round", "2"], "--round has no effect with --rounds"),
     (S + ["--tau", "nan"], "--tau must be a finite number > 0"),
     (S + ["--client", "-1"], "--client must be >= 0"),
@@ -122,8 +123,8 @@ def invoke(args: list[str], root: Path):
     is_ = lambda *words: lambda a: a[:len(words)] == list(words)  # noqa: E731
     return invoke_case(args, lambda a: subs.get(a, a), [
         (is_("train"), "--store", root / "new"),
-        (lambda a: a[0] in ("spectrum", "compare"), "--out", root / "fig"),
-        (lambda a: a[0] in ("spectrum", "compare"), "--store", root / "ck"),
+        (lambda a: a[0] in ("spectrum", "compare", "layers"), "--out", root / "fig"),
+        (lambda a: a[0] in ("spectrum", "compare", "layers"), "--store", root / "ck"),
         (is_("theory", "prop1"), "--store", root / "ck"),
         (lambda a: a[0] == "theory" and a[1:2] != ["prop1"], "--out", root / "fig")])
 

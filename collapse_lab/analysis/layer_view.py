@@ -60,7 +60,7 @@ def _plan(selected, rounds_spec, round_, spectra_at, warn) -> list[tuple]:
         if rounds_spec is None and round_ is None:  # where collapse starts: every kept round from the initial model
             asked = list(range(last + 1))
         else:
-            asked = parse_rounds(rounds_spec or str(round_), last)
+            asked = parse_rounds(rounds_spec or str(round_), last, "--rounds" if rounds_spec else "--round")
         rounds = [r for r in asked if run.has_global(r)]  # a retention setting may have pruned some
         if not rounds:
             raise CollapseLabError(f"--rounds: {run.path.name} holds none of rounds {asked} (pruned by --keep-global, "
@@ -68,7 +68,7 @@ def _plan(selected, rounds_spec, round_, spectra_at, warn) -> list[tuple]:
         if len(rounds) < len(asked):
             warn(f"{run.path.name}: rounds {sorted(set(asked) - set(rounds))} are not stored (pruned by --keep-global, "
                  "or never recorded); skipped")
-        drawn = parse_rounds(spectra_at, last) if spectra_at else sorted({rounds[0], rounds[-1]})
+        drawn = parse_rounds(spectra_at, last, "--spectra-at") if spectra_at else sorted({rounds[0], rounds[-1]})
         if not set(drawn) <= set(rounds):
             raise CollapseLabError(f"--spectra-at {spectra_at!r}: round(s) {sorted(set(drawn) - set(rounds))} are "
                                    "not among --rounds; name rounds that are")

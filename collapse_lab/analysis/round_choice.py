@@ -32,8 +32,9 @@ def _spans(rounds: list[int]) -> str:
     return ", ".join(str(r) for r in rounds) if len(rounds) <= 12 else f"{', '.join(map(str, rounds[:10]))}, ... {rounds[-1]}"
 
 
-def parse_rounds(spec: str, last: int) -> list[int]:
-    """'all', 'A:B' (inclusive) or 'A,B,C' -> sorted rounds within 1..last."""
+def parse_rounds(spec: str, last: int, option: str = "--rounds") -> list[int]:
+    """'all', 'A:B' (inclusive) or 'A,B,C' -> sorted rounds within 1..last; ``option``: the
+    option the words came from, as the error names it."""
     try:
         if spec == "all":
             rounds = list(range(1, last + 1))
@@ -43,12 +44,12 @@ def parse_rounds(spec: str, last: int) -> list[int]:
         else:
             rounds = [int(s) for s in spec.split(",") if s.strip()]
     except ValueError:
-        raise CollapseLabError(f"--rounds {spec!r}: use all, A:B or A,B,C") from None
+        raise CollapseLabError(f"{option} {spec!r}: use all, A:B or A,B,C") from None
     if ":" in spec and spec != "all":
         a, b = spec.split(":", 1)
         if a and b and int(a) > int(b):
-            raise CollapseLabError(f"--rounds {spec!r}: the range runs backwards; write A:B with A <= B")
+            raise CollapseLabError(f"{option} {spec!r}: the range runs backwards; write A:B with A <= B")
     bad = [r for r in rounds if not 0 <= r <= last]
     if not rounds or bad:
-        raise CollapseLabError(f"--rounds {spec!r}: rounds must lie in 0..{last} (the run's trained rounds)")
+        raise CollapseLabError(f"{option} {spec!r}: rounds must lie in 0..{last} (the run's trained rounds)")
     return sorted(set(rounds))
