@@ -46,7 +46,7 @@ CASES = [
     (T + ["--partition", "shards"], "--partition: unknown partition 'shards'; choose one of: dirichlet"),
     (T + ["--dataset", "imagenet"], "--dataset: unknown data set 'imagenet'; choose one of: cifar10"),
     (T + ["--augment", "crop+mixup"], "unknown step 'mixup'"),
-    (T + ["--clients", "0"], "--clients must be >= 1"),
+    (T + ["--clients", "0"], "--clients 0 means one client per domain"),
     (T + ["--clients", "100000", "--min-size", "0"], "more than the 1437 training samples"),
     (T + ["--sample-fraction", "2"], "--sample-fraction must be in (0, 1]"),
     (["train", "--rounds", "0"], "--rounds must be >= 1"),

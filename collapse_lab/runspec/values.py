@@ -99,8 +99,10 @@ def no_negative_zero(cfg: RunConfig) -> RunConfig:
 
 def check_values(cfg: RunConfig) -> None:
     """The numbers of a configuration in their ranges (one line naming the option)."""
-    clients = cfg.clients or 1  # 0: one per domain, counted later
-    if clients < 1:
+    if cfg.clients == 0 and cfg.partition != "domain":  # 0: one client per domain, counted when the data loads
+        raise CollapseLabError("--clients 0 means one client per domain, which only --partition domain has; give 1 or "
+                               "more")
+    if cfg.clients < 0:
         raise CollapseLabError(f"--clients must be >= 1 (got {cfg.clients})")
     if not 0 < cfg.sample_fraction <= 1:
         raise CollapseLabError(f"--sample-fraction must be in (0, 1] (got {cfg.sample_fraction})")

@@ -71,3 +71,11 @@ def test_rounds_is_an_override_though_not_part_of_a_runs_name():
     assert [c.run_name() for c in got] == [c.run_name() for c in plain] and {c.rounds for c in got} == {3}
     with pytest.raises(Exception, match="changes none of feddecorr-fig1's runs"):
         overridden(e, Plan("quick", overrides={"rounds": plain[0].rounds}), None)
+
+
+def test_set_clients_0_is_refused_before_anything_trains(tmp_path):
+    from tests.fixtures import invoke
+
+    res = invoke("figures", "feddecorr-fig2", "--set", "clients=0", "--store", tmp_path / "s", "--out", tmp_path / "o")
+    assert res.exit_code == 2 and "--clients 0 means one client per domain" in res.output
+    assert not (tmp_path / "s").exists() and not (tmp_path / "o").exists()
