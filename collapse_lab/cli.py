@@ -15,6 +15,7 @@ from .commands.options import store_option
 from .commands.common import data_root_option, given_data_root, time_limit_option
 from .commands.failure import Group
 from .commands.strict import strict
+from .commands.train_report import TrainReport
 from .errors import CollapseLabError
 from .signals import exit_status
 from .timelimit import TIME_LIMIT, continue_command, deadline
@@ -145,7 +146,7 @@ def train(ctx, **params):
     if params["resume"] and params["overwrite"]:
         raise CollapseLabError("--resume and --overwrite contradict each other; choose one")
     log_to = params.pop("log_to", ())
-    from .commands.train_pool import check_pool
+    from .commands.train_pool import check_pool, run_pool
 
     check_pool(params["workers"], log_to)
     if log_to:
@@ -172,11 +173,9 @@ def train(ctx, **params):
         if p.action == "skip":
             click.echo(f"{p.path}: already complete with this configuration (--overwrite to retrain)", err=True)
     t0 = time.time()
-    report = _Report(log_to)
-    if (params["workers"] or 1) > 1 and any(p.action in ("train", "resume") for p in prepared):
-        _pool(ctx, prepared, report, params)
-    else:
-        _train_prepared(ctx, prepared, report, params, t0)
+    report = TrainReport(log_to)
+    pool = (params["workers"] or 1) > 1 and any(p.action in ("train", "resume") for p in prepared)
+    (run_pool(ctx, prepared, report, params) if pool else _train_prepared(ctx, prepared, report, params, t0))
     for p in prepared:
         if p.action == "skip":
             report.summaries.append({"run": str(p.path), "status": "skipped (complete)",
@@ -213,58 +212,7 @@ def _train_configs(explicit: dict, config_file, store, auto: bool) -> tuple[list
     return [c for c, _ in found], [note for _, note in found if note]  # notes said after the checks
 
 
-class _Report:
-    """What train says as its runs end: their summaries, each divergence with its hint, and
-    the live logs of --log, written as each round is stored."""
-
-    def __init__(self, log_to):
-        self.log_to, self.summaries, self.diverged, self.bar = log_to, [], [], None
-        self.logs: dict = {}  # (kind, run path) -> its live log (commands.export.live_log)
-        self.memos: dict = {}  # run path -> what its live logs share (the round's heatmap)
-
-    def __call__(self, ev: dict) -> None:
-        p = ev["prepared"]
-        if ev["event"] == "start":
-            self.bar.set_postfix_str(p.path.name)
-            return
-        if ev["event"] == "round":
-            self._logs(p.path, close=False)
-            return
-        info = {"alpha": alpha_str(p.config.alpha), "seed": p.config.seed, "resumed_from": p.start}
-        self.summaries.append({**ev["summary"], **info})
-        self._logs(p.path, close=True)
-        if ev["event"] == "end":
-            return
-        e, cfg = ev["error"], p.config  # diverged: the other runs go on; the command exits 1 at the end
-        hint = f"lower --lr (now {cfg.lr:g})" + (f" or --beta (now {cfg.beta:g})" if cfg.reg != "none" else "")
-        if e.client is None and "server_lr" in cfg.method_options:  # a server step diverged
-            hint = f"lower --server-lr (now {cfg.method_options['server_lr']:g}) or --lr (now {cfg.lr:g})"
-        click.echo(f"diverged: {e}; rounds up to {e.round - 1} are stored; {hint}", err=True)
-        self.diverged.append(p.path.name)
-
-    def _logs(self, path: Path, close: bool) -> None:
-        """Every round stored since the last call into each live log of the run; at its end, closed."""
-        from .commands.export import live_log
-        from .store import RunDir
-
-        memo = self.memos.setdefault(path, {})
-        for kind, folder in self.log_to:
-            log = self.logs.get((kind, path)) or self.logs.setdefault((kind, path), live_log(kind, folder, path, memo))
-            log.update(RunDir(path))
-            if close:
-                log.close()
-                del self.logs[(kind, path)]
-        if close:
-            self.memos.pop(path, None)
-
-    def close(self) -> None:
-        """An interrupted run's logs: what was stored is written."""
-        for log in self.logs.values():
-            log.close()
-        self.logs.clear()
-
-
-def _train_prepared(ctx, prepared, report: _Report, params: dict, t0: float) -> None:
+def _train_prepared(ctx, prepared, report, params: dict, t0: float) -> None:
     """Train the prepared runs here with a progress bar (one plain line per round in a log);
     Ctrl-C, SIGTERM or the time limit stop after the current client, saying how to continue."""
     from tqdm import tqdm
@@ -299,20 +247,6 @@ def _train_prepared(ctx, prepared, report: _Report, params: dict, t0: float) -> 
     finally:
         report.close()  # an interrupted run's live logs keep what was stored
         _restore_handlers(old_handlers)
-
-
-def _pool(ctx, prepared, report: _Report, params: dict) -> None:
-    """``--workers`` > 1: the runs on the local pool; Ctrl-C or SIGTERM says how to continue."""
-    from .commands.train_pool import train_pool
-    from .sweep.backends import Interrupted
-
-    try:
-        report.summaries, report.diverged = train_pool(prepared, Path(params["out"]), params["workers"],
-                                                       params["time_limit"])
-    except Interrupted as e:
-        click.echo(f"{e.signame}: the runs under way stopped at their last complete round. Continue with: "
-                   f"{continue_command(resume=True)}", err=True)
-        ctx.exit(exit_status(e.signame))
 
 
 def _precision_open(explicit: dict, config_file: str | None) -> bool:

@@ -40,7 +40,7 @@ def over_rounds(selected, fs, spec: str, client: int, tau: float, top: int | Non
         if "recorded_by" not in run.meta:  # trained here: a round neither held nor pruned is damage, said
             lost = [r for r in asked if r not in rounds and r not in run.pruned()["global"]]
             if lost:
-                raise CollapseLabError(f"{run.path.name}: {run.global_path(lost[0]).relative_to(run.path)} is missing, "
+                raise CollapseLabError(f"{run.path.name}: {run.checkpoint_name(lost[0])} is missing, "
                                        "and the run did not prune it: the run is damaged; collapse-lab train --resume "
                                        "with its options recreates it")
         if not rounds:

@@ -23,7 +23,23 @@ def dry(cells_: list[dict], store: Path, out_dir: Path, as_json: bool) -> None:
     click.echo(json.dumps(out, indent=1) if as_json else "\n".join(dry_lines(out)))
 
 
-@click.command("ladder")
+HELP = """Check the papers' claims of the figure entries NAMES on a ladder of scales.
+
+
+A rung is one set of train options laid over --preset (more rounds, more images, another
+model, more seeds: --rungs names the YAML file that lists them; `rungs` is the study's of
+docs/scale.md). Per rung and entry the ladder trains the runs (or reads them), renders the
+figure, measures the regime (do clients fit their own data, has the global model stopped
+improving, are units alive) and checks each claim over seeds: holds, refuted, not resolved
+at this scale, or uninformative, with "at an unmatched regime" where the rung falls short.
+
+Where it goes: --out/records/<rung>--<entry>.json (kept: never trained again; each run's
+evidence in records/runs/ as it finishes), and LADDER.md, ladder.csv, ladder.json and
+ladder.png (rungs x claims) in --out. --dry-run lists each rung's runs and the time they
+take; --no-train rewrites the outputs from the records alone."""
+
+
+@click.command("ladder", help=HELP)
 @click.argument("names", nargs=-1, required=True)
 @click.option("--rungs", "rungs_file", default="rungs", show_default=True,
               help="YAML file of rungs, each a name and a set of train options, or a packaged ladder: rungs (the study's "
@@ -52,20 +68,7 @@ def dry(cells_: list[dict], store: Path, out_dir: Path, as_json: bool) -> None:
 @precision_option
 def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_run_, no_train, as_json, other_sample,
                seed_base):
-    """Check the papers' claims of the figure entries NAMES on a ladder of scales.
-
-    
-    A rung is one set of train options laid over --preset (more rounds, more images, another
-    model, more seeds: --rungs names the YAML file that lists them; `rungs` is the study's of
-    docs/scale.md). Per rung and entry the ladder trains the runs (or reads them), renders the
-    figure, measures the regime (do clients fit their own data, has the global model stopped
-    improving, are units alive) and checks each claim over seeds: holds, refuted, not resolved
-    at this scale, or uninformative, with "at an unmatched regime" where the rung falls short.
-    
-    Where it goes: --out/records/<rung>--<entry>.json (kept: never trained again; each run's
-    evidence in records/runs/ as it finishes), and LADDER.md, ladder.csv, ladder.json and
-    ladder.png (rungs x claims) in --out. --dry-run lists each rung's runs and the time they
-    take; --no-train rewrites the outputs from the records alone."""
+    """The ladder of scales (``HELP``): check, climb, write."""
     from ..catalogue.ladder_checks import check_ladder, nothing_to_read
     from ..catalogue.ladder_report import write
     from ..catalogue.rungs import rungs_path

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import time
+from pathlib import Path
 
 import click
 
@@ -33,8 +34,9 @@ def train_pool(prepared, store, workers: int, time_limit: str | None) -> tuple[l
             shutil.rmtree(p.path)
         lock.release(p.path)  # the workers take each run's lock as they start it
     say = (lambda m: click.echo(m, err=True))
-    say(f"train: {len(todo)} run(s) on {min(workers, len(todo))} worker processes (logs in "
-        f"{store}/.sweep-logs/)")
+    from ..store.paths import sweep_logs
+
+    say(f"train: {len(todo)} run(s) on {min(workers, len(todo))} worker processes (logs in {sweep_logs(store)})")
     t0 = time.time()
 
     def report(ev: dict) -> None:
@@ -58,3 +60,19 @@ def train_pool(prepared, store, workers: int, time_limit: str | None) -> tuple[l
                                f"{failed[0].get('error') or failed[0]['status']}); the same command with --resume "
                                "continues them")
     return summaries, diverged
+
+
+def run_pool(ctx, prepared, report, params: dict) -> None:
+    """``train --workers`` > 1 from the command: the summaries into ``report``; Ctrl-C or
+    SIGTERM says how to continue and exits with the signal's status."""
+    from ..signals import exit_status
+    from ..sweep.backends import Interrupted
+    from ..timelimit import continue_command
+
+    try:
+        report.summaries, report.diverged = train_pool(prepared, Path(params["out"]), params["workers"],
+                                                       params["time_limit"])
+    except Interrupted as e:
+        click.echo(f"{e.signame}: the runs under way stopped at their last complete round. Continue with: "
+                   f"{continue_command(resume=True)}", err=True)
+        ctx.exit(exit_status(e.signame))
