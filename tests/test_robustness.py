@@ -167,3 +167,18 @@ def test_spectrum_over_rounds_says_a_deleted_round_and_skips_a_pruned_one(tmp_pa
     assert res.exit_code == 2 and "round_1/global.safetensors is missing, and the run did not prune it" in res.stderr
     res = run("spectrum", "--store", kept, "--rounds", "all", "--out", tmp_path / "g", "--json")
     assert res.exit_code == 0 and {e["round"] for e in json.loads(res.stdout)["rounds"]} == {2}  # 0 and 1 pruned
+
+
+def test_runs_names_a_truncated_checkpoint_and_resume_rewrites_a_truncated_partition(tmp_path):
+    out = tmp_path / "ck"
+    assert run("train", *FAST, "--alpha", "0.5", "--rounds", "2", "--store", out).exit_code == 0
+    d = run_dir(out)
+    part = d / "partition.safetensors"
+    whole = part.read_bytes()
+    client = sorted((d / "round_2").glob("client_*.safetensors"))[0]
+    client.write_bytes(client.read_bytes()[:40])
+    res = run("runs", "--store", out)
+    assert res.exit_code == 0 and f"DAMAGED: round_2/{client.name} is truncated" in res.stdout
+    part.write_bytes(whole[:50])
+    assert run("train", *FAST, "--alpha", "0.5", "--rounds", "3", "--store", out, "--resume").exit_code == 0
+    assert part.read_bytes() == whole  # the same partition (run.json's hash), written whole again

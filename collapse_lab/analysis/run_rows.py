@@ -16,10 +16,15 @@ def row(run) -> dict:
             acc = e.get("test_acc")
             break
     size = run.size_bytes()
+    from ..store.integrity import damage_on_disk
+
+    damage = damage_on_disk(run)  # a truncated checkpoint is said where the run is listed
+    status = run.status + (f" after round {m.get('rounds_complete', 0)}" if run.status == "interrupted" else "")
     return {"run": run.path.name, "dataset": m.get("dataset"), "model": m.get("model"), "method": m.get("method"),
             "reg": reg_text(m), "partition": partition_text(m), "seed": m.get("seed"),
             "rounds": f"{m.get('rounds_complete', 0)}/{m.get('rounds')}", "epochs": m.get("local_epochs"),
-            "lr": m.get("lr"), "acc": acc, "status": run.status + (f" after round {m.get('rounds_complete', 0)}" if run.status == "interrupted" else ""),
+            "lr": m.get("lr"), "acc": acc,
+            "status": status + (f"; DAMAGED: {damage} (train --resume with its options repairs it)" if damage else ""),
             "size": size, "meta": m}
 
 

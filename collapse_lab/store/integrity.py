@@ -43,3 +43,19 @@ def can_restart_after(run: RunDir, r: int, client_state: bool, server_state: boo
     if client_state and r > 0 and safetensors_problem(run.method_path(r, True)) is not None:
         return False
     return True
+
+
+def damage_on_disk(run: RunDir) -> str | None:
+    """The first checkpoint present on disk that cannot be read whole (truncated, a header
+    that does not parse), as ``round_3/client_2.safetensors is truncated``; None when every
+    file there is intact as far as its header tells (``runs`` says it beside the status)."""
+    for r in run.rounds_on_disk():
+        paths = [run.global_path(r), run.method_path(r), run.method_path(r, True)]
+        paths += [run.client_path(r, k) for k in run.clients_at(r)]
+        for p in paths:
+            if p.exists() and (why := safetensors_problem(p)) is not None:
+                return f"{p.relative_to(run.path).as_posix()} is {why}"
+    part = run.path / "partition.safetensors"
+    if part.exists() and (why := safetensors_problem(part)) is not None:
+        return f"partition.safetensors is {why}"
+    return None

@@ -21,6 +21,7 @@ from ..errors import CollapseLabError
 from ..models import check_forward
 from ..partition import Partition, make_partition
 from ..seeds import PURPOSE_INIT, seed_for
+from ..tensor_files import safetensors_problem
 from ..store import RunDir, keeps_global, lock, retention, package_versions, parse_keep_global, parse_keep_local, run_path
 from ..store.run_dir import NewerFormatError
 from . import fast as fastpath
@@ -184,6 +185,15 @@ def _check_resumable(path: Path, cfg: RunConfig, part: Partition | None, meta: d
             f"{path}: the partition drawn now (sha256 {part.content_hash()[:12]}) differs from the stored one "
             f"({str(meta.get('partition_hash'))[:12]}); the data set files changed, so the run cannot be "
             "resumed; use --overwrite to start over")
+    _rewrite_partition(path, part)
+
+
+def _rewrite_partition(path: Path, part: Partition | None) -> None:
+    """Before a resume, whose draw has run.json's partition hash: a damaged stored copy of the
+    partition is rewritten whole from it, not left so."""
+    stored = path / "partition.safetensors"
+    if part is not None and stored.exists() and safetensors_problem(stored) is not None:
+        part.save(stored)
 
 
 def _version_note(path: Path, meta: dict) -> tuple[str, ...]:
@@ -222,6 +232,7 @@ def _repair(path: Path, cfg: RunConfig, run: RunDir, part: Partition, meta: dict
     if part is not None and meta.get("partition_hash") != part.content_hash():
         raise CollapseLabError(f"{path}: {what}, and the partition drawn now differs from the stored one (the data "
                                "set files changed); use --overwrite to start over")
+    _rewrite_partition(path, part)
     return "resume", q - 1, notes + (f"{path.name}: {what}; rounds {q} on are trained again",)
 
 
