@@ -55,7 +55,7 @@ def damage_on_disk(run: RunDir) -> str | None:
         for p in paths:
             if p.exists() and (why := safetensors_problem(p)) is not None:
                 return f"{p.relative_to(run.path).as_posix()} is {why}"
-    part = run.path / "partition.safetensors"
+    part = run.partition_path
     if part.exists() and (why := safetensors_problem(part)) is not None:
         return f"partition.safetensors is {why}"
     return None

@@ -113,8 +113,12 @@ class RunDir:
     def load_client(self, r: int, k: int) -> dict[str, torch.Tensor]:
         return load_tensors(self.client_path(r, k))
 
+    @property
+    def partition_path(self) -> Path:
+        return self.path / "partition.safetensors"
+
     def partition(self) -> Partition:
-        return Partition.load(self.path / "partition.safetensors")
+        return Partition.load(self.partition_path)
 
     def metrics(self, warn: Callable[[str], None] | None = None) -> list[dict]:
         """The run's events; unreadable lines are skipped with one warning (``files.read_jsonl``)."""

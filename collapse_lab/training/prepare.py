@@ -191,7 +191,7 @@ def _check_resumable(path: Path, cfg: RunConfig, part: Partition | None, meta: d
 def _rewrite_partition(path: Path, part: Partition | None) -> None:
     """Before a resume, whose draw has run.json's partition hash: a damaged stored copy of the
     partition is rewritten whole from it, not left so."""
-    stored = path / "partition.safetensors"
+    stored = RunDir(path).partition_path
     if part is not None and stored.exists() and safetensors_problem(stored) is not None:
         part.save(stored)
 
