@@ -154,10 +154,11 @@ def _claims_of(rec: dict) -> list[dict]:
     runs = rec.get("regime", {}).get("runs", [])
     if has_evidence(rec):
         from .catalogue import pick
-        from .evidence import claims
+        from .evidence import VALUES, claims
 
         entry = pick([rec["entry"]], "figure")[0].at(rec["preset"])
-        own = claims(entry, runs)
+        # an entry drawn from the store alone (reg_loss, accuracy curves): its claims as the record computed them
+        own = claims(entry, runs) if entry.renderer in VALUES else [dict(c) for c in rec["claims"]]
     else:
         metric = _metrics_by_text(rec)
         own = [legacy(c, metric.get(c.get("text"))) for c in rec["claims"]]

@@ -59,3 +59,14 @@ def test_a_record_without_its_regime_or_claims_is_refused(key):
     rec.pop(key)
     with pytest.raises(CollapseLabError, match=f"rec.json: it lacks '{key}'"):
         check_record(rec, "rec.json")
+
+
+def test_a_store_only_entrys_record_keeps_its_claims_on_rereading():
+    """A ladder of feddecorr-fig11 (reg_loss, drawn from the store alone) wrote its record and
+    then failed re-reading it: its claims are the record's own, not recomputed from spectra."""
+    from collapse_lab.analysis.ladder import claims_of
+
+    m = json.loads((A / "runs" / RUN).read_text())["measures"]
+    kept = [{"text": "the loss falls", "check": "order", "holds": True, "verdict": "holds", "measured": "1 > 0"}]
+    rec = {"entry": "feddecorr-fig11", "preset": "quick", "rung": "r2", "claims": kept, "regime": {"runs": [m]}}
+    assert claims_of(rec) == kept
