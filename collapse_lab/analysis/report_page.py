@@ -92,6 +92,9 @@ def write_report(store, fig_dir="figures", out=None, tau: float = 0.01, fs=None,
         layer_nums, layer_part = layers_section(run, fs, tau) if "error" not in nums else ([], "")
         numbers.append({"run": run.path.name, **nums, "layers": layer_nums})
         parts.append(part + layer_part)
+    from .report_runs import summary_section
+
+    parts.insert(0, summary_section(runs, numbers))  # the page opens with the store across its settings
     figs = sorted(Path(fig_dir).glob("*.png")) if Path(fig_dir).is_dir() else []
     if figs:
         parts.append("<h2>Figures</h2>" + "".join(

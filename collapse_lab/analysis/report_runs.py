@@ -115,3 +115,39 @@ def layers_section(run, fs, tau: float) -> tuple[list[dict], str]:
         part += (f"<img alt='layers of {html.escape(run.path.name)}' src='data:image/png;base64,"
                  f"{base64.b64encode(buf.getvalue()).decode()}'>")
     return rows, part
+
+
+def summary_section(runs, numbers: list[dict]) -> str:
+    """The page's opening: one row per setting (its runs differ only in the seed), named in
+    words (method, regularizer, alpha, data set and model) rather than by folder hashes: the
+    seeds, and the mean [min, max] over them of the final accuracy and the last round's
+    effective rank and dead units of the global model."""
+    from .labels import label
+
+    by: dict[str, list] = {}
+    for run, nums in zip(runs, numbers):
+        m = run.meta
+        key = {"method": m.get("method"), "reg": m.get("reg"), "alpha": m.get("alpha"),
+               **({"beta": m.get("beta")} if m.get("reg") not in (None, "none") else {})}
+        name = f"{label(key)} ({m.get('dataset')}, {m.get('model')})"
+        by.setdefault(name, []).append((run, nums))
+
+    def spread(vals) -> str:
+        vals = [v for v in vals if isinstance(v, (int, float))]
+        if not vals:
+            return ""
+        mean = sum(vals) / len(vals)
+        return f"{mean:.4g}" + (f" [{min(vals):.4g}, {max(vals):.4g}]" if len(vals) > 1 else "")
+
+    rows = []
+    for name, group in sorted(by.items()):
+        accs = []
+        for run, _ in group:
+            ev = [e["test_acc"] for e in run.metrics() if e.get("event") == "round" and
+                  isinstance(e.get("test_acc"), (int, float))]
+            accs.append(ev[-1] if ev else None)
+        rows.append([name, ", ".join(str(r.meta.get("seed")) for r, _ in group), spread(accs),
+                     spread([n.get("effective_rank") for _, n in group]), spread([n.get("dead_units") for _, n in group])])
+    return ("<h2>Summary by setting</h2><p>Each row is one setting; its runs differ only in the seed. Numbers are the "
+            "mean [min, max] over the seeds at the last round.</p>"
+            + table(["setting", "seeds", "final test accuracy", "effective rank (global)", "dead units (global)"], rows))
