@@ -145,14 +145,22 @@ def entry_rows(entries, per_entry, store: Path, out: Path, by_name: dict, suffix
         names = per_entry[e.name]
         if isinstance(names, str):
             rows.append({"entry": e.name, "renderer": e.renderer, "runs": 0, "present": 0, "missing": 0,
-                         "last_rendered": "-", "not_rendered": names})
+                         "last_rendered": "-", "not_rendered": names, "title": title(e)})
             continue
         present = sum(1 for n in names if RunDir(run_path(store, by_name[n])).is_complete())
         rendered = out / f"{e.name}.{suffix}"
         last = time.strftime("%Y-%m-%d %H:%M", time.localtime(rendered.stat().st_mtime)) if rendered.is_file() else "-"
         rows.append({"entry": e.name, "renderer": e.renderer, "runs": len(names), "present": present,
-                     "missing": len(names) - present, "last_rendered": last, "not_rendered": e.not_rendered})
+                     "missing": len(names) - present, "last_rendered": last, "not_rendered": e.not_rendered,
+                     "title": title(e)})
     return rows
+
+
+def title(e) -> str:
+    """An entry in words: its paper (fednc-* is FedETF's), where in it, and its caption's start."""
+    paper = e.paper.split(" (")[0] + (" (journal)" if "journal" in e.paper else "")
+    caption = e.caption if len(e.caption) <= 70 else e.caption[:67].rstrip() + "..."
+    return f"{paper} {e.source}: {caption}"
 
 
 def estimate_lines(plans: dict, smoke: bool, keep: str) -> list[str]:
@@ -174,4 +182,5 @@ def entry_lines(rows: list[dict]) -> list[str]:
     for r in rows:
         tail = f"not rendered: {r['not_rendered']}" if r["not_rendered"] else r["last_rendered"]
         out.append(f"{r['entry']:<18} {r['renderer']:<14} {r['runs']:>5} {r['present']:>8} {r['missing']:>8}  {tail}")
+        out.append(f"{'':<18} {r['title']}")
     return out
