@@ -263,10 +263,12 @@ def _num(x) -> str:
     return "n/a" if x is None else f"{x:.2f}"
 
 
-def dry_rows(cells_: list[dict], store: Path, records_out: Path) -> list[dict]:
+def dry_rows(cells_: list[dict], store: Path, records_out: Path, here: dict | None = None) -> list[dict]:
     """Each rung's runs, those present and to train, and the estimated time of the latter
-    (``ladder --dry-run``)."""
+    (``ladder --dry-run``); ``here``: a pilot of this machine (``bench.pilot``), whose range
+    each row then gives as ``here_hours``."""
     from ..bench.estimate import estimate
+    from ..bench.pilot import hours_here
 
     out, planned = [], set()  # runs an earlier rung trains (rungs share runs: e.g. FedAvg's under an Eq. 8 rung)
     for name in dict.fromkeys(c["rung"].name for c in cells_):
@@ -277,12 +279,14 @@ def dry_rows(cells_: list[dict], store: Path, records_out: Path) -> list[dict]:
         missing = [r for n, r in runs.items() if (n, r.rounds) not in planned and n not in evidenced
                    and not complete(store, r)]
         planned |= {(n, r.rounds) for n, r in runs.items()}
-        est = estimate(missing)["total"]["hours"] if missing else {}
+        plan = estimate(missing) if missing else None
+        est = plan["total"]["hours"] if plan else {}
         hours, gpu = est.get("cpu-2core", 0.0), est.get("H100", 0.0)
         out.append({"rung": name, "entries": [c["entry"].name for c in todo],
                     "kept": [c["entry"].name for c in todo if c.get("kept") is not None],
                     "runs": len(runs), "to_train": len(missing), "run_rounds": sum(r.rounds for r in missing),
                     "cpu_2core_hours": round(hours, 4),
                     "h100_hours": round(gpu, 4),
-                    "overrides": [c["rung"].items for c in todo][:1]})
+                    "overrides": [c["rung"].items for c in todo][:1],
+                    **({"here_hours": hours_here(plan, here) if plan else (0.0, 0.0)} if here is not None else {})})
     return out

@@ -39,12 +39,22 @@ def duration(s: float) -> str:
     return f"{s / 3600:.1f} h" if s >= 7200 else f"{s / 60:.0f} min" if s >= 60 else f"{s:.0f} s"
 
 
+def _span(h) -> str:
+    if h is None:
+        return "not measured (a model the pilot could not build here)"
+    return f"{duration(h[0] * 3600)} to {duration(h[1] * 3600)} of training steps"
+
+
 def dry_lines(rows: list[dict]) -> list[str]:
     """``ladder --dry-run``'s text over ``climb.dry_rows``: a line per rung and the total."""
     lines = [f"{r['rung']}: {', '.join(r['entries']) or 'no entry'}; {r['runs']} run(s), {r['to_train']} to train, "
              f"about {duration(r['cpu_2core_hours'] * 3600)} on 2 cores or {duration(r['h100_hours'] * 3600)} on "
-             "one H100 (estimated from the project's measurements)"
+             "one H100 (estimated from the project's measurements on idle machines)"
+             + (f"; on this machine now, by the pilot: {_span(r['here_hours'])}" if "here_hours" in r else "")
              + (f"; kept: {', '.join(r['kept'])}" if r["kept"] else "") for r in rows]
+    if rows and "here_hours" not in rows[0]:
+        lines.append("(--pilot 10 measures this machine as it is now, other work on its cores included, and gives "
+                     "the range here)")
     cpu, gpu = sum(r["cpu_2core_hours"] for r in rows), sum(r["h100_hours"] for r in rows)
     return lines + [f"in all: {sum(r['to_train'] for r in rows)} run(s) to train, about {duration(cpu * 3600)} on 2 "
                     f"cores or {duration(gpu * 3600)} on one H100",

@@ -15,11 +15,18 @@ from ..errors import CollapseLabError
 from .common import data_root_option, given_data_root, given_precision, precision_option
 
 
-def dry(cells_: list[dict], store: Path, out_dir: Path, as_json: bool) -> None:
-    """``--dry-run``: each rung's runs, those to train and their estimated time."""
+def dry(cells_: list[dict], store: Path, out_dir: Path, as_json: bool, pilot_s: float | None = None,
+        workers: int | None = None) -> None:
+    """``--dry-run``: each rung's runs, those to train and their estimated time (with
+    ``--pilot``, also on this machine now, as a range)."""
     from ..catalogue.ladder_checks import dry_lines
 
-    out = dry_rows(cells_, store, out_dir)
+    here = None
+    if pilot_s is not None:
+        from ..bench.pilot import pilot
+
+        here = pilot([r for c in cells_ if "na" not in c for r in c["configs"]], pilot_s, workers)
+    out = dry_rows(cells_, store, out_dir, here)
     click.echo(json.dumps(out, indent=1) if as_json else "\n".join(dry_lines(out)))
 
 
@@ -64,16 +71,22 @@ take; --no-train rewrites the outputs from the records alone."""
 @click.option("--seed-base", type=click.IntRange(min=0), default=0, show_default=True,
               help="Shift every seed by this number: a replication on another data sample then draws new partitions "
                    "and initial weights (seeds 0-5 with --seed-base 1000 are 1000-1005); kept in the records.")
+@click.option("--pilot", "pilot_s", type=float, default=None,
+              help="With --dry-run: time SECONDS of training steps of each model here, now, and give the rungs' time on "
+                   "this machine as a range.")
 @data_root_option
 @precision_option
 def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_run_, no_train, as_json, other_sample,
-               seed_base):
+               seed_base, pilot_s):
     """The ladder of scales (``HELP``): check, climb, write."""
     from ..catalogue.ladder_checks import check_ladder, nothing_to_read
     from ..catalogue.ladder_report import write
     from ..catalogue.rungs import rungs_path
 
     entries, rungs = check_ladder(names, preset, rungs_file, only, no_train, dry_run_, workers, stack, other_sample)
+    if pilot_s is not None and (not dry_run_ or not 0 < pilot_s <= 600):
+        raise CollapseLabError("--pilot measures this machine for --dry-run's estimate: give it with --dry-run" if not
+                               dry_run_ else f"--pilot {pilot_s:g}: give 1 to 600 seconds")
     say = (lambda m: click.echo(m, err=True))
     store, out = Path(store), Path(out)
     if not dry_run_:
@@ -94,7 +107,7 @@ def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_
     if dry_run_:
         if unread and not as_json:
             say(f"ladder: no data to match kept records against, so every run is counted ({unread[0]})")
-        return dry([c for c in cells_ if not only or c["rung"].name in only], store, out, as_json)
+        return dry([c for c in cells_ if not only or c["rung"].name in only], store, out, as_json, pilot_s, workers)
     say(f"ladder: {len(rungs)} rung(s) x {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} at --preset "
         f"{preset}, store {store}, records in {out / 'records'}")
     other = other_records(other_sample, cells_) if other_sample else None
