@@ -178,6 +178,8 @@ def lines(plan: dict, label: str) -> list[str]:
                    + " ".join(f"{r['hours'][d]:>12,.2f}" for d in MEASURED))
     for d, s in plan["sources"].items():
         out.append(f"  {d} rates scaled by FLOPs from: {'; '.join(s)}")
+    out.append("  (measured on idle machines: other work on the cores stretches them; `collapse-lab ladder ENTRY... "
+               "--dry-run --pilot 10` times this machine now)")
     if plan["unknown_size"]:
         out.append(f"  {len(plan['unknown_size'])} run(s) not estimated (data set size unknown here): "
                    + ", ".join(plan["unknown_size"][:3]) + (" ..." if len(plan["unknown_size"]) > 3 else ""))
