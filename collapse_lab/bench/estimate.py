@@ -169,8 +169,11 @@ def human_bytes(n: float) -> str:
 def lines(plan: dict, label: str) -> list[str]:
     """The plan as text: a total line, one line per model, where the rates come from."""
     t = plan["total"]
+    here = plan.get("here_hours")
     out = [f"{label}: {t['runs']} runs, checkpoints {human_bytes(t['bytes'])}; "
-           + ", ".join(f"{d} {h:,.1f} h" for d, h in t["hours"].items())]
+           + ", ".join(f"{d} {h:,.1f} h" for d, h in t["hours"].items())
+           + ("" if "here_hours" not in plan else "; this machine now, by the pilot: "
+              + (f"{here[0]:,.2f}-{here[1]:,.2f} h of training steps" if here else "not measured"))]
     out.append(f"  {'model':<14} {'runs':>5} {'MFLOP/img':>10} {'checkpoints':>12} "
                + " ".join(f"{d + ' h':>12}" for d in MEASURED))
     for r in plan["models"]:

@@ -117,16 +117,21 @@ def missing_data(configs, say) -> tuple[list[dict], list]:
     return failed, [c for c in configs if key(c) not in missing]
 
 
-def estimates(entries, plans: dict, keep: str = "read") -> dict:
+def estimates(entries, plans: dict, keep: str = "read", pilot_s: float | None = None,
+              workers: int | None = None) -> dict:
     """Per preset (``plans``: preset -> its ``collapse_lab.plan.Plan``) the estimate of its
     runs (``bench.estimate``) and each entry's checkpoint bytes (a run shared by entries counts
-    in each; the total counts it once)."""
+    in each; the total counts it once); with ``pilot_s``, this machine's time now as a range
+    (``bench.pilot``, as ``ladder --dry-run --pilot``)."""
     from ..bench.estimate import estimate
+    from ..bench.pilot import hours_here, pilot
 
     out = {}
     for preset, runs in plans.items():
         configs, per_entry, by_name = plan(entries, runs, Path("."), lambda m: None, keep)
         out[preset] = estimate(configs)
+        if pilot_s is not None and configs:
+            out[preset]["here_hours"] = hours_here(out[preset], pilot(configs, pilot_s, workers))
         out[preset]["entries"] = {
             name: estimate([by_name[r] for r in names])["total"]["bytes"] if isinstance(names, list) else None
             for name, names in per_entry.items()}

@@ -30,9 +30,13 @@ def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: d
                     **{**flags, "--dry-run": o["dry_run_"], "--time-limit": o["time_limit"]})
     if o["dry_run_"] and o["time_limit"]:
         raise CollapseLabError("--time-limit has no effect with --dry-run (nothing trains); drop it")
+    if o.get("pilot_s") is not None and (not o["dry_run_"] or not 0 < o["pilot_s"] <= 600):
+        raise CollapseLabError("--pilot measures this machine for --dry-run's estimate: give it with --dry-run"
+                               if not o["dry_run_"] else f"--pilot {o['pilot_s']:g}: give 1 to 600 seconds")
     entries = pick(names, kind[:-1])
     if o["dry_run_"]:
-        return dry_run(entries, o["smoke"], o["as_json"], None, o["keep"], presets=_given_presets(preset))
+        return dry_run(entries, o["smoke"], o["as_json"], None, o["keep"], presets=_given_presets(preset),
+                       pilot_s=o.get("pilot_s"), workers=o["workers"])
     store, out = smoke_paths(o["smoke"], store, out, kind)
     say = (lambda m: click.echo(m if m.startswith(kind) else f"{kind}: {m}", err=True))
     runs = command_plan(preset, o["smoke"])
@@ -112,13 +116,14 @@ def _given_presets(preset: str) -> tuple[str, ...]:
 
 
 def dry_run(entries, smoke: bool, as_json: bool, say, keep: str = "read",
-            presets: tuple[str, ...] = ("quick", "cpu", "paper")) -> None:
+            presets: tuple[str, ...] = ("quick", "cpu", "paper"), pilot_s: float | None = None,
+            workers: int | None = None) -> None:
     """``--dry-run``: the plan of each preset (``bench.estimate``; every preset unless one was
     named) and each entry's checkpoint bytes (a run shared by entries counts in each; the
     total counts it once), as text or JSON."""
     from ..catalogue.planning import estimate_lines, estimates
 
-    plans = estimates(entries, {preset: command_plan(preset, smoke) for preset in presets}, keep)
+    plans = estimates(entries, {preset: command_plan(preset, smoke) for preset in presets}, keep, pilot_s, workers)
     click.echo(json.dumps({"smoke": smoke, "keep": keep, "presets": plans}, indent=1) if as_json
                else "\n".join(estimate_lines(plans, smoke, keep)))
 

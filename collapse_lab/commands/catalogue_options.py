@@ -8,6 +8,11 @@ from .common import data_root_option, precision_option, time_limit_option
 from .options import address_option, backend_option, preset_option, stack_option, store_option, workers_option
 from .overrides import set_option
 
+pilot_option = click.option(
+    "--pilot", "pilot_s", type=float, default=None,
+    help="With --dry-run: time SECONDS of training steps of each model here, now, and give the time on this machine "
+         "as a range beside the idle-machine estimate.")
+
 
 def catalogue_options(out_default: str, out_help: str, list_help: str, json_help: str):
     """The options ``figures`` and ``tables`` share: what to render, where, and how the
@@ -36,6 +41,7 @@ def catalogue_options(out_default: str, out_help: str, list_help: str, json_help
         click.option("--smoke", is_flag=True, help="Prove the path without a GPU: every run of the entries at --preset, "
                      "cut to one round of a few local steps on a data subset, in a store of its own "
                      "(default checkpoints-smoke); outputs marked smoke, claims not checked."),
+        pilot_option,
         time_limit_option,
         data_root_option,
         precision_option,

@@ -42,3 +42,12 @@ def test_pilot_without_dry_run_is_one_line(tmp_path):
     res = invoke("ladder", "feddecorr-fig2", "--preset", "quick", "--pilot", "5", "--store", tmp_path / "s",
                  "--out", tmp_path / "o")
     assert res.exit_code == 2 and "--pilot measures this machine for --dry-run's estimate" in res.output
+
+
+def test_figures_and_tables_dry_runs_take_the_same_pilot(tmp_path):
+    from tests.fixtures import invoke
+
+    res = invoke("figures", "feddecorr-fig2", "--preset", "quick", "--dry-run", "--pilot", "1", "--workers", "1")
+    assert res.exit_code == 0 and "this machine now, by the pilot: " in res.output and "h of training steps" in res.output
+    res = invoke("tables", "feddecorr-table1", "--pilot", "1", "--store", tmp_path / "s", "--out", tmp_path / "o")
+    assert res.exit_code == 2 and "--pilot measures this machine for --dry-run's estimate" in res.output
