@@ -24,7 +24,21 @@ class Run:
         self.dir.meta  # an unreadable or newer-format run.json is one error here
 
     def __repr__(self) -> str:
-        return f"Run({self.name!r}, {self.status}, rounds {self.rounds_complete}/{self.meta.get('rounds')})"
+        return (f"Run({self.name!r}, {self.label}, {self.status}, rounds {self.rounds_complete}/"
+                f"{self.meta.get('rounds')})")
+
+    @property
+    def label(self) -> str:
+        """The run in words, with the settings that tell runs of one store apart (two
+        folder names may differ by their hash alone): 'FedAvg, α = 0.01 (digits, mlp, lr 0.05,
+        20 rounds x 2 epochs, batch 64, seed 0)'."""
+        from .analysis.labels import label
+
+        m = self.meta
+        key = {"method": m.get("method"), "reg": m.get("reg"), "alpha": m.get("alpha"),
+               **({"beta": m.get("beta")} if m.get("reg") not in (None, "none") else {})}
+        return (f"{label(key)} ({m.get('dataset')}, {m.get('model')}, lr {m.get('lr')}, {m.get('rounds')} rounds x "
+                f"{m.get('local_epochs')} epochs, batch {m.get('batch_size')}, seed {m.get('seed')})")
 
     name = property(lambda self: self.dir.path.name)
     path = property(lambda self: self.dir.path)

@@ -234,3 +234,14 @@ def test_an_analysis_of_a_recorded_run_without_its_factory_names_the_factory_not
         assert res.exit_code == 2 and errors == res.stderr.strip().splitlines(), res.output  # no warning or progress first
         assert "the run's model 'tiny' is not one collapse-lab builds" in errors[0] and "--model-factory" in errors[0]
         assert "--model:" not in res.stderr
+
+
+def test_runs_that_differ_by_a_hash_alone_read_apart_by_their_label(tmp_path):
+    from collapse_lab.api import open_store
+    from tests.fixtures import invoke, tiny_train_args
+
+    for lr in ("0.05", "0.02"):
+        assert invoke("train", *tiny_train_args(rounds=1), "--alpha", "0.5", "--lr", lr, "--store", tmp_path).exit_code == 0
+    labels = sorted(r.label for r in open_store(tmp_path, alpha="0.5"))
+    assert len(labels) == 2 and "lr 0.02," in labels[0] and "lr 0.05," in labels[1]
+    assert all(r.label in repr(r) for r in open_store(tmp_path))
