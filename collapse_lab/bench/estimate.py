@@ -173,7 +173,7 @@ def lines(plan: dict, label: str) -> list[str]:
     out = [f"{label}: {t['runs']} runs, checkpoints {human_bytes(t['bytes'])}; "
            + ", ".join(f"{d} {h:,.1f} h" for d, h in t["hours"].items())
            + ("" if "here_hours" not in plan else "; this machine now, by the pilot: "
-              + (f"{here[0]:,.2f}-{here[1]:,.2f} h of training steps" if here else "not measured"))]
+              + (f"{_span(*here)} of training steps" if here else "not measured"))]
     out.append(f"  {'model':<14} {'runs':>5} {'MFLOP/img':>10} {'checkpoints':>12} "
                + " ".join(f"{d + ' h':>12}" for d in MEASURED))
     for r in plan["models"]:
@@ -181,12 +181,22 @@ def lines(plan: dict, label: str) -> list[str]:
                    + " ".join(f"{r['hours'][d]:>12,.2f}" for d in MEASURED))
     for d, s in plan["sources"].items():
         out.append(f"  {d} rates scaled by FLOPs from: {'; '.join(s)}")
-    out.append("  (measured on idle machines: other work on the cores stretches them; `collapse-lab ladder ENTRY... "
-               "--dry-run --pilot 10` times this machine now)")
+    if "here_hours" not in plan:
+        out.append("  (measured on idle machines: other work on the cores stretches them; --dry-run --pilot 10 times "
+                   "this machine now)")
     if plan["unknown_size"]:
         out.append(f"  {len(plan['unknown_size'])} run(s) not estimated (data set size unknown here): "
                    + ", ".join(plan["unknown_size"][:3]) + (" ..." if len(plan["unknown_size"]) > 3 else ""))
     return out
+
+
+def _span(fast_h: float, slow_h: float) -> str:
+    """A range of hours in the unit that reads: seconds, minutes or hours."""
+    if slow_h < 1 / 60:
+        return f"{fast_h * 3600:,.0f}-{slow_h * 3600:,.0f} s"
+    if slow_h < 2:
+        return f"{fast_h * 60:,.1f}-{slow_h * 60:,.1f} min"
+    return f"{fast_h:,.1f}-{slow_h:,.1f} h"
 
 
 def device_class(device: str) -> str:

@@ -38,19 +38,24 @@ def eta_seconds(planned, configs, store: Path, lanes: int) -> float | None:
     return rate * steps / lanes if rate else None
 
 
-def preview(planned, configs, store: Path, lanes: int) -> dict:
+def preview(planned, configs, store: Path, lanes: int, pilot_s: float | None = None, workers: int | None = None) -> dict:
     """Every run with its status, the runs to train, the checkpoints' bytes, the store's ETA
-    and the project's per-device estimate (``bench.estimate``)."""
+    and the project's per-device estimate (``bench.estimate``); with ``pilot_s``, this
+    machine's time now as a range (``bench.pilot``, as every dry-run's)."""
     from ..training.prepare import estimate_bytes
     from .estimate import estimate
+    from .pilot import hours_here, pilot
 
     todo = [p.config for p in planned.pending]
+    plan = estimate(todo)
+    if pilot_s is not None and todo:
+        plan["here_hours"] = hours_here(plan, pilot(todo, pilot_s, workers))
     status = {p.config.run_name(): status_of(p) for p in planned.prepared}
     status |= {c.run_name(): "diverged" for c in planned.gone}
     rows = [{"run": c.run_name(), "status": status.get(c.run_name(), "training (a SLURM job)"), "rounds": c.rounds}
             for c in configs]
     return {"runs": rows, "to_train": len(todo), "estimate_bytes": sum(estimate_bytes(p) for p in planned.pending),
-            "estimate_seconds": eta_seconds(planned, configs, store, lanes), "plan": estimate(todo)}
+            "estimate_seconds": eta_seconds(planned, configs, store, lanes), "plan": plan}
 
 
 def preview_lines(p: dict) -> list[str]:

@@ -30,9 +30,9 @@ def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: d
                     **{**flags, "--dry-run": o["dry_run_"], "--time-limit": o["time_limit"]})
     if o["dry_run_"] and o["time_limit"]:
         raise CollapseLabError("--time-limit has no effect with --dry-run (nothing trains); drop it")
-    if o.get("pilot_s") is not None and (not o["dry_run_"] or not 0 < o["pilot_s"] <= 600):
-        raise CollapseLabError("--pilot measures this machine for --dry-run's estimate: give it with --dry-run"
-                               if not o["dry_run_"] else f"--pilot {o['pilot_s']:g}: give 1 to 600 seconds")
+    from .options import check_pilot
+
+    check_pilot(o.get("pilot_s"), o["dry_run_"])
     entries = pick(names, kind[:-1])
     if o["dry_run_"]:
         return dry_run(entries, o["smoke"], o["as_json"], None, o["keep"], presets=_given_presets(preset),

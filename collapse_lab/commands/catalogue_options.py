@@ -5,13 +5,9 @@ from __future__ import annotations
 import click
 
 from .common import data_root_option, precision_option, time_limit_option
-from .options import address_option, backend_option, preset_option, stack_option, store_option, workers_option
+from .options import (address_option, backend_option, pilot_option, preset_option, stack_option, store_option,
+                      workers_option)
 from .overrides import set_option
-
-pilot_option = click.option(
-    "--pilot", "pilot_s", type=float, default=None,
-    help="With --dry-run: time SECONDS of training steps of each model here, now, and give the time on this machine "
-         "as a range beside the idle-machine estimate.")
 
 
 def catalogue_options(out_default: str, out_help: str, list_help: str, json_help: str):

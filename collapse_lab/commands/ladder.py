@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from .options import preset_option, stack_option, store_option, workers_option
+from .options import check_pilot, pilot_option, preset_option, stack_option, store_option, workers_option
 from ..catalogue.climb import cells, climb, dry_rows, match_data, other_records
 from ..errors import CollapseLabError
 from .common import data_root_option, given_data_root, given_precision, precision_option
@@ -71,9 +71,7 @@ take; --no-train rewrites the outputs from the records alone."""
 @click.option("--seed-base", type=click.IntRange(min=0), default=0, show_default=True,
               help="Shift every seed by this number: a replication on another data sample then draws new partitions "
                    "and initial weights (seeds 0-5 with --seed-base 1000 are 1000-1005); kept in the records.")
-@click.option("--pilot", "pilot_s", type=float, default=None,
-              help="With --dry-run: time SECONDS of training steps of each model here, now, and give the rungs' time on "
-                   "this machine as a range.")
+@pilot_option
 @data_root_option
 @precision_option
 def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_run_, no_train, as_json, other_sample,
@@ -84,9 +82,7 @@ def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_
     from ..catalogue.rungs import rungs_path
 
     entries, rungs = check_ladder(names, preset, rungs_file, only, no_train, dry_run_, workers, stack, other_sample)
-    if pilot_s is not None and (not dry_run_ or not 0 < pilot_s <= 600):
-        raise CollapseLabError("--pilot measures this machine for --dry-run's estimate: give it with --dry-run" if not
-                               dry_run_ else f"--pilot {pilot_s:g}: give 1 to 600 seconds")
+    check_pilot(pilot_s, dry_run_)
     say = (lambda m: click.echo(m, err=True))
     store, out = Path(store), Path(out)
     if not dry_run_:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from .options import address_option, backend_option, stack_option, store_option, workers_option
+from .options import address_option, backend_option, check_pilot, pilot_option, stack_option, store_option, workers_option
 from ..runspec.expand import precision_line
 from .common import data_root_option, given_data_root, time_limit_option
 from .slurm_options import check_backend, given_slurm, slurm_options
@@ -33,6 +33,7 @@ def say(m: str) -> None:
 @stack_option(1, "Train up to N runs of one architecture and local step together as one stacked model (much faster "
                 "for small models; each run equals training it alone to fp32 round-off, not bit for bit). 1: off.")
 @click.option("--dry-run", is_flag=True, help="List every run with its status, and the disk and time estimate.")
+@pilot_option
 @click.option("--max-runs", type=int, default=10_000, show_default=True,
               help="Refuse a grid with more points than this (counted before it is expanded).")
 @click.option("--json", "as_json", is_flag=True, help="Print the runs and outcomes as JSON on stdout.")
@@ -43,8 +44,8 @@ def say(m: str) -> None:
 @time_limit_option
 @data_root_option
 @slurm_options
-def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, as_json,
-              wait, status_, time_limit):
+def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, pilot_s, max_runs,
+              as_json, wait, status_, time_limit):
     """Expand SPEC (base options x grid axes x seeds, YAML/TOML/JSON) through the same
     resolver as train, skip complete runs, continue unfinished ones, train the rest.
 
@@ -61,6 +62,7 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     check_sweep(backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, wait, status_,
                 time_limit)
     check_backend(backend)
+    check_pilot(pilot_s, dry_run)
     configs, slurm, auto = _configs(spec, store, backend, max_runs, time_limit)
     if status_:
         return print_status(configs, store, as_json)
@@ -70,7 +72,8 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
                    f"{alone[0][1]} ({alone[0][0].run_name()}" + (", ..." if len(alone) > 1 else "") + ")", err=True)
     n = workers or cores()
     if dry_run:
-        got = preview(planned, configs + busy, store, n if backend == "local" else max(1, cores() // cpus_per_run))
+        got = preview(planned, configs + busy, store, n if backend == "local" else max(1, cores() // cpus_per_run),
+                      pilot_s, workers)
         click.echo(json.dumps(got, indent=1) if as_json else "\n".join(preview_lines(got)))
         return
     check_before_training(planned, store, work, n, backend, slurm, time_limit)

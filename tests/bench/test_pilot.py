@@ -48,6 +48,19 @@ def test_figures_and_tables_dry_runs_take_the_same_pilot(tmp_path):
     from tests.fixtures import invoke
 
     res = invoke("figures", "feddecorr-fig2", "--preset", "quick", "--dry-run", "--pilot", "1", "--workers", "1")
-    assert res.exit_code == 0 and "this machine now, by the pilot: " in res.output and "h of training steps" in res.output
+    assert res.exit_code == 0 and "this machine now, by the pilot: " in res.output and "of training steps" in res.output
     res = invoke("tables", "feddecorr-table1", "--pilot", "1", "--store", tmp_path / "s", "--out", tmp_path / "o")
     assert res.exit_code == 2 and "--pilot measures this machine for --dry-run's estimate" in res.output
+
+
+def test_sweep_takes_the_same_pilot_and_a_range_reads_in_its_unit(tmp_path):
+    from collapse_lab.bench.estimate import _span
+    from tests.fixtures import invoke
+
+    assert (_span(1 / 3600, 2 / 3600), _span(0.5, 1.0), _span(2.0, 3.5)) == ("1-2 s", "30.0-60.0 min", "2.0-3.5 h")
+    spec = tmp_path / "s.yaml"
+    spec.write_text("base: {dataset: digits, rounds: 2, local_epochs: 1}\ngrid: {alpha: [0.1, inf]}\n")
+    res = invoke("sweep", spec, "--store", tmp_path / "st", "--dry-run", "--pilot", "1", "--workers", "1")
+    assert res.exit_code == 0 and "this machine now, by the pilot: " in res.output
+    res = invoke("sweep", spec, "--store", tmp_path / "st", "--pilot", "1")
+    assert res.exit_code == 2 and "--pilot measures this machine" in res.output and not (tmp_path / "st").exists()
