@@ -173,7 +173,7 @@ def lines(plan: dict, label: str) -> list[str]:
     out = [f"{label}: {t['runs']} runs, checkpoints {human_bytes(t['bytes'])}; "
            + ", ".join(f"{d} {h:,.1f} h" for d, h in t["hours"].items())
            + ("" if "here_hours" not in plan else "; this machine now, by the pilot: "
-              + (f"{_span(*here)} of training steps" if here else "not measured"))]
+              + (f"{hours_range(*here)} of training steps" if here else "not measured"))]
     out.append(f"  {'model':<14} {'runs':>5} {'MFLOP/img':>10} {'checkpoints':>12} "
                + " ".join(f"{d + ' h':>12}" for d in MEASURED))
     for r in plan["models"]:
@@ -190,7 +190,7 @@ def lines(plan: dict, label: str) -> list[str]:
     return out
 
 
-def _span(fast_h: float, slow_h: float) -> str:
+def hours_range(fast_h: float, slow_h: float) -> str:
     """A range of hours in the unit that reads: seconds, minutes or hours."""
     if slow_h < 1 / 60:
         return f"{fast_h * 3600:,.0f}-{slow_h * 3600:,.0f} s"

@@ -42,7 +42,9 @@ def duration(s: float) -> str:
 def _span(h) -> str:
     if h is None:
         return "not measured (a model the pilot could not build here)"
-    return f"{duration(h[0] * 3600)} to {duration(h[1] * 3600)} of training steps"
+    from ..bench.estimate import hours_range  # one formatter of a pilot's range for every dry-run
+
+    return f"{hours_range(*h)} of training steps"
 
 
 def dry_lines(rows: list[dict]) -> list[str]:

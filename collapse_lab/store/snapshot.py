@@ -70,9 +70,11 @@ def pack(store: Path, dest: Path, budget_bytes: int, part_bytes: int = PART_BYTE
     dest = Path(dest)
     dest.mkdir(parents=True, exist_ok=True)
     parts = []
+    from ..files import write_bytes
+
     for i in range(0, len(data), part_bytes) if packed else []:
         p = dest / f"{PREFIX}{i // part_bytes:03d}"
-        p.write_bytes(data[i:i + part_bytes])
+        write_bytes(p, data[i:i + part_bytes])  # atomic: a full disk leaves no half part
         parts.append(p)
     return {"packed": packed, "left_out": left, "parts": [str(p) for p in parts], "bytes": len(data) if packed else 0}
 
@@ -117,4 +119,8 @@ if __name__ == "__main__":
         sys.exit(main(sys.argv[1:]))
     except CollapseLabError as e:
         print(f"error: {e}", file=sys.stderr)
+        sys.exit(2)
+    except OSError as e:  # a full disk or a read-only folder: one line
+        print(f"error: {e.filename or ''}: {e.strerror or e}; free the disk or choose a writable folder",
+              file=sys.stderr)
         sys.exit(2)

@@ -73,3 +73,10 @@ def test_damaged_parts_are_one_line_not_a_traceback(tmp_path):
     assert json.loads(subprocess.run([sys.executable, "-m", "collapse_lab.store.snapshot", "pack", str(tmp_path / "no"),
                                       str(tmp_path / "out"), "1000"], capture_output=True, text=True).stdout or
                       '{"packed": []}')["packed"] == []
+
+
+def test_a_destination_that_cannot_be_written_is_one_line(tmp_path):
+    (tmp_path / "dest").write_text("a file where the parts' folder should go")
+    proc = subprocess.run([sys.executable, "-m", "collapse_lab.store.snapshot", "pack", str(tmp_path),
+                           str(tmp_path / "dest"), "1000"], capture_output=True, text=True)
+    assert proc.returncode == 2 and proc.stderr.startswith("error: ") and len(proc.stderr.splitlines()) == 1
