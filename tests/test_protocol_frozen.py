@@ -1,6 +1,7 @@
-"""The confirmatory protocol (docs/scale/protocol-confirmatory.md) was fixed before the first
-confirmatory evidence and never changed after it: its text at the first commit that added a
-sample-c run's evidence equals its text now (committed and on disk)."""
+"""Each protocol (the confirmation's, docs/scale/protocol-confirmatory.md; the methods entry's,
+docs/beyond/protocol.md) was fixed before its first evidence and never changed after it: its
+text at the first commit that added a run's evidence equals its text now (committed and on
+disk)."""
 from __future__ import annotations
 
 import subprocess
@@ -9,25 +10,27 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PROTOCOL = "docs/scale/protocol-confirmatory.md"
-EVIDENCE = "docs/scale/c/records/runs"
+PROTOCOLS = {"docs/scale/protocol-confirmatory.md": "docs/scale/c/records/runs",
+             "docs/beyond/protocol.md": "docs/beyond/records/runs"}
 
 
 def _git(*args: str) -> str:
     return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=True).stdout
 
 
-@pytest.fixture(scope="module")
-def history():
+@pytest.fixture(scope="module", params=sorted(PROTOCOLS))
+def history(request):
     try:
         if _git("rev-parse", "--is-shallow-repository").strip() != "false":
             pytest.skip("a shallow clone: the protocol's history is not here")
     except (OSError, subprocess.CalledProcessError):
         pytest.skip("not a git checkout: the protocol's history is not here")
-    return _git("log", "--diff-filter=A", "--format=%H", "--reverse", "--", EVIDENCE).split()
+    protocol = request.param
+    return protocol, _git("log", "--diff-filter=A", "--format=%H", "--reverse", "--", PROTOCOLS[protocol]).split()
 
 
 def test_the_protocol_precedes_the_first_evidence_and_never_changed_after(history):
+    PROTOCOL, history = history
     if not history:
         return  # no confirmatory evidence yet: the protocol may still be amended
     first = history[0]

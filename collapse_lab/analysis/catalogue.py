@@ -21,6 +21,7 @@ def reference_file(name: str) -> Path:
     return REFERENCE / name
 
 
+CLIENT_RENDERERS = ("local_global", "methods")  # renderers that read client 0's local model
 PRESETS = ("quick", "cpu", "paper")  # cpu: real CIFAR-10 on a laptop, for the entries that have it
 KINDS = ("figure", "table")
 KEYS = {"name", "paper", "source", "kind", "caption", "renderer", "runs", "params", "claims", "differs", "unstated",
@@ -71,7 +72,7 @@ class Entry:
         """Whether the entry reads client models (local spectra), so its runs keep them."""
         panels = [p for params in (self.params, *(self.params.get("presets") or {}).values())
                   for p in (params.get("panels") or [])]
-        return self.renderer == "local_global" or any(isinstance(p, dict) and p.get("model") == "client" for p in panels)
+        return self.renderer in CLIENT_RENDERERS or any(isinstance(p, dict) and p.get("model") == "client" for p in panels)
 
 
 def load_entry(path: Path) -> Entry:

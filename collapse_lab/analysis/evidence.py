@@ -161,7 +161,14 @@ def local_global_values(params: dict, runs: list[dict], seed: int | None = None,
     return {"panels": panels}
 
 
-VALUES = {"spectra": spectra_values, "local_global": local_global_values}  # the renderers evidence can stand for
+def _methods_values(params: dict, runs: list[dict], seed: int | None = None, curves: bool = False) -> dict:
+    from .arms import methods_values
+
+    return methods_values(params, runs, seed, curves)
+
+
+# the renderers evidence can stand for
+VALUES = {"spectra": spectra_values, "local_global": local_global_values, "methods": _methods_values}
 
 
 def values_of(entry, runs: list[dict], seed: int | None = None, curves: bool = False) -> dict:
@@ -173,21 +180,25 @@ def values_of(entry, runs: list[dict], seed: int | None = None, curves: bool = F
     return VALUES[entry.renderer](entry.params, runs, seed, curves)
 
 
-def claims(entry, runs: list[dict]) -> list[dict]:
+def claims(entry, runs: list[dict], matched: bool | None = None) -> list[dict]:
     """The entry's claims over the seeds of ``runs`` (their evidence), as ``figures`` checks
-    them on a store: on the seed means and on each seed, then ``over_seeds``."""
+    them on a store: on the seed means and on each seed, then ``over_seeds``; a renderer
+    that judges its own family of claims (``judged``) adds them, each with its regime word
+    (``matched``: the rung's regime, None where unknown)."""
+    from . import RENDERERS
     from .claims_file import evaluate_safely
     from .seeds import over_seeds
 
     seeds = sorted({m["seed"] for m in runs})
     means = values_of(entry, runs)
-    per = {s: values_of(entry, runs, s) for s in seeds}
+    per = {s: values_of(entry, runs, s) for s in seeds} if entry.claims else {}
     out = []
     for spec in entry.claims:
         on_means = evaluate_safely(spec, means)
         out.append(over_seeds(on_means, [(s, evaluate_safely(spec, per[s])) for s in seeds]) if len(seeds) > 1
                    else on_means)
-    return out
+    judge = getattr(RENDERERS.get(entry.renderer), "judged", None)
+    return out + (judge(means, matched) if judge else [])
 
 
 def sensitivity(params: dict, runs: list[dict]) -> list[dict]:

@@ -158,7 +158,8 @@ def _claims_of(rec: dict) -> list[dict]:
 
         entry = pick([rec["entry"]], "figure")[0].at(rec["preset"])
         # an entry drawn from the store alone (reg_loss, accuracy curves): its claims as the record computed them
-        own = claims(entry, runs) if entry.renderer in VALUES else [dict(c) for c in rec["claims"]]
+        own = (claims(entry, runs, summary(runs)["matched"]) if entry.renderer in VALUES
+               else [dict(c) for c in rec["claims"]])
     else:
         metric = _metrics_by_text(rec)
         own = [legacy(c, metric.get(c.get("text"))) for c in rec["claims"]]

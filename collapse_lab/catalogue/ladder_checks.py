@@ -21,8 +21,10 @@ def check_ladder(names, preset: str, rungs_file: str, only=(), no_train: bool = 
         raise CollapseLabError(f"{'--dry-run' if dry_run else '--workers' if workers is not None else '--rung'} has "
                                "no effect with --no-train (nothing trains); drop it")
     entries = pick(names, "figure")
+    from ..analysis import RENDERERS
+
     for e in entries:
-        if not e.at(preset).claims:
+        if not e.at(preset).claims and not hasattr(RENDERERS.get(e.renderer), "judged"):
             raise CollapseLabError(f"{e.name} has no claims to check; a ladder compares claims (choose entries "
                                    "with claims: `collapse-lab figures --list`)")
     if other_sample is not None and not (Path(other_sample) / "records").is_dir():

@@ -58,6 +58,8 @@ def render_figure(entry, ctx, out: Path) -> dict:
         per_seed = {s: r.compute(entry, dataclasses.replace(ctx, seed=s)) for s in seeds}
         claims = [over_seeds(c, [(s, evaluate_safely(spec, per_seed[s])) for s in seeds])
                   for c, spec in zip(claims, entry.claims)]
+    if hasattr(r, "judged") and not ctx.smoke:  # a renderer that judges its own family (regime unknown here)
+        claims += r.judged(values, None)
     return _drawn(entry, ctx, out, r, values, claims, t0)
 
 
@@ -71,13 +73,18 @@ def render_evidence(entry, ctx, out: Path, runs: list[dict]) -> dict:
 
     t0 = time.time()
     entry = entry.at(ctx.preset)
+    from ..analysis.ladder import summary
+
     values = values_of(entry, runs, curves=True)
-    return _drawn(entry, ctx, out, RENDERERS.get(entry.renderer), values, claims(entry, runs), t0)
+    matched = summary(runs)["matched"]
+    return _drawn(entry, ctx, out, RENDERERS.get(entry.renderer), values, claims(entry, runs, matched), t0, matched)
 
 
-def _drawn(entry, ctx, out: Path, r, values: dict, claims: list[dict], t0: float) -> dict:
-    """Draw the entry's values, write its figure and JSON, and return its record."""
-    from ..files import write_json
+def _drawn(entry, ctx, out: Path, r, values: dict, claims: list[dict], t0: float, matched: bool | None = None) -> dict:
+    """Draw the entry's values, write its figure and JSON (and the Markdown of a renderer that
+    writes one, with ``matched``: the regime its verdicts are said at, None where unknown),
+    and return its record."""
+    from ..files import write_bytes, write_json
     from ..analysis.plots import save_figure
 
     # the line under a figure says how the runs differ from the paper's: not at the paper preset
@@ -93,6 +100,9 @@ def _drawn(entry, ctx, out: Path, r, values: dict, claims: list[dict], t0: float
     if ctx.smoke:
         fig.text(0.5, 1.0, SMOKE_NOTE, ha="center", va="bottom", fontsize=8, color="#b00000", weight="bold")
     paths = save_figure(fig, out, entry.name)
+    if hasattr(r, "markdown"):
+        write_bytes(out / f"{entry.name}.md", r.markdown(values, matched).encode())
+        paths = [*paths, out / f"{entry.name}.md"]
     write_json(out / f"{entry.name}.json", {"entry": entry.name, "preset": ctx.preset, "smoke": ctx.smoke,
                                             "precision": precision, "overrides": ctx.overrides,
                                             "values": values, "claims": claims,
