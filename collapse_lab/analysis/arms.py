@@ -76,6 +76,7 @@ def compare(arms: dict[str, dict[int, dict]], baseline: str, seeds: int, level: 
             continue
         diff = {k: [arms[arm][s][k] - base[s][k] for s in common] for k in MEASURES}
         rows.append({"arm": arm, "seeds": common, "mean": _means(arms[arm], common),
+                     "identical": all(x == 0 for v in diff.values() for x in v),  # the method reduces to it here
                      "spread": {k: _describe([arms[arm][s][k] for s in common]) for k, _ in JUDGED},
                      "diff": {k: _describe(v) for k, v in diff.items()}})
         for key, what in JUDGED if len(common) > 1 else ():  # one seed: described, no test

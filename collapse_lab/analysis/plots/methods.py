@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 from ..verdict import regime_word
-from .style import figure, finish_entry
+from .style import finish_entry
 
 COLUMNS = (("er_global", "eff. rank global", "{:.2f}"), ("er_client0", "eff. rank client 0", "{:.2f}"),
            ("n_global", "rel. count global", "{:.1f}"), ("tail_global", "tail share global", "{:.4f}"),
@@ -19,22 +19,52 @@ def _err(spread: dict) -> float:
     return 0.0 if spread["low"] is None else (spread["high"] - spread["low"]) / 2
 
 
+def _scatter(ax, panel: dict) -> None:
+    """Effective rank against accuracy, one point per arm (the baseline a square)."""
+    points = [(panel["baseline"], panel["baseline_spread"], True)] if panel["baseline_spread"] else []
+    points += [(r["arm"], r["spread"], False) for r in panel["arms"]]
+    for i, (name, sp, base) in enumerate(points):
+        x, y = sp["er_global"], sp["acc"]
+        color = "black" if base else "#3b6ea8"
+        ax.errorbar(x["mean"], y["mean"], xerr=_err(x), yerr=_err(y), fmt="s" if base else "o", color=color,
+                    markersize=4 if base else 3, elinewidth=0.5, capsize=1.2, alpha=1.0 if base else 0.8)
+        ax.annotate(name.replace("fedavg+", "+"), (x["mean"], y["mean"]), xytext=(3, 3 if i % 2 else -7),
+                    textcoords="offset points", fontsize=7, color=color)
+    ax.set_xlabel("global effective rank")
+    ax.set_ylabel("global test accuracy (%)")
+    n = len(panel["baseline_seeds"])
+    ax.set_title(f"(a) alpha = {panel['alpha']}: arms and {panel['baseline']} (square), {n} seed{'s' if n != 1 else ''}",
+                 fontsize=8)
+
+
+def _forest(ax, panel: dict) -> None:
+    """Each arm's paired difference in global effective rank from the baseline, with its
+    95 % interval, sorted; filled where the family's verdict says wider or narrower."""
+    rows = sorted(panel["arms"], key=lambda r: r["diff"]["er_global"]["mean"])
+    verdict = {c["arm"]: c["verdict"] for c in panel["claims"] if c["measure"] == "er_global"}
+    for i, r in enumerate(rows):
+        d = r["diff"]["er_global"]
+        decided = verdict.get(r["arm"]) in ("holds", "refuted")
+        ax.errorbar(d["mean"], i, xerr=None if d["low"] is None else [[d["mean"] - d["low"]], [d["high"] - d["mean"]]],
+                    fmt="o", color="#3b6ea8", markerfacecolor="#3b6ea8" if decided else "white", markersize=3.5,
+                    elinewidth=0.8, capsize=1.5)
+    ax.axvline(0.0, color="0.4", linewidth=0.7)
+    ax.set_yticks(range(len(rows)), [r["arm"].replace("fedavg+", "fedavg + ") for r in rows], fontsize=7)
+    ax.set_xlabel(f"global effective rank minus {panel['baseline']}'s (same seed)")
+    ax.set_title("(b) paired difference, 95 % t interval (filled: the family's verdict decides)", fontsize=8)
+
+
 def draw_methods(values: dict, entry):
-    fig, axes = figure(max(1, len(values["panels"])), scale=1.6)
-    for ax, panel in zip(axes, values["panels"]):
-        points = [(panel["baseline"], panel["baseline_spread"], True)] if panel["baseline_spread"] else []
-        points += [(r["arm"], r["spread"], False) for r in panel["arms"]]
-        for name, sp, base in points:
-            x, y = sp["er_global"], sp["acc"]
-            ax.errorbar(x["mean"], y["mean"], xerr=_err(x), yerr=_err(y), fmt="s" if base else "o",
-                        color="black" if base else "#3b6ea8", markersize=4 if base else 3, elinewidth=0.6, capsize=1.5)
-            ax.annotate(name, (x["mean"], y["mean"]), xytext=(2, 2), textcoords="offset points", fontsize=5,
-                        color="black" if base else "0.25")
-        ax.set_xlabel("global effective rank (round's end)")
-        ax.set_ylabel("global test accuracy (%)")
-        n = len(panel["baseline_seeds"])
-        ax.set_title(f"alpha = {panel['alpha']}: {len(panel['arms'])} arms against {panel['baseline']} (square), "
-                     f"{n} seed{'s' if n != 1 else ''}", fontsize=7)
+    import matplotlib.pyplot as plt
+
+    from .style import use
+
+    use()
+    n = max(1, len(values["panels"]))
+    fig, axes = plt.subplots(n, 2, figsize=(7.0, 3.6 * n), squeeze=False, gridspec_kw={"width_ratios": [1.15, 1]})
+    for (a, b), panel in zip(axes, values["panels"]):
+        _scatter(a, panel)
+        _forest(b, panel)
     missing = sorted({f"{m['arm']} ({m['why']})" for m in values["missing"]})
     left = sorted({f"{x['arm']} ({x['why']})" for p in values["panels"] for x in p["left_out"]})
     notes = ["points: the mean over seeds; bars: 95 % t interval over seeds"]
@@ -65,7 +95,8 @@ def table_md(values: dict, matched: bool | None = None) -> str:
         verdicts = {(c["arm"], c["measure"]): regime_word(c["verdict"], matched) for c in panel["claims"]}
         for r in panel["arms"]:
             cells = [f"{f.format(r['mean'][k])}<br>{_cell(r['diff'][k], f)}" for k, _, f in COLUMNS]
-            out.append(f"| {r['arm']} | " + " | ".join(cells) + f" | {verdicts.get((r['arm'], 'er_global'), ONE)} | "
+            out.append(f"| {r['arm']}" + (f" (equal to {panel['baseline']} in every seed)" if r["identical"] else "") + " | "
+                       + " | ".join(cells) + f" | {verdicts.get((r['arm'], 'er_global'), ONE)} | "
                        f"{verdicts.get((r['arm'], 'acc'), ONE)} |")
         link = panel.get("link")
         out += ["", "Each cell: the arm's mean over seeds, then its paired difference from the baseline with its 95 % "
