@@ -312,6 +312,31 @@ def test_a_read_only_store_is_analysed_and_refused_for_training(tmpfs, tmp_path)
         subprocess.run(["mount", "-o", "remount,rw", str(tmpfs)], capture_output=True)
 
 
+def test_a_read_only_run_folder_in_a_writable_store_is_refused_as_a_read_only_store_is(tmp_path):
+    """A run folder on a read-only mount inside a writable store: --resume and --overwrite
+    are one line naming --store and the folder, exit 2 (as a read-only store), before any
+    work and with nothing changed there; a complete run is still skipped (exit 0)."""
+    store = tmp_path / "ck"
+    assert CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "2", "--store", str(store)]).exit_code == 0
+    (run,) = [p for p in store.iterdir() if not p.name.startswith(".")]
+    try:
+        subprocess.run(["mount", "--bind", str(run), str(run)], check=True, capture_output=True, timeout=20)
+    except (OSError, subprocess.SubprocessError) as e:
+        pytest.skip(f"mount --bind is not allowed here ({type(e).__name__}); needs root with CAP_SYS_ADMIN")
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(run)], check=True, capture_output=True)
+        before = tree_digest(store)
+        for extra in (["--rounds", "3", "--resume"], ["--rounds", "2", "--overwrite"]):
+            res = CliRunner().invoke(cli, ["train", *GAUSS, "--store", str(store), *extra])
+            one_error_line(res, 2, "--store: the run folder")
+            assert "is not writable (Read-only file system)" in res.stderr
+            assert tree_digest(store) == before
+        res = CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "2", "--store", str(store)])
+        assert res.exit_code == 0 and "skipped (complete)" in res.output, res.output
+    finally:
+        subprocess.run(["umount", "-l", str(run)], capture_output=True)
+
+
 def test_a_read_only_out_is_refused_before_any_work(tmpfs, tmp_path):
     """Every command that writes figures or pages into --out checks the folder when it parses:
     one line naming --out, exit 2, no work done (thm1's simulations, the layers' forward

@@ -27,7 +27,8 @@ def os_error_line(e: OSError, command: str | None = "train") -> tuple[str, int] 
                     "command again", 1)
         return f"{what}{where}{free}; free some space there and run the command again", 1
     if e.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return f"{e.strerror}{where or (' on ' + str(e.filename) if e.filename else '')}; choose a folder you can write", 1
+        # a folder the user chose that cannot be written: bad input, as a read-only --store is
+        return f"{e.strerror}{where or (' on ' + str(e.filename) if e.filename else '')}; choose a folder you can write", 2
     if e.errno in (errno.ENOTDIR, errno.EEXIST):
         return f"{e.filename}: a file stands where a folder is needed; choose another --store (or --out)", 2
     if e.errno == errno.ELOOP:

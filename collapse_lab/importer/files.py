@@ -102,6 +102,9 @@ def matched_files(src: Path, global_pattern: str, client_pattern, round_: int):
         if "client" not in m:
             raise CollapseLabError(f"--client {client_pattern}: put {{client}} where the client number is")
         per_round.setdefault(m.get("round", round_), {})[m["client"]] = p
+    if client_pattern and not per_round:  # asked for and silently absent, the run would have no local models
+        raise CollapseLabError(f"--client {client_pattern}: no file under {src} matches it; correct the pattern, or "
+                               "leave --client out to import the global models alone")
     rounds = sorted(r for r in globals_ if r > 0)
     if not rounds:
         raise CollapseLabError(f"--global {global_pattern}: only the initial model (round 0) under {src}; a run "

@@ -98,15 +98,22 @@ def check_output_folder(folder, flag: str = "--out") -> Path:
         raise CollapseLabError(f"{flag} {s}: {base} is not writable (read-only or no permission); "
                                f"choose another {flag}")
     if path.is_dir():  # root ignores permissions, a read-only mount does not: try it
-        import tempfile
-
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=".write-check.", dir=path)
-            os.close(fd)
-            os.unlink(tmp)
-        except OSError as e:
-            raise CollapseLabError(f"{flag} {s} is not writable ({e.strerror}); choose another {flag}") from None
+        check_writable(path, f"{flag} {s}", f"choose another {flag}")
     return path
+
+
+def check_writable(folder: Path, what: str, fix: str) -> None:
+    """One line (CollapseLabError) where an existing folder cannot take a new file: a
+    read-only mount or a missing permission, tried with a file made and removed (root
+    ignores permission bits, a read-only mount does not)."""
+    import tempfile
+
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".write-check.", dir=folder)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as e:
+        raise CollapseLabError(f"{what} is not writable ({e.strerror}); {fix}") from None
 
 
 def check_store_for_reading(store, flag: str = "--store") -> Path:

@@ -22,6 +22,7 @@ from ..models import check_forward
 from ..partition import Partition, make_partition
 from ..seeds import PURPOSE_INIT, seed_for
 from ..tensor_files import safetensors_problem
+from ..store.paths import check_writable
 from ..store import RunDir, keeps_global, lock, retention, package_versions, parse_keep_global, parse_keep_local, run_path
 from ..store.run_dir import NewerFormatError
 from . import fast as fastpath
@@ -107,6 +108,8 @@ def prepare(configs: list[RunConfig], out: Path, overwrite: bool = False, resume
         path = run_path(Path(out), cfg)
         seen = folder_state(path)
         action, start, notes = _existing(path, cfg, part, overwrite, resume, notes)
+        if action != "skip" and path.is_dir():  # a run folder on a read-only mount: one line before any work
+            check_writable(path, f"--store: the run folder {path}", "make it writable, or choose another --store")
         state_bytes = sum(v.numel() * v.element_size() for v in model.state_dict().values())
         prepared.append(Prepared(cfg, ds, part, path, action, notes, state_bytes, start, seen, plan))
     return prepared

@@ -127,3 +127,18 @@ def test_code_in_a_pickle_is_refused_and_nothing_is_written(tmp_path, capfd):
         res = CliRunner().invoke(cli, ["import", str(src), "--store", str(tmp_path / "s"), "--dataset", "digits",
                                        *args])
         assert res.exit_code == 2 and msg in res.stderr
+
+
+def test_a_client_pattern_that_matches_nothing_is_one_line_and_no_store_is_made(tmp_path):
+    """--client given and matching no file: refused (the run would silently have no local
+    models), exit 2, no store and no .locks/ left; a --global that matches nothing likewise."""
+    src = tmp_path / "src"
+    (src / "round_1").mkdir(parents=True)
+    torch.save(TinyResNet().state_dict(), src / "round_1" / "global.pt")
+    ok = ["--global", "round_{round}/global.pt"]
+    for args, msg in (([*ok, "--client", "round_{round}/c_{client}.pt"], "--client round_{round}/c_{client}.pt: no file"),
+                      (["--global", "nothing_{round}.pt"], "--global nothing_{round}.pt: no file")):
+        store = tmp_path / f"s{len(msg)}"
+        res = CliRunner().invoke(cli, ["import", str(src), "--store", str(store), "--dataset", "digits", *args])
+        assert res.exit_code == 2 and msg in res.stderr, res.output
+        assert len(res.stderr.strip().splitlines()) == 1 and not store.exists()
