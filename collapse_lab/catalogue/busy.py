@@ -29,17 +29,22 @@ def wait_for(store: Path, configs: list, say, poll: float = 5.0) -> list[dict]:
     """Wait until no other process holds these runs' locks; the ones left incomplete (the other
     process stopped or failed) are this command's failures, saying so. Ctrl-C stops waiting."""
     from ..store import RunDir, run_path
-    from ..store.lock import held_elsewhere
+    from ..store.lock import UNCHECKED, held_elsewhere
 
-    left = list(configs)
+    left, unchecked = list(configs), {}
     while left:
-        left = [c for c in left if held_elsewhere(run_path(store, c))]
+        held = {c.run_name(): held_elsewhere(run_path(store, c)) for c in left}
+        unchecked.update({n: h for n, h in held.items() if h and UNCHECKED in h})  # never waited on forever
+        left = [c for c in left if held[c.run_name()] and c.run_name() not in unchecked]
         if left:
             time.sleep(poll)
     failed = []
     for c in configs:
         run = RunDir(run_path(store, c))
-        if not run.is_complete(c.rounds):
+        if c.run_name() in unchecked:
+            failed.append({"run": c.run_name(), "status": "failed",
+                           "error": f"held by {unchecked[c.run_name()]}; it is not read or trained here"})
+        elif not run.is_complete(c.rounds):
             failed.append({"run": c.run_name(), "status": "failed",
                            "error": f"the process that trained it stopped at round {run.meta.get('rounds_complete', 0)} "
                                     f"({run.status}); the same command continues it"})

@@ -115,10 +115,31 @@ def held_here(run_path: Path) -> bool:
     return os.path.abspath(lock_path(run_path)) in _held
 
 
+UNCHECKED = "cannot be checked"  # in held_elsewhere's answer where the lock could not be tried
+
+
 def held_elsewhere(run_path: Path) -> str | None:
-    """Whether another process holds the run's lock (its description), without taking it."""
+    """Whether another process holds the run's lock (its description), without taking it.
+    Fails closed: a lock file that cannot be opened or tried counts as held (its description
+    says ``UNCHECKED``), so a running run is never taken for an interrupted one."""
     if fcntl is None:
         return None
+    lp = lock_path(run_path)
+    if os.path.abspath(lp) in _held or not lp.is_file():
+        return None
+    try:
+        fd = os.open(lp, os.O_RDONLY)
+    except OSError as e:
+        return f"a process unknown (its lock {lp} {UNCHECKED}: {e.strerror or e})"
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return f"another collapse-lab process{_holder(fd)}"
+    except OSError as e:
+        return f"a process unknown (its lock {lp} {UNCHECKED}: flock: {e.strerror or e})"
+    finally:
+        os.close(fd)  # drops the shared lock just taken, if any
+    return None
     lp = lock_path(run_path)
     if os.path.abspath(lp) in _held or not lp.is_file():
         return None

@@ -110,9 +110,16 @@ def _flock(run_path: Path, exclusive: bool):
     p = lock_file(run_path)
     try:
         fd = os.open(p, os.O_RDWR | os.O_CREAT if exclusive else os.O_RDONLY, 0o666)
-    except OSError:  # no lock file (no writer since retention records) or a read-only store
-        yield
+    except FileNotFoundError:
+        if exclusive:  # O_CREAT: its folder is gone; a writer never deletes unlocked
+            raise CollapseLabError(f"{p}: the prune lock cannot be made (its folder is missing); nothing is deleted "
+                                   "without it: run the command again") from None
+        yield  # a reader of a run no writer has held since retention was recorded: nothing can prune under it
         return
+    except OSError as e:  # fails closed: neither a writer nor a reader goes on unlocked
+        raise CollapseLabError(f"{p}: the prune lock cannot be opened ({e.strerror or e}); collapse-lab neither "
+                               "deletes nor reads checkpoints without it: make the store's .locks/ folder "
+                               "readable and writable") from None
     try:
         if fcntl is not None:
             try:
