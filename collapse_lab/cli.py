@@ -52,6 +52,9 @@ class PluginOption(click.Option):
 @click.version_option(package_name="collapse-lab")
 def cli():
     """Dimensional collapse of representations in heterogeneous federated learning."""
+    from .faults import startup
+
+    startup("command")
 
 
 def _explicit(ctx: click.Context, params: dict) -> dict:
@@ -163,6 +166,9 @@ def train(ctx, **params):
     from .bench.estimate import check_time_limit  # torch: loaded when train runs, not for --help
     prepared = service.begin(configs, params["out"], "--store", params["overwrite"], params["resume"],
                              lambda cs: check_time_limit(params["time_limit"], cs))
+    from .faults import startup
+
+    startup("prepared")
     # the first line after the checks (a refusal stays one line): the precision of the runs
     from .runspec.expand import precision_line
 

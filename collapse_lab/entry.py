@@ -19,7 +19,10 @@ def main() -> None:
         noted.append(signum)
 
     old = {s: signal.signal(s, note) for s in (signal.SIGINT, signal.SIGTERM)}
+    from .faults import startup
+
     try:
+        startup("import")
         from .cli import cli
     finally:
         for s, h in old.items():
@@ -28,6 +31,7 @@ def main() -> None:
         sys.stderr.write("interrupted\n")
         sys.exit(143 if noted[0] == signal.SIGTERM else 130)
     try:
+        startup("loaded")
         cli.main(prog_name="collapse-lab")
     except KeyboardInterrupt:  # between click's handlers, at the very end
         sys.stderr.write("interrupted\n")

@@ -14,24 +14,25 @@ class StopFlag:
     """A request to stop (SIGINT/SIGTERM), set by whoever runs the training (the CLI's
     signal handlers, a test) and read between clients: no module-level state.
     ``deadline``: the ``time.time()`` of ``--time-limit`` (``timelimit``): past it the
-    flag is set; before it, a round starts only if ``fits`` it."""
+    flag is set; before it, a round starts only if ``fits`` it. ``clock``: where "now" is
+    read (``time.time``; a test gives its own)."""
 
-    def __init__(self, deadline: float | None = None) -> None:
+    def __init__(self, deadline: float | None = None, clock=None) -> None:
         self.requested: str | None = None  # the signal's name once one arrived
-        self.deadline = deadline
+        self.deadline, self.clock = deadline, clock or (lambda: time.time())
         self.longest_round = 0.0  # seconds: the longest round this process trained (any run)
 
     def request(self, signame: str = "SIGINT") -> None:
         self.requested = signame
 
     def is_set(self) -> bool:
-        if self.requested is None and self.deadline is not None and time.time() >= self.deadline:
+        if self.requested is None and self.deadline is not None and self.clock() >= self.deadline:
             self.requested = TIME_LIMIT
         return self.requested is not None
 
     def fits(self, seconds: float) -> bool:
         """Whether a round of ``seconds`` started now ends before the deadline."""
-        return self.deadline is None or time.time() + seconds <= self.deadline
+        return self.deadline is None or self.clock() + seconds <= self.deadline
 
 
 class Interrupted(Exception):

@@ -24,6 +24,15 @@ ALL = [((), cli), *commands(cli)]
 def test_help_renders_and_lists_whole_sentences(path, cmd):
     res = CliRunner().invoke(cli, [*path, "--help"], terminal_width=100)
     assert res.exit_code == 0, res.output
+    # the usage line names the command, and every option it declares is listed (a renamed,
+    # dropped or mis-declared option, or a help text cut off, shows here)
+    assert res.output.startswith(f"Usage: {' '.join(('cli', *path))} "), res.output[:80]
+    for p in cmd.params:
+        if isinstance(p, click.Option) and not p.hidden:
+            assert any(o in res.output for o in p.opts), (path, p.opts)
+    if cmd.help:
+        first = cmd.help.split("\n")[0].split()[:3]
+        assert " ".join(first) in " ".join(res.output.split()), (path, first)
     if isinstance(cmd, click.Group):
         listing = res.output.split("Commands:", 1)[1]
         every = cmd.all_commands() if hasattr(cmd, "all_commands") else cmd.commands

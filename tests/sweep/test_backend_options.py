@@ -31,11 +31,18 @@ def test_sweep_checks_from_python_are_the_commands(tmp_path, args, given):
     assert not (tmp_path / "st").exists()
 
 
-def test_a_valid_set_passes():
-    check_sweep(**SWEEP)
-    check_catalogue(None, 8)
-    check_catalogue(None, 8, "local", None, list_=True)
-    check_catalogue(None, 8, "local", None, no_train=True)
+def test_a_valid_set_passes_from_python_and_on_the_command_line(tmp_path):
+    """The valid sets pass the checks (they return, raising nothing), and the command line
+    with the same valid options goes past them: a dry-run plans the spec's four runs."""
+    assert check_sweep(**SWEEP) is None
+    assert check_sweep(**{**SWEEP, "workers": 2, "dry_run": True}) is None
+    for args in ((None, 8), (None, 8, "local", None, True), (None, 8, "local", None, False, True), (2, 1)):
+        assert check_catalogue(*args) is None
+    spec = tmp_path / "s.yaml"
+    spec.write_text("base: {rounds: 1}\n")
+    r = invoke("sweep", spec, "--store", tmp_path / "st", "--workers", "2", "--dry-run")
+    assert r.exit_code == 0 and r.output.count(" missing\n") == 4, r.output  # the default four alphas, none trained
+    assert not (tmp_path / "st").exists()  # a dry-run writes nothing
 
 
 @pytest.mark.parametrize("args, given", [
