@@ -166,9 +166,6 @@ def train(ctx, **params):
     from .bench.estimate import check_time_limit  # torch: loaded when train runs, not for --help
     prepared = service.begin(configs, params["out"], "--store", params["overwrite"], params["resume"],
                              lambda cs: check_time_limit(params["time_limit"], cs))
-    from .faults import startup
-
-    startup("prepared")
     # the first line after the checks (a refusal stays one line): the precision of the runs
     from .runspec.expand import precision_line
 

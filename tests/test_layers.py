@@ -50,7 +50,7 @@ ALLOWED = {
     "flower": CORE | {"store"},  # records a Flower run into the store (the flower extra)
     "api": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "plan", "importer"},  # a door onto both
     "cli": CORE | {"store", "training", "runspec", "sweep", "bench", "commands"},  # train runs its runs through sweep.service; checks --time-limit against bench's round estimate
-    "entry": {"cli"},
+    "entry": {"cli", "faults"},  # the start-up fault points (tests stop it at a chosen moment)
 }
 
 SIDE_BY_SIDE = ("training", "sweep", "analysis")

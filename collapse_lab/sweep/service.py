@@ -149,6 +149,9 @@ def begin(configs, store, option: str = "--store", overwrite: bool = False, resu
     check_disk(prepared, out)
     for p in todo:
         take_lock(p)
+    from ..faults import startup
+
+    startup("prepared")  # a test's stop at this moment: the runs checked and locked, nothing trained
     return prepared
 
 
