@@ -11,7 +11,7 @@ import click
 from click.core import ParameterSource
 
 from .config import alpha_str
-from .commands.options import store_option
+from .commands.options import precision_option, store_option
 from .commands.common import data_root_option, given_data_root, time_limit_option
 from .commands.failure import Group
 from .commands.strict import strict
@@ -105,7 +105,7 @@ def _explicit(ctx: click.Context, params: dict) -> dict:
 @click.option("--device", help="auto (CUDA when present; default), cpu, cuda, cuda:N")
 @click.option("--augment", cls=PluginOption, registry="augment",
               help="Batched on-device augmentation: auto (the paper's for the data set; default), none, or steps joined by '+'.")
-@click.option("--precision", help="auto (default: bf16 autocast on CUDA, fp32 on every CPU), fp32, bf16 (autocast; opt-in on a CPU, faster only with AVX512-BF16 or AMX).")
+@precision_option
 @click.option("--channels-last/--no-channels-last", default=None, help="channels_last memory format for image models (on; speed only).")
 @click.option("--compile", help="torch.compile the model: off (default), default, reduce-overhead, max-autotune (speed only).")
 @click.option("--cuda-graphs", help="Capture each local step as a CUDA graph: auto (default: on CUDA when the method's local "

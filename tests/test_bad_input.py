@@ -59,7 +59,7 @@ CASES = [
     (T + ["--reg", "structured-decov", "--reg-option", "groups=1"], "structured-decov groups must be a whole number >= 2"),
     (T + ["--keep-local", "sometimes"], "--keep-local"),
     (T + ["--device", "tpu"], "--device 'tpu' is not a device"),
-    (T + ["--precision", "fp16"], "--precision 'fp16': use auto, fp32 or bf16"),
+    (T + ["--precision", "fp16"], "Invalid value for '--precision': 'fp16' is not one of 'auto', 'fp32', 'bf16'"),
     (T + ["--compile", "fast"], "--compile 'fast'"),
     (T + ["--cuda-graphs", "on", "--device", "cpu"], "--cuda-graphs on needs a CUDA device"),
     (T + ["--parallel-clients", "-1"], "--parallel-clients must be >= 0"),

@@ -8,6 +8,7 @@ import click
 
 from ..errors import CollapseLabError
 from .common import data_root_option, given_data_root
+from .options import precision_option
 
 
 @click.command("bench")
@@ -32,7 +33,7 @@ from .common import data_root_option, given_data_root
 @click.option("--warmup", type=int, default=None, help="Untimed first rounds (paper-cifar10: 1, for compilation and kernel choice; cpu: 0, "
                    "each path then gets one untimed warm-up epoch).")
 @click.option("--augment", default=None, help="Augmentation (crop+flip, the paper's CIFAR-10 setting).")
-@click.option("--precision", default=None, help="Fast path: auto (bf16 on CUDA), fp32, bf16.")
+@precision_option
 @click.option("--channels-last/--no-channels-last", default=None, help="Fast path memory format (on).")
 @click.option("--compile", default=None, help="Fast path torch.compile mode: off, default, reduce-overhead, max-autotune "
                                               "(default: off; see docs/fast-path.md for when it pays).")

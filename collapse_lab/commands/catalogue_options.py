@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .common import data_root_option, precision_option, time_limit_option
+from .common import data_root_option, time_limit_option
+from .options import precision_option
 from .options import (address_option, backend_option, pilot_option, preset_option, stack_option, store_option,
                       workers_option)
 from .overrides import set_option

@@ -36,26 +36,6 @@ def given_data_root(check: bool = True) -> str | None:
     return value if value is None or not check else check_data_root(value)
 
 
-def given_precision() -> str | None:
-    """The running command's ``--precision`` for the catalogue's runs (None: not given)."""
-    return _given("precision")
-
-
-def _set_precision(ctx, param, value):
-    # auto (the default): stored runs keep the precision they trained in (store.naming)
-    ctx.meta[_META + "precision"] = None if value in (None, "auto") else value
-    return value
-
-
-# part of a run's identity (bf16 runs are other runs): figures/tables pass it to every entry's runs
-precision_option = click.option(
-    "--precision", type=click.Choice(["auto", "fp32", "bf16"]), default="auto", show_default=True,
-    expose_value=False, callback=_set_precision,
-    help="Training precision of the entries' runs: auto = bf16 autocast on CUDA, fp32 on every CPU "
-         "(as train). Each entry's record says the precision its runs "
-         "trained in; bf16 runs are other runs than fp32 ones (their names differ).")
-
-
 def feature_source(**options):
     """A FeatureSource for the running command: its options plus the command's
     ``--data-root``, ``--model-factory`` and ``--layer``."""

@@ -12,6 +12,22 @@ STORE = "checkpoints"  # the run store every command reads and writes by default
 PRESETS = ("quick", "cpu", "paper")  # the catalogue's presets (analysis.catalogue.PRESETS)
 
 
+PRECISIONS = ("auto", "fp32", "bf16")
+
+# one declaration for train, sweep's catalogue commands (figures, tables, ladder) and bench:
+# the precision the runs train in, part of a run's identity (bf16 runs are other runs)
+precision_option = click.option(
+    "--precision", type=click.Choice(PRECISIONS), default=None,
+    help="Training precision of the runs: auto (the default: bf16 autocast on CUDA, fp32 on every CPU), fp32, or bf16 "
+         "(autocast; on a CPU faster only with AVX512-BF16 or AMX). bf16 runs are other runs than fp32 ones (their "
+         "names differ); a stored run asked for without --precision keeps the precision it trained in.")
+
+
+def chosen_precision(value: str | None) -> str | None:
+    """The precision a command passes on: None where the user left it to auto."""
+    return None if value in (None, "auto") else value
+
+
 def store_option(help: str = "Run store.", name: str = "store"):
     return click.option("--store", name, default=STORE, show_default=True, type=click.Path(file_okay=False), help=help)
 

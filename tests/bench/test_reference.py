@@ -111,7 +111,7 @@ def test_bench_cli_json(tmp_path):
 @pytest.mark.parametrize("args,msg", [
     (["--workload", "huge"], "--workload 'huge': choose one of cpu, paper-cifar10"),
     (["--model", "vit"], "unknown model 'vit'"),
-    (["--precision", "fp16"], "--precision 'fp16': use auto, fp32 or bf16"),
+    (["--precision", "fp16"], "Invalid value for '--precision': 'fp16' is not one of 'auto', 'fp32', 'bf16'"),
     (["--augment", "crop+mixup"], "unknown step 'mixup'"),
     (["--images", "0"], "--images must be >= 1"),
     (["--compile", "fast"], "--compile 'fast'"),
