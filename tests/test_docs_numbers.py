@@ -97,3 +97,14 @@ def test_a_damaged_or_missing_record_is_one_line_not_a_traceback(tmp_path, monke
     with redirect_stderr(err):
         assert sn.guarded(["summary"]) == 2
     assert "ladder.json: No such file or directory" in err.getvalue()
+
+
+def test_the_methods_findings_page_is_printed_from_the_committed_evidence():
+    """docs/beyond.md's findings block is what docs/beyond_numbers.py prints from
+    docs/beyond/records/runs/ (nothing computed before all runs are in)."""
+    sys.path.insert(0, str(DOCS))
+    try:
+        import beyond_numbers
+    finally:
+        sys.path.remove(str(DOCS))
+    assert beyond_numbers.page_block(beyond_numbers.PAGE.read_text()) == beyond_numbers.findings()
