@@ -104,7 +104,7 @@ def open_run(path) -> Run:
 def open_store(store="checkpoints", **where) -> list[Run]:
     """The runs of a store, optionally only those whose run.json fields equal ``where``
     (``alpha="0.05"``, ``method="fedavg"``, ``status="complete"``); alpha compares as train writes it."""
-    from .config import alpha_str, parse_alpha
+    from .where import value_matches
 
     path = Path(store)
     if not path.is_dir():
@@ -121,8 +121,7 @@ def open_store(store="checkpoints", **where) -> list[Run]:
     out = []
     for r in runs:
         meta = r.meta
-        ok = all((alpha_str(parse_alpha(v)) == meta.get("alpha")) if k == "alpha" else meta.get(k) == v
-                 for k, v in where.items())
+        ok = all(value_matches(meta.get(k), v, k) for k, v in where.items())  # the one run filter
         if ok:
             out.append(Run(r.path))
     return out

@@ -25,7 +25,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[1] / "collapse_lab"
 CORE = {"collapse_lab", "errors", "faults", "signals", "timelimit", "seeds", "registry", "options", "devices", "files",
         "tensor_files", "linalg",
-        "config_files", "config", "data_root"}
+        "config_files", "config", "data_root", "where"}
 # the plugins' registries and pure math; methods build a run's model (its projection head); layerwise reads layers
 BELOW_BOTH = {"spectra", "data", "models", "partition", "methods", "regularizers", "augment", "layerwise"}
 # top-level package or module -> what it may import (besides itself)

@@ -2,13 +2,12 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
-from ..config import RunConfig, alpha_str, parse_alpha
+from ..config import RunConfig
 try:  # the catalogue's data, the top-level analyses/ (read here only), as installed
     from ..analyses import LADDERS, REFERENCE, SPECS  # noqa: F401
 except ModuleNotFoundError:  # a checkout on PYTHONPATH, not installed (a GPU machine without network)
@@ -148,18 +147,12 @@ def pick(names: tuple[str, ...], kind: str) -> list[Entry]:
 
 
 def matches(cfg: RunConfig, where: dict) -> bool:
-    """Whether a run configuration has the values in ``where`` (alpha as train writes it)."""
-    for k, v in where.items():
-        have = getattr(cfg, k) if hasattr(cfg, k) else cfg.identity().get(k)  # decorr_norm: config.MOVED_REG_OPTIONS
-        if k == "alpha":
-            if alpha_str(cfg.alpha) != alpha_str(parse_alpha(v)):
-                return False
-        elif isinstance(have, float) or isinstance(v, float):
-            if not math.isclose(float(have), float(v), rel_tol=1e-12):
-                return False
-        elif str(have) != str(v):
-            return False
-    return True
+    """Whether a run configuration has the values in ``where`` (the one run filter, ``where``)."""
+    from ..where import value_matches
+
+    # decorr_norm and the other moved fields live in the identity (config.MOVED_REG_OPTIONS)
+    return all(value_matches(getattr(cfg, k) if hasattr(cfg, k) else cfg.identity().get(k), v, k)
+               for k, v in where.items())
 
 
 def unknown_metrics(entry: Entry) -> list[str]:

@@ -5,10 +5,10 @@ import json
 
 import click
 
-from .options import store_option
 from ..analysis.run_rows import COLUMNS, cell, row
 from ..errors import CollapseLabError
-
+from ..where import value_matches as matches
+from .options import store_option
 
 
 @click.command("runs")
@@ -50,37 +50,3 @@ def runs_cmd(store, filters, as_json):
     for r in rows:
         click.echo("  ".join(cell(r, c).ljust(widths[c]) for c in COLUMNS))
     click.echo(f"{len(rows)} run(s), {sum(r['size'] for r in rows) / 1e6:.1f} MB")
-
-
-def matches(stored, given: str, field: str) -> bool:
-    """``--where FIELD=VALUE`` compares values, not spellings: alpha=0.50 matches 0.5,
-    lr=1e-2 matches 0.01, local_eval=true matches true."""
-    import math
-
-    from ..config import parse_alpha
-
-    if field == "alpha":
-        try:
-            return parse_alpha(stored) == parse_alpha(given)
-        except CollapseLabError:
-            return str(stored) == given
-    if isinstance(stored, bool):
-        return given.strip().lower() == str(stored).lower()
-    if isinstance(stored, (int, float)):
-        try:
-            g = float(given)
-        except ValueError:
-            return False
-        return g == stored or (math.isnan(g) and isinstance(stored, float) and math.isnan(stored))
-    if stored is None:
-        return given.strip().lower() in ("none", "null", "")
-    if isinstance(stored, (dict, list)):
-        import json
-
-        try:
-            return json.loads(given) == stored
-        except ValueError:
-            return False
-    return str(stored) == given
-
-
