@@ -40,7 +40,8 @@ ALLOWED = {
     "training": CORE | BELOW_BOTH | {"store", "runspec"},
     "sweep": CORE | BELOW_BOTH | {"store", "training", "runspec"},
     "analysis": CORE | BELOW_BOTH | {"store", "analyses"},
-    "plan": CORE | BELOW_BOTH | {"store", "runspec", "analysis", "analyses"},
+    # planning: an entry's runs at a preset, and what runs cost (estimates, pilots, dry-runs)
+    "plan": CORE | BELOW_BOTH | {"store", "runspec", "analysis", "analyses", "training", "sweep"},
     "bench": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis"},
     # the figures, tables and ladder as a library, above the subsystems and below the command line
     "catalogue": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "analyses", "bench", "plan"},
@@ -49,7 +50,7 @@ ALLOWED = {
     "importer": CORE | BELOW_BOTH | {"store", "runspec"},  # other code's checkpoints recorded as a run
     "flower": CORE | {"store"},  # records a Flower run into the store (the flower extra)
     "api": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "plan", "importer"},  # a door onto both
-    "cli": CORE | {"store", "training", "runspec", "sweep", "bench", "commands"},  # train runs its runs through sweep.service; checks --time-limit against bench's round estimate
+    "cli": CORE | {"commands"},  # the group and its command table
     "entry": {"cli", "faults"},  # the start-up fault points (tests stop it at a chosen moment)
 }
 

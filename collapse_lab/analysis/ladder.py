@@ -113,7 +113,7 @@ def accuracy_claims(measures: list[dict]) -> list[dict]:
 
 def cost(r: dict) -> float:
     """A rung's cost for the rule: the project's estimate of its runs on 2 cores from an empty
-    store (``bench.estimate``: images x FLOPs at measured rates; the same on any machine and
+    store (``plan.estimate``: images x FLOPs at measured rates; the same on any machine and
     under any load; the ladder recomputes it for kept records, so a rate measured later
     applies to every rung), where the record has it; else the measured training time over 2
     workers (which a loaded machine inflates)."""

@@ -192,7 +192,7 @@ def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stac
     and kept. Returns the records in the ladder's order. ``no_train``: a cell whose runs
     are not all in the store is reported as not trained yet, and nothing trains; ``only``: the
     rungs that may train (the others as with ``no_train``, their store left unmeasured)."""
-    from ..bench.estimate import estimate
+    from ..plan.estimate import estimate
     from ..files import write_json
 
     records, rungs = [], list(dict.fromkeys(c["rung"].name for c in cells_))
@@ -265,10 +265,10 @@ def _num(x) -> str:
 
 def dry_rows(cells_: list[dict], store: Path, records_out: Path, here: dict | None = None) -> list[dict]:
     """Each rung's runs, those present and to train, and the estimated time of the latter
-    (``ladder --dry-run``); ``here``: a pilot of this machine (``bench.pilot``), whose range
+    (``ladder --dry-run``); ``here``: a pilot of this machine (``plan.pilot``), whose range
     each row then gives as ``here_hours``."""
-    from ..bench.estimate import estimate
-    from ..bench.pilot import hours_here
+    from ..plan.estimate import estimate
+    from ..plan.pilot import hours_here
 
     out, planned = [], set()  # runs an earlier rung trains (rungs share runs: e.g. FedAvg's under an Eq. 8 rung)
     for name in dict.fromkeys(c["rung"].name for c in cells_):

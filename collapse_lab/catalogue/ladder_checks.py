@@ -44,7 +44,7 @@ def duration(s: float) -> str:
 def _span(h) -> str:
     if h is None:
         return "not measured (a model the pilot could not build here)"
-    from ..bench.estimate import hours_range  # one formatter of a pilot's range for every dry-run
+    from ..plan.estimate import hours_range  # one formatter of a pilot's range for every dry-run
 
     return f"{hours_range(*h)} of training steps"
 

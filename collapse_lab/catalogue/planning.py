@@ -120,11 +120,11 @@ def missing_data(configs, say) -> tuple[list[dict], list]:
 def estimates(entries, plans: dict, keep: str = "read", pilot_s: float | None = None,
               workers: int | None = None) -> dict:
     """Per preset (``plans``: preset -> its ``collapse_lab.plan.Plan``) the estimate of its
-    runs (``bench.estimate``) and each entry's checkpoint bytes (a run shared by entries counts
+    runs (``plan.estimate``) and each entry's checkpoint bytes (a run shared by entries counts
     in each; the total counts it once); with ``pilot_s``, this machine's time now as a range
-    (``bench.pilot``, as ``ladder --dry-run --pilot``)."""
-    from ..bench.estimate import estimate
-    from ..bench.pilot import hours_here, pilot
+    (``plan.pilot``, as ``ladder --dry-run --pilot``)."""
+    from ..plan.estimate import estimate
+    from ..plan.pilot import hours_here, pilot
 
     out = {}
     for preset, runs in plans.items():
@@ -169,9 +169,9 @@ def title(e) -> str:
 
 
 def estimate_lines(plans: dict, smoke: bool, keep: str) -> list[str]:
-    """``--dry-run``'s text for ``estimates``: each preset's plan (``bench.estimate.lines``)
+    """``--dry-run``'s text for ``estimates``: each preset's plan (``plan.estimate.lines``)
     and its entries' checkpoint bytes, largest first."""
-    from ..bench.estimate import human_bytes, lines
+    from ..plan.estimate import human_bytes, lines
 
     out = []
     for preset, p in plans.items():

@@ -53,7 +53,7 @@ def train_runs(configs, store: Path, backend: str, workers: int | None, stack: i
     if not p.pending and not busy:
         return refused + wait_for(store, elsewhere, say)
     todo = [q.config for q in p.pending]
-    from ..bench.estimate import check_job_time, check_time_limit
+    from ..plan.estimate import check_job_time, check_time_limit
 
     if backend == "slurm":  # --time-limit: each job's training time
         from ..sweep.slurm import check_cluster

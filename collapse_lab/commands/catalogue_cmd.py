@@ -119,7 +119,7 @@ def _given_presets(preset: str) -> tuple[str, ...]:
 def dry_run(entries, smoke: bool, as_json: bool, say, keep: str = "read",
             presets: tuple[str, ...] = ("quick", "cpu", "paper"), pilot_s: float | None = None,
             workers: int | None = None, precision: str | None = None) -> None:
-    """``--dry-run``: the plan of each preset (``bench.estimate``; every preset unless one was
+    """``--dry-run``: the plan of each preset (``plan.estimate``; every preset unless one was
     named) and each entry's checkpoint bytes (a run shared by entries counts in each; the
     total counts it once), as text or JSON."""
     from ..catalogue.planning import estimate_lines, estimates

@@ -24,7 +24,7 @@ def dry(cells_: list[dict], store: Path, out_dir: Path, as_json: bool, pilot_s: 
 
     here = None
     if pilot_s is not None:
-        from ..bench.pilot import pilot
+        from ..plan.pilot import pilot
 
         here = pilot([r for c in cells_ if "na" not in c for r in c["configs"]], pilot_s, workers)
     out = dry_rows(cells_, store, out_dir, here)

@@ -52,7 +52,7 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     Exit status 1 when a run failed or diverged, 2 for a bad spec, 130 on Ctrl-C (finished
     runs are kept; running the same command again continues the sweep), 75 when
     --time-limit stopped it (the same command continues)."""
-    from ..bench.sweep_preview import check_before_training, preview, preview_lines
+    from ..plan.sweep_preview import check_before_training, preview, preview_lines
     from ..sweep.backends import cores
     from ..runspec.backend import check_sweep
     from ..sweep.outcome import outcome

@@ -154,7 +154,7 @@ def train(ctx, **params):
     auto = _precision_open(explicit, params["config"])
     configs, adopted = _train_configs(explicit, params["config"], params["out"], auto)
     # store, names, data, time limit, disk and one writer per run: refused here, before any run trains
-    from ..bench.estimate import check_time_limit  # torch: loaded when train runs, not for --help
+    from ..plan.estimate import check_time_limit  # torch: loaded when train runs, not for --help
     prepared = service.begin(configs, params["out"], "--store", params["overwrite"], params["resume"],
                              lambda cs: check_time_limit(params["time_limit"], cs))
     # the first line after the checks (a refusal stays one line): the precision of the runs

@@ -2,7 +2,9 @@
 (its spec's sweep through the one resolver, ``runspec``), resolved once per command and
 handed to the analysis (``analysis.context.Context.plan``); ``catalogue``
 trains the missing ones through the sweep. The analysis reads the runs it is given and
-never names runs itself, so rendering from a store loads nothing that trains."""
+never names runs itself, so rendering from a store loads nothing that trains. What runs
+cost is planned here too: ``estimate`` (images x FLOPs at measured rates), ``pilot`` (a short
+measured pilot on this machine) and ``sweep_preview`` (a sweep's dry-run)."""
 from __future__ import annotations
 
 import json

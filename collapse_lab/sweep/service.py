@@ -89,7 +89,7 @@ def check(p: Plan, store: Path, work: list[list], workers: int, smoke_ok: bool =
     """Before anything trains: the store can be written and the disk holds the checkpoints
     (with ``drop_checkpoints``, each run's files go once it is trained, so only the
     ``workers`` largest units in flight must fit). The command checks ``--time-limit``
-    against a round of its first run (``bench.estimate.check_time_limit``)."""
+    against a round of its first run (``plan.estimate.check_time_limit``)."""
     from ..store.paths import check_store_for_writing
     from ..training.prepare import check_disk, estimate_bytes
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from collapse_lab.plan import entry_runs
 from collapse_lab.analysis.catalogue import pick
-from collapse_lab.bench.estimate import MEASURED, estimate, kept_checkpoints, model_facts, rate
+from collapse_lab.plan.estimate import MEASURED, estimate, kept_checkpoints, model_facts, rate
 from collapse_lab.cli import cli
 from collapse_lab.config import RunConfig
 from collapse_lab.data.base import Dataset, stratified_subset

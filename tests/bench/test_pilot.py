@@ -1,4 +1,4 @@
-"""The dry-run's pilot (bench/pilot.py): step rates from an injected clock, the pool's rate and
+"""The dry-run's pilot (plan/pilot.py): step rates from an injected clock, the pool's rate and
 the plan's hours on this machine by hand, and --pilot only with --dry-run."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from collapse_lab.bench.pilot import hours_here, pilot, step_rates
+from collapse_lab.plan.pilot import hours_here, pilot, step_rates
 from collapse_lab.config import RunConfig
 
 
@@ -54,7 +54,7 @@ def test_figures_and_tables_dry_runs_take_the_same_pilot(tmp_path):
 
 
 def test_sweep_takes_the_same_pilot_and_a_range_reads_in_its_unit(tmp_path):
-    from collapse_lab.bench.estimate import hours_range as _span
+    from collapse_lab.plan.estimate import hours_range as _span
     from tests.fixtures import invoke
 
     assert (_span(1 / 3600, 2 / 3600), _span(0.5, 1.0), _span(2.0, 3.5)) == ("1-2 s", "30.0-60.0 min", "2.0-3.5 h")

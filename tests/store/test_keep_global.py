@@ -56,7 +56,7 @@ def test_resume_and_extension_from_the_last_round_equal_a_run_that_kept_everythi
 
 
 def test_the_estimate_counts_the_files_written(tmp_path):
-    from collapse_lab.bench.estimate import kept_checkpoints
+    from collapse_lab.plan.estimate import kept_checkpoints
     from collapse_lab.store import RunDir
 
     for keep in ("all", "every:2", "last"):

@@ -40,8 +40,8 @@ def eta_seconds(planned, configs, store: Path, lanes: int) -> float | None:
 
 def preview(planned, configs, store: Path, lanes: int, pilot_s: float | None = None, workers: int | None = None) -> dict:
     """Every run with its status, the runs to train, the checkpoints' bytes, the store's ETA
-    and the project's per-device estimate (``bench.estimate``); with ``pilot_s``, this
-    machine's time now as a range (``bench.pilot``, as every dry-run's)."""
+    and the project's per-device estimate (``plan.estimate``); with ``pilot_s``, this
+    machine's time now as a range (``plan.pilot``, as every dry-run's)."""
     from ..training.prepare import estimate_bytes
     from .estimate import estimate
     from .pilot import hours_here, pilot
