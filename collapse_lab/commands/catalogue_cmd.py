@@ -67,11 +67,11 @@ def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: d
 
 
 def interrupted(e: Exception, say, prefix: str = "") -> None:
-    """Ctrl-C or SIGTERM while runs trained (``sweep.backends.Interrupted``): said, and the
+    """Ctrl-C or SIGTERM while runs trained (``sweep.backends.SweepInterrupted``): said, and the
     exit status 130 or 143; other errors pass."""
-    from ..sweep.backends import Interrupted
+    from ..sweep.backends import SweepInterrupted
 
-    if isinstance(e, Interrupted):
+    if isinstance(e, SweepInterrupted):
         from ..signals import exit_status
 
         say(f"{prefix}interrupted ({e.signame}): finished runs are kept; the same command continues")

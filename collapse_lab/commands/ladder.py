@@ -108,11 +108,11 @@ def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_
     say(f"ladder: {len(rungs)} rung(s) x {len(entries)} entr{'y' if len(entries) == 1 else 'ies'} at --preset "
         f"{preset}, store {store}, records in {out / 'records'}")
     other = other_records(other_sample, cells_) if other_sample else None
-    from ..sweep.backends import Interrupted
+    from ..sweep.backends import SweepInterrupted
 
     try:
         records = climb(cells_, preset, store, out, workers, stack, say, no_train, set(only) or None)
-    except Interrupted as e:  # Ctrl-C, SIGTERM: finished runs and kept records stay
+    except SweepInterrupted as e:  # Ctrl-C, SIGTERM: finished runs and kept records stay
         from ..signals import exit_status
 
         say(f"ladder interrupted ({e.signame}): finished runs and the rungs' records are kept; the same command "

@@ -133,7 +133,7 @@ def run_sweep(work, todo, store: Path, backend: str, n: int, time_limit, address
     try:
         results = service.execute(work, store, backend, n, Progress(len(todo), n if backend == "local" else 1, say),
                                   time_limit, address, cpus_per_run, gpus_per_run, slurm=slurm, say=say)
-    except backends.Interrupted as e:
+    except backends.SweepInterrupted as e:
         from ..signals import exit_status
 
         click.echo(f"sweep interrupted ({e.signame}): finished runs are kept, the ones under way stopped after their "

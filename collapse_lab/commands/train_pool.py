@@ -24,7 +24,7 @@ def check_pool(workers: int | None, log_to) -> None:
 
 def train_pool(prepared, store, workers: int, time_limit: str | None) -> tuple[list[dict], list[str]]:
     """Train the prepared runs on ``workers`` processes; (summaries, diverged run names).
-    ``backends.Interrupted`` (Ctrl-C, SIGTERM) propagates once the runs under way stopped."""
+    ``backends.SweepInterrupted`` (Ctrl-C, SIGTERM) propagates once the runs under way stopped."""
     from ..store import RunDir, lock
     from ..sweep import service
 
@@ -66,13 +66,13 @@ def run_pool(ctx, prepared, report, params: dict) -> None:
     """``train --workers`` > 1 from the command: the summaries into ``report``; Ctrl-C or
     SIGTERM says how to continue and exits with the signal's status."""
     from ..signals import exit_status
-    from ..sweep.backends import Interrupted
+    from ..sweep.backends import SweepInterrupted
     from ..timelimit import continue_command
 
     try:
         report.summaries, report.diverged = train_pool(prepared, Path(params["out"]), params["workers"],
                                                        params["time_limit"])
-    except Interrupted as e:
+    except SweepInterrupted as e:
         click.echo(f"{e.signame}: the runs under way stopped at their last complete round. Continue with: "
                    f"{continue_command(resume=True)}", err=True)
         ctx.exit(exit_status(e.signame))

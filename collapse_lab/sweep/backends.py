@@ -36,7 +36,7 @@ def threads_per_worker(workers: int) -> int:
     return max(1, cores() // max(1, workers))
 
 
-class Interrupted(Exception):
+class SweepInterrupted(Exception):
     """Ctrl-C or SIGTERM during a sweep: the runs under way were stopped after their current
     client. ``signame``: SIGINT or SIGTERM (exit status 130 or 143)."""
 
@@ -165,7 +165,7 @@ def run_local(todo: list[list[RunConfig]], store: Path, workers: int, report: Ca
                     sel.register(w.proc.stdout, selectors.EVENT_READ, w)
     except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (signals.Terminated)
         _stop_workers(pool)
-        raise Interrupted(signame_of(e)) from None
+        raise SweepInterrupted(signame_of(e)) from None
     finally:
         for w in pool:
             w.close()
@@ -265,6 +265,6 @@ def run_ray(todo: list[list[RunConfig]], store: Path, address: str | None, cpus_
                 ray.cancel(ref, force=True)
             except Exception:  # noqa: BLE001 -- a task that already ended
                 pass
-        raise Interrupted(signame_of(e)) from None
+        raise SweepInterrupted(signame_of(e)) from None
     finally:
         ray.shutdown()

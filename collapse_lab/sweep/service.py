@@ -36,7 +36,9 @@ def diverged(store: Path, cfg) -> bool:
 
 
 @dataclass
-class Plan:
+class SweepPlan:
+    """The runs a sweep was asked for, as the store holds them: prepared to train or skip, diverged
+    earlier, or refused."""
     prepared: list  # training.prepare.Prepared of every run that is not diverged, in order
     gone: list = field(default_factory=list)  # configurations whose run diverged earlier
     refused: list = field(default_factory=list)  # {"run", "status": "failed", "error"}: not trained
@@ -47,7 +49,7 @@ class Plan:
         return [p for p in self.prepared if p.action != "skip"]
 
 
-def plan(configs, store: Path, each: bool = False, say: Callable[[str], None] | None = None) -> Plan:
+def plan(configs, store: Path, each: bool = False, say: Callable[[str], None] | None = None) -> SweepPlan:
     """Survey the runs (continuing unfinished ones; partitions are drawn where they train). ``each``: a run whose options are
     refused is reported (to ``say``) and the others go on (the catalogue); otherwise the
     first refusal is the command's error (a user's sweep)."""
@@ -56,11 +58,11 @@ def plan(configs, store: Path, each: bool = False, say: Callable[[str], None] | 
     gone = [c for c in configs if diverged(store, c)]
     live = [c for c in configs if c not in gone]
     try:
-        return Plan(prepare(live, store, resume=True, partition=False), gone)
+        return SweepPlan(prepare(live, store, resume=True, partition=False), gone)
     except CollapseLabError:
         if not each:
             raise
-        out = Plan([], gone)  # one run's options are refused: the others still train
+        out = SweepPlan([], gone)  # one run's options are refused: the others still train
         for c in live:
             try:
                 out.prepared += prepare([c], store, resume=True, partition=False)
@@ -71,7 +73,7 @@ def plan(configs, store: Path, each: bool = False, say: Callable[[str], None] | 
         return out
 
 
-def work_units(p: Plan, stack: int) -> tuple[list[list], list]:
+def work_units(p: SweepPlan, stack: int) -> tuple[list[list], list]:
     """The pending runs in units (``backends.units``) and the runs that cannot stack with
     the reason of the first (``training.stacked.prepared_reason``)."""
     from ..training.stacked import prepared_reason
@@ -84,7 +86,7 @@ def work_units(p: Plan, stack: int) -> tuple[list[list], list]:
     return work, alone
 
 
-def check(p: Plan, store: Path, work: list[list], workers: int, smoke_ok: bool = False,
+def check(p: SweepPlan, store: Path, work: list[list], workers: int, smoke_ok: bool = False,
           drop_checkpoints: bool = False) -> None:
     """Before anything trains: the store can be written and the disk holds the checkpoints
     (with ``drop_checkpoints``, each run's files go once it is trained, so only the
@@ -109,7 +111,7 @@ def execute(work: list[list], store: Path, backend: str, workers: int, report: C
             time_limit: str | None = None, address: str | None = None, cpus_per_run: int = 1,
             gpus_per_run: float = 0.0, slurm=None, say: Callable[[str], None] = lambda m: None) -> list[dict]:
     """Train the units; every run's outcome ({"run", "status", ...}). Ctrl-C or SIGTERM
-    raises ``backends.Interrupted`` once the runs under way have stopped (on SLURM: the
+    raises ``backends.SweepInterrupted`` once the runs under way have stopped (on SLURM: the
     jobs go on; the same command waits for them again). ``slurm``: the SlurmOptions
     (``time_limit`` is then each job's training time, in them)."""
     if backend == "slurm":
@@ -120,7 +122,7 @@ def execute(work: list[list], store: Path, backend: str, workers: int, report: C
         except KeyboardInterrupt as e:
             from ..signals import signame_of
 
-            raise backends.Interrupted(signame_of(e)) from None
+            raise backends.SweepInterrupted(signame_of(e)) from None
     from .progress import RoundProgress
 
     until = deadline(time_limit)

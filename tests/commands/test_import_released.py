@@ -105,6 +105,7 @@ def test_a_file_that_is_no_checkpoint_is_one_line(tmp_path, content):
     src = tmp_path / "src" / "round_1"
     src.mkdir(parents=True)
     (src / "global.pt").write_bytes(content)
+    (src / "client_0.pt").write_bytes(content)  # a --client pattern that matches nothing is its own error
     res = _import(tmp_path / "src", tmp_path / "store")
     assert res.exit_code == 2 and "not a checkpoint" in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "store").exists()
