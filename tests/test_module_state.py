@@ -86,9 +86,9 @@ def test_a_commands_data_root_and_model_factory_do_not_reach_the_next_command(tm
     @common.data_root_option
     @common.model_factory_options[0]
     @common.model_factory_options[1]
-    def probe():
-        fs = common.feature_source()
-        seen.append((common.given_data_root(), fs.factory_spec, fs.layer, fs.data_root))
+    def probe(data_root, model_factory, layer):  # each option arrives as an argument, nowhere else
+        fs = common.feature_source(data_root, model_factory, layer)
+        seen.append((data_root, fs.factory_spec, fs.layer, fs.data_root))
 
     cli.add_command(probe)
     try:

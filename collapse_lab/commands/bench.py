@@ -7,7 +7,7 @@ import json
 import click
 
 from ..errors import CollapseLabError
-from .common import data_root_option, given_data_root
+from .common import checked_data_root, data_root_option
 from .options import precision_option
 
 
@@ -59,7 +59,7 @@ from .options import precision_option
 def bench_cmd(preset, model, device, images, test_images, clients, local_epochs, reference_epochs, rounds, warmup,
               augment, precision, channels_last, compile, cuda_graphs, parallel_clients, workers, repeats, no_reference,
               sweep, sweep_seeds, sweep_workers, sweep_rounds, sweep_stack, keep_memory, official_evals, as_json,
-              released_file, store):
+              released_file, store, data_root):
     """Benchmark the fast path against the official-style reference loop (or, with --sweep,
     a sweep of small runs against training them one after another; or, with
     --workload released-parity, collapse-lab's accuracy against the released code's)."""
@@ -69,7 +69,7 @@ def bench_cmd(preset, model, device, images, test_images, clients, local_epochs,
         from ..bench.parity import run, text
         from ..data_root import default_data_root
 
-        r = run(released_file, data_root=default_data_root(given_data_root())[0], store=store,
+        r = run(released_file, data_root=default_data_root(checked_data_root(data_root))[0], store=store,
                 progress=lambda m: click.echo(m, err=True))
         click.echo(json.dumps(r, indent=2) if as_json else text(r))
         return

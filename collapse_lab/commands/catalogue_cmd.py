@@ -11,7 +11,7 @@ import click
 
 from ..catalogue.planning import plan, smoke_paths
 from ..errors import CollapseLabError
-from .common import given_data_root
+from .common import checked_data_root
 from .options import chosen_precision
 from .overrides import given_overrides
 
@@ -37,10 +37,11 @@ def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: d
     entries = pick(names, kind[:-1])
     if o["dry_run_"]:
         return dry_run(entries, o["smoke"], o["as_json"], None, o["keep"], presets=_given_presets(preset),
-                       pilot_s=o.get("pilot_s"), workers=o["workers"], precision=o.get("precision"))
+                       pilot_s=o.get("pilot_s"), workers=o["workers"], precision=o.get("precision"),
+                       data_root=o.get("data_root"))
     store, out = smoke_paths(o["smoke"], store, out, kind)
     say = (lambda m: click.echo(m if m.startswith(kind) else f"{kind}: {m}", err=True))
-    runs = command_plan(preset, o["smoke"], o.get("precision"))
+    runs = command_plan(preset, o["smoke"], o.get("precision"), o.get("data_root"))
     out = output_folder(out, runs)
     if o["list_"]:
         _, per_entry, by_name = plan(entries, runs, store, lambda m: None, o["keep"])
@@ -78,13 +79,13 @@ def interrupted(e: Exception, say, prefix: str = "") -> None:
         raise SystemExit(exit_status(e.signame)) from None
 
 
-def command_plan(preset: str, smoke: bool = False, precision: str | None = None):
+def command_plan(preset: str, smoke: bool = False, precision: str | None = None, data_root: str | None = None):
     """The command's plan of runs (``collapse_lab.plan.Plan``): its preset, --smoke,
     --data-root, --precision and --set; one per command, shared by planning, training and
     rendering."""
     from ..plan import Plan
 
-    return Plan(preset, smoke, given_data_root(), chosen_precision(precision), given_overrides())
+    return Plan(preset, smoke, checked_data_root(data_root), chosen_precision(precision), given_overrides())
 
 
 def missing_line(err: Exception) -> str:
@@ -118,13 +119,13 @@ def _given_presets(preset: str) -> tuple[str, ...]:
 
 def dry_run(entries, smoke: bool, as_json: bool, say, keep: str = "read",
             presets: tuple[str, ...] = ("quick", "cpu", "paper"), pilot_s: float | None = None,
-            workers: int | None = None, precision: str | None = None) -> None:
+            workers: int | None = None, precision: str | None = None, data_root: str | None = None) -> None:
     """``--dry-run``: the plan of each preset (``plan.estimate``; every preset unless one was
     named) and each entry's checkpoint bytes (a run shared by entries counts in each; the
     total counts it once), as text or JSON."""
     from ..catalogue.planning import estimate_lines, estimates
 
-    plans = estimates(entries, {preset: command_plan(preset, smoke, precision) for preset in presets}, keep, pilot_s, workers)
+    plans = estimates(entries, {preset: command_plan(preset, smoke, precision, data_root) for preset in presets}, keep, pilot_s, workers)
     click.echo(json.dumps({"smoke": smoke, "keep": keep, "presets": plans}, indent=1) if as_json
                else "\n".join(estimate_lines(plans, smoke, keep)))
 

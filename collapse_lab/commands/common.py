@@ -1,10 +1,7 @@
-"""Options several commands share and that only set where things are read from.
-
-Their values live in the invocation's click context (``ctx.meta``, made anew for every
-command line and dropped with it), and the command passes them down: ``given_data_root()``
-to the resolver and the catalogue, ``feature_source()`` to the analyses. Nothing is kept in
-a module, so one command's options never reach the next one in the same process.
-"""
+"""Options several commands share and that only set where things are read from. Each
+arrives as an argument of the command's function, which passes it down: the data root to the
+resolver and the catalogue, ``feature_source(data_root, model_factory, layer)`` to the
+analyses. Nothing is kept in a module or in click's context."""
 from __future__ import annotations
 
 import sys
@@ -14,42 +11,27 @@ import click
 
 from ..data_root import check_data_root
 
-_META = "collapse_lab."  # this package's keys in click's per-invocation ctx.meta
-
-
-def _set(ctx, param, value):
-    ctx.meta[_META + "data_root"] = value
-    return value
-
-
-def _given(name: str):
-    ctx = click.get_current_context(silent=True)
-    return None if ctx is None else ctx.meta.get(_META + name)
-
-
-def given_data_root(check: bool = True) -> str | None:
-    """The running command's ``--data-root`` (None: not given); a folder that is not there is
-    one line (exit 2). ``check=False``: as given (``train``: the resolver says first when the
-    data set reads no files, then the loader names a missing folder)."""
-    value = _given("data_root")
-    # a bad folder is one CollapseLabError line (the group turns it into exit 2)
+def checked_data_root(value: str | None, check: bool = True) -> str | None:
+    """The command's ``--data-root`` (None: not given); a folder that is not there is one line
+    (exit 2). ``check=False``: as given (``train``: the resolver says first when the data set
+    reads no files, then the loader names a missing folder)."""
     return value if value is None or not check else check_data_root(value)
 
 
-def feature_source(**options):
-    """A FeatureSource for the running command: its options plus the command's
-    ``--data-root``, ``--model-factory`` and ``--layer``."""
+def feature_source(data_root: str | None = None, model_factory: str | None = None, layer: str | None = None,
+                   **options):
+    """A FeatureSource for the running command: its options plus its ``--data-root``,
+    ``--model-factory`` and ``--layer``, each passed as an argument."""
     from ..analysis.features import FeatureSource
 
-    return FeatureSource(**options, data_root=given_data_root(), model_factory=_given("model_factory"),
-                         layer=_given("layer"))
+    return FeatureSource(**options, data_root=checked_data_root(data_root), model_factory=model_factory, layer=layer)
 
 
 # Declared once, for every command (train, sweep, the catalogue, the analyses, theory,
 # bench), with one meaning: where the data sets' files are; not part of a run's identity
 # (the same run reads its files wherever they are).
 data_root_option = click.option(
-    "--data-root", type=click.Path(file_okay=False), expose_value=False, callback=_set,
+    "--data-root", "data_root", type=click.Path(file_okay=False), default=None,
     help="Folder holding the data sets' standard layouts (cifar-10-batches-py/, cifar-100-python/, "
          "tiny-imagenet-200/, ...): where runs train from, and where a stored run that records none is read "
          "from; default $COLLAPSE_LAB_DATA, then data_root in ~/.config/collapse-lab/config.toml.")
@@ -65,17 +47,16 @@ def _foreign(ctx, param, value):
                                "input of the last linear layer")
     if value is not None and param.name == "model_factory":
         load_factory(value)  # a factory that cannot be imported is one line before any work
-    ctx.meta[_META + param.name] = value
     return value
 
 
 # the model of a store written outside collapse-lab: named by the user here, never imported
 # because a store names it (importing code a file names is the user's decision)
 model_factory_options = [
-    click.option("--model-factory", "model_factory", expose_value=False, callback=_foreign, metavar="MODULE:FUNCTION",
+    click.option("--model-factory", "model_factory", callback=_foreign, metavar="MODULE:FUNCTION",
                  help="Build the runs' model with this function (for stores written outside collapse-lab; called "
                       "with num_classes and input_shape where it takes them)."),
-    click.option("--layer", expose_value=False, callback=_foreign, metavar="NAME",
+    click.option("--layer", "layer", callback=_foreign, metavar="NAME",
                  help="The module whose output is the representation (default: the input of the last linear layer)."),
 ]
 

@@ -7,7 +7,7 @@ import json
 import click
 
 from .options import store_option
-from .common import data_root_option, given_data_root
+from .common import checked_data_root, data_root_option
 
 
 @click.command("import")
@@ -41,7 +41,7 @@ from .common import data_root_option, given_data_root
 @click.option("--json", "as_json", is_flag=True, help="Print the imported run as JSON on stdout.")
 @data_root_option
 def import_cmd(src, store, global_pattern, client_pattern, key, round_, dataset, model, normalize, method, reg, beta,
-               clients, alpha, seed, settings, tag, as_json):
+               clients, alpha, seed, settings, tag, as_json, data_root):
     """Read SRC's checkpoints (torch.load with weights_only=True: tensors only) and record
     them as one run of --store: the global model of each round (round 0: the initial model)
     and, with --client, the clients' models. Nothing is written unless every file reads and
@@ -49,7 +49,7 @@ def import_cmd(src, store, global_pattern, client_pattern, key, round_, dataset,
     from ..importer import import_run
 
     out = import_run(src, store, global_pattern, client_pattern, key, round_, dataset, model, normalize, method, reg,
-                     beta, clients, alpha, seed, settings, tag, data_root=given_data_root())
+                     beta, clients, alpha, seed, settings, tag, data_root=checked_data_root(data_root))
     if as_json:
         click.echo(json.dumps(out, indent=1))
     else:

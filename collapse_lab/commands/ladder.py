@@ -12,7 +12,7 @@ import click
 from .options import check_pilot, pilot_option, preset_option, stack_option, store_option, workers_option
 from ..catalogue.climb import cells, climb, dry_rows, match_data, other_records
 from ..errors import CollapseLabError
-from .common import data_root_option, given_data_root
+from .common import checked_data_root, data_root_option
 from .options import chosen_precision, precision_option
 
 
@@ -76,7 +76,7 @@ take; --no-train rewrites the outputs from the records alone."""
 @data_root_option
 @precision_option
 def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_run_, no_train, as_json, other_sample,
-               seed_base, pilot_s, precision):
+               seed_base, pilot_s, precision, data_root):
     """The ladder of scales (``HELP``): check, climb, write."""
     from ..catalogue.ladder_checks import check_ladder, nothing_to_read
     from ..catalogue.ladder_report import write
@@ -90,11 +90,11 @@ def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_
         from ..store.paths import check_output_folder
 
         check_output_folder(out, "--out")  # a read-only target is one line before any rung trains
-    cells_ = cells(entries, rungs, preset, store, f"--rungs {rungs_file}", given_data_root(), chosen_precision(precision),
+    cells_ = cells(entries, rungs, preset, store, f"--rungs {rungs_file}", checked_data_root(data_root), chosen_precision(precision),
                    seed_base)
     if all("na" in c for c in cells_):
         raise CollapseLabError(f"--rungs {rungs_file}: no rung applies to {', '.join(names)}")
-    unread = match_data(cells_, store, out, dry_run_, given_data_root(), no_train)
+    unread = match_data(cells_, store, out, dry_run_, checked_data_root(data_root), no_train)
     if no_train and nothing_to_read(cells_, store, out):
         raise CollapseLabError(f"--no-train: no rung has its runs in --store {store} or a record in --out {out}; "
                                "drop --no-train to train them, or point --store/--out at a ladder's")

@@ -29,7 +29,7 @@ from ..analysis.stored import check_analysis_options
 @click.option("--logged", is_flag=True, help="Read what train --probe-layers logged each round (the probe set, the "
                                              "global model and client 0) instead of the checkpoints.")
 def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device,
-               fig_dir, as_json, rounds_spec, layers, spectra_at, positions, logged):
+               fig_dir, as_json, rounds_spec, layers, spectra_at, positions, logged, data_root=None, model_factory=None, layer=None):
     """Effective rank, n above tau and participation ratio of every layer's covariance, for the
     global model and client --client's, at --rounds; a layer x round heatmap per run and the
     layers' spectra at --spectra-at."""
@@ -56,7 +56,7 @@ def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client
         click.echo(f"layers: the store's IID run(s) of the same settings read as the reference (alpha inf: {len(iid)} "
                    "run(s)); give --alpha inf yourself to choose otherwise", err=True)
     selected = selected + iid
-    fs = None if logged else feature_source(split=split, dtype=feature_dtype, device=device)
+    fs = None if logged else feature_source(data_root, model_factory, layer, split=split, dtype=feature_dtype, device=device)
     rows, computed, paths = collapse_by_layer(selected, fs, rounds_spec, round_, client, layers, tau, positions,
                                               spectra_at, split, fig_dir, logged, progress_callback("layers"), warn)
     from ..analysis.layer_view import groups, iid_groups

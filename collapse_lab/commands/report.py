@@ -23,7 +23,7 @@ from .common import data_root_option, feature_source, model_factory_options
 @data_root_option
 @model_factory_options[0]
 @model_factory_options[1]
-def report_cmd(store, fig_dir, out, tau, device, as_json):
+def report_cmd(store, fig_dir, out, tau, device, as_json, data_root=None, model_factory=None, layer=None):
     """Write one self-contained HTML page for a run store: runs table, each run's metrics over
     rounds and last-round representation measures, the figures and the claims table."""
     from ..analysis.report_page import write_report
@@ -31,7 +31,7 @@ def report_cmd(store, fig_dir, out, tau, device, as_json):
 
     if not (tau > 0):
         raise CollapseLabError(f"--tau must be > 0 (got {tau})")
-    got = write_report(store, fig_dir, out, tau, feature_source(device=device),
+    got = write_report(store, fig_dir, out, tau, feature_source(data_root, model_factory, layer, device=device),
                        say=lambda m: click.echo(m, err=True), warn=warn)
     if as_json:
         click.echo(json.dumps(got, indent=1))

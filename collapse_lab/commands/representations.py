@@ -18,7 +18,7 @@ from ..analysis.stored import check_analysis_options
 @analysis_options
 @click.option("--rounds", "rounds_spec", default=None, help="all, A:B or A,B,C: CKA(client, global) over rounds too.")
 def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device,
-            fig_dir, as_json, rounds_spec):
+            fig_dir, as_json, rounds_spec, data_root=None, model_factory=None, layer=None):
     """Linear CKA (unbiased HSIC) between the representations of the global model and of every
     client stored at a round: a models x models heatmap per run; with --rounds also CKA between
     each client and the global model over the rounds."""
@@ -29,7 +29,7 @@ def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, t
         raise CollapseLabError("--client has no effect on cka: it compares the global model with every client stored "
                                "at the round; drop --client")
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods, one_round=True)  # each run alone
-    fs = feature_source(split=split, dtype=feature_dtype, device=device)
+    fs = feature_source(data_root, model_factory, layer, split=split, dtype=feature_dtype, device=device)
     out = cka(selected, fs, rounds_spec, round_, fig_dir, progress_callback("cka"), warn)
     if as_json:
         click.echo(json.dumps({"cka": out}, indent=1))
@@ -45,7 +45,7 @@ def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, t
 @analysis_options
 @click.option("--rounds", "rounds_spec", default=None, help="all, A:B or A,B,C: the metrics over rounds.")
 def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device,
-           fig_dir, as_json, rounds_spec):
+           fig_dir, as_json, rounds_spec, data_root=None, model_factory=None, layer=None):
     """NC1 (within-class variability relative to between-class), NC2 (equinorm and
     equiangularity of the class means and of the classifier rows), NC3 (self-duality) and NC4
     (agreement with the nearest class centre) of the global model and client --client
@@ -54,7 +54,7 @@ def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, ta
 
     check_analysis_options(tau, client, None)
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods, one_round=True)  # each run alone
-    fs = feature_source(split=split, dtype=feature_dtype, device=device)
+    fs = feature_source(data_root, model_factory, layer, split=split, dtype=feature_dtype, device=device)
     rows, figures = nc(selected, fs, rounds_spec, round_, client, fig_dir, progress_callback("nc"), warn)
     if as_json:
         click.echo(json.dumps({"neural_collapse": rows, "figures": figures}, indent=1))

@@ -56,7 +56,7 @@ def _print(key: str, kind: str, rows: list[dict], paths, as_json: bool, notes=()
 @click.option("--logged", is_flag=True, help="With --rounds: the global spectra training logged on its probe set "
                                              "(no checkpoints needed).")
 def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device, fig_dir, as_json,
-                 rounds_spec, top, live_only, logged):
+                 rounds_spec, top, live_only, logged, data_root=None, model_factory=None, layer=None):
     """Covariance spectra of global and local models (FedDecorr Fig. 2/3), or their evolution over rounds."""
     from ..analysis import spectrum_rounds, spectrum_view
     from ..analysis.select import iid_reference
@@ -73,7 +73,7 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
     if logged:
         rows, paths = spectrum_rounds.logged_over_rounds(selected, rounds_spec, tau, fig_dir)
         return _print("rounds", "logged", rows, paths, as_json)
-    fs = feature_source(split=split, dtype=feature_dtype, device=device)
+    fs = feature_source(data_root, model_factory, layer, split=split, dtype=feature_dtype, device=device)
     if rounds_spec is not None:
         rows, paths = spectrum_rounds.over_rounds(selected, fs, rounds_spec, client, tau, top, fig_dir, warn)
         return _print("rounds", "rounds", rows, paths, as_json)
@@ -90,13 +90,13 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
 @click.command("compare")
 @analysis_options
 @top_option()
-def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device, fig_dir, as_json, top):
+def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device, fig_dir, as_json, top, data_root=None, model_factory=None, layer=None):
     """Local vs global spectrum of one run with the gap R (journal Eq. 1, Fig. 4/6)."""
     from ..analysis.spectrum_view import compare
 
     check_analysis_options(tau, client, top)
     selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods, one_round=True)  # each run alone
-    fs = feature_source(split=split, dtype=feature_dtype, device=device)
+    fs = feature_source(data_root, model_factory, layer, split=split, dtype=feature_dtype, device=device)
     results, paths = compare(selected, fs, round_, client, tau, top, fig_dir)
     if as_json:
         click.echo(json.dumps({"compare": results, "figures": [str(p) for p in paths]}, indent=1))

@@ -13,7 +13,7 @@ import click
 
 from .options import address_option, backend_option, check_pilot, pilot_option, stack_option, store_option, workers_option
 from ..runspec.expand import precision_line
-from .common import data_root_option, given_data_root, time_limit_option
+from .common import checked_data_root, data_root_option, time_limit_option
 from .slurm_options import check_backend, given_slurm, slurm_options
 
 
@@ -45,7 +45,7 @@ def say(m: str) -> None:
 @data_root_option
 @slurm_options
 def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, pilot_s, max_runs,
-              as_json, wait, status_, time_limit):
+              as_json, wait, status_, time_limit, data_root):
     """Expand SPEC (base options x grid axes x seeds, YAML/TOML/JSON) through the same
     resolver as train, skip complete runs, continue unfinished ones, train the rest.
 
@@ -63,7 +63,7 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
                 time_limit)
     check_backend(backend)
     check_pilot(pilot_s, dry_run)
-    configs, slurm, auto = _configs(spec, store, backend, max_runs, time_limit)
+    configs, slurm, auto = _configs(spec, store, backend, max_runs, time_limit, data_root)
     if status_:
         return print_status(configs, store, as_json)
     planned, work, alone, busy = units(configs, store, backend, stack)  # checked before anything runs
@@ -94,12 +94,12 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
         sys.exit(status)
 
 
-def _configs(spec: str, store: Path, backend: str, max_runs: int, time_limit):
+def _configs(spec: str, store: Path, backend: str, max_runs: int, time_limit, data_root: str | None = None):
     """SPEC's runs, its SLURM settings (checked on any backend: a typo is found now, not on
     the cluster), and whether the precision was left open (``sweep.prepare.spec_runs``)."""
     from ..sweep.prepare import spec_runs
 
-    configs, loaded, auto = spec_runs(spec, store, max_runs, given_data_root(),
+    configs, loaded, auto = spec_runs(spec, store, max_runs, checked_data_root(data_root),
                                       lambda m: click.echo(f"sweep: note: {m}", err=True), say)
     slurm = given_slurm(loaded.get("slurm"), time_limit if backend == "slurm" else None, f"sweep spec {spec}") \
         if backend == "slurm" or loaded.get("slurm") is not None else None

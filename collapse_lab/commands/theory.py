@@ -8,7 +8,7 @@ import click
 
 from .options import store_option, writable_out
 from ..errors import CollapseLabError
-from .common import Progress, data_root_option, feature_source, given_data_root, progress_callback
+from .common import Progress, checked_data_root, data_root_option, feature_source, progress_callback
 
 
 @click.group("theory")
@@ -70,12 +70,12 @@ def thm_options(f):
 
 
 def _settings(what: str, dataset, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed,
-              fig_dir) -> dict:
+              fig_dir, data_root) -> dict:
     """The options as the library's arguments, with the data root every command reads
     (--data-root, else $COLLAPSE_LAB_DATA, else the user config's) and progress on stderr."""
     from ..data_root import default_data_root
 
-    return dict(dataset=dataset, data_root=default_data_root(given_data_root())[0], alphas=alpha, client=client,
+    return dict(dataset=dataset, data_root=default_data_root(checked_data_root(data_root))[0], alphas=alpha, client=client,
                 clients=clients, depth=depth, width=width, scale=scale, eta=eta, horizon=horizon,
                 grow_factor=grow_factor, seed=seed, fig_dir=fig_dir, done=progress_callback(what))
 
@@ -83,12 +83,12 @@ def _settings(what: str, dataset, alpha, client, clients, depth, width, scale, e
 @theory.command("thm1", short_help="Theorem 1 on a deep linear network, with the Fig. 6 heatmaps.")
 @thm_options
 def thm1_cmd(dataset, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
-             as_json):
+             as_json, data_root):
     """Theorem 1 on an (L+1)-layer linear network: Eq. 40 and Eq. 32/46 against measured d sigma_k/dt."""
     from ..analysis.theory.thm1 import thm1
 
     out = thm1(**_settings("theory thm1", dataset, alpha, client, clients, depth, width, scale, eta, horizon,
-                           grow_factor, seed, fig_dir))
+                           grow_factor, seed, fig_dir, data_root))
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return
@@ -100,12 +100,12 @@ def thm1_cmd(dataset, alpha, client, clients, depth, width, scale, eta, horizon,
 @theory.command("align", short_help="The Fig. 6 alignment heatmaps alone.")
 @thm_options
 def align_cmd(dataset, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
-              as_json):
+              as_json, data_root):
     """The Fig. 6 heatmaps alone: alignment of Pi's left and W_{L+1}'s right singular vectors."""
     from ..analysis.theory.thm1 import align
 
     results, paths = align(**_settings("theory align", dataset, alpha, client, clients, depth, width, scale, eta,
-                                       horizon, grow_factor, seed, fig_dir))
+                                       horizon, grow_factor, seed, fig_dir, data_root))
     if as_json:
         click.echo(json.dumps({"alignment": {a: {str(t): m.tolist() for t, m in r.alignment.items()} for a, r in results.items()},
                                "figures": [str(p) for p in paths]}, indent=1))

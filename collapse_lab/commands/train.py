@@ -15,7 +15,7 @@ from ..config import alpha_str
 from ..errors import CollapseLabError
 from ..signals import exit_status
 from ..timelimit import TIME_LIMIT, continue_command, deadline
-from .common import data_root_option, given_data_root, time_limit_option
+from .common import data_root_option, time_limit_option
 from .options import precision_option, store_option
 from .train_report import TrainReport
 
@@ -149,8 +149,6 @@ def train(ctx, **params):
         for kind, folder in log_to:
             check_log(kind, folder)
     explicit = _explicit(ctx, params)
-    if given_data_root(check=False) is not None:  # --data-root, declared once for every command (commands.common)
-        explicit["data_root"] = given_data_root(check=False)
     auto = _precision_open(explicit, params["config"])
     configs, adopted = _train_configs(explicit, params["config"], params["out"], auto)
     # store, names, data, time limit, disk and one writer per run: refused here, before any run trains

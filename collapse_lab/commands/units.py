@@ -7,7 +7,7 @@ import json
 import click
 
 from ..errors import CollapseLabError
-from .common import data_root_option
+from .common import checked_data_root, data_root_option
 
 
 @click.command("units")
@@ -18,15 +18,14 @@ from .common import data_root_option
 @click.option("--epochs", type=int, default=None, help="Local epochs (default: the run's).")
 @click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
 @data_root_option
-def units_cmd(run_path, round_, client, epochs, as_json):
+def units_cmd(run_path, round_, client, epochs, as_json, data_root):
     """Replay a client's local training with and without the run's regularizer."""
     from ..analysis.select import load_run
     from ..catalogue.unit_replay import trace
-    from .common import given_data_root
 
     if epochs is not None and not 1 <= epochs <= 1000:
         raise CollapseLabError(f"--epochs {epochs}: give 1 to 1000 local epochs")
-    out = trace(load_run(run_path), round_, client, epochs, given_data_root())
+    out = trace(load_run(run_path), round_, client, epochs, checked_data_root(data_root))
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return

@@ -109,11 +109,13 @@ def make_lock_file(run_path: Path) -> None:
 def _flock(run_path: Path, exclusive: bool):
     p = lock_file(run_path)
     try:
+        if exclusive:  # the writer makes its lock where none is yet (the store's .locks/), never deletes unlocked
+            p.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(p, os.O_RDWR | os.O_CREAT if exclusive else os.O_RDONLY, 0o666)
     except FileNotFoundError:
-        if exclusive:  # O_CREAT: its folder is gone; a writer never deletes unlocked
-            raise CollapseLabError(f"{p}: the prune lock cannot be made (its folder is missing); nothing is deleted "
-                                   "without it: run the command again") from None
+        if exclusive:
+            raise CollapseLabError(f"{p}: the prune lock cannot be made; nothing is deleted without it: run the "
+                                   "command again") from None
         yield  # a reader of a run no writer has held since retention was recorded: nothing can prune under it
         return
     except OSError as e:  # fails closed: neither a writer nor a reader goes on unlocked
