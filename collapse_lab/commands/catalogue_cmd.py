@@ -13,7 +13,6 @@ from ..catalogue.planning import plan, smoke_paths
 from ..errors import CollapseLabError
 from .common import checked_data_root
 from .options import chosen_precision
-from .overrides import given_overrides
 
 
 def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: dict):
@@ -27,7 +26,8 @@ def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: d
     from ..runspec.backend import check_catalogue
     from .slurm_options import check_backend
 
-    check_catalogue(o["workers"], o["stack"], o["backend"], o["address"], o["list_"], o["no_train"], check_backend,
+    check_catalogue(o["workers"], o["stack"], o["backend"], o["address"], o["list_"], o["no_train"],
+                    lambda backend: check_backend(backend, o.get("slurm_flags") or {}),
                     **{**flags, "--dry-run": o["dry_run_"], "--time-limit": o["time_limit"]})
     if o["dry_run_"] and o["time_limit"]:
         raise CollapseLabError("--time-limit has no effect with --dry-run (nothing trains); drop it")
@@ -38,10 +38,10 @@ def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: d
     if o["dry_run_"]:
         return dry_run(entries, o["smoke"], o["as_json"], None, o["keep"], presets=_given_presets(preset),
                        pilot_s=o.get("pilot_s"), workers=o["workers"], precision=o.get("precision"),
-                       data_root=o.get("data_root"))
+                       data_root=o.get("data_root"), overrides=o.get("overrides"))
     store, out = smoke_paths(o["smoke"], store, out, kind)
     say = (lambda m: click.echo(m if m.startswith(kind) else f"{kind}: {m}", err=True))
-    runs = command_plan(preset, o["smoke"], o.get("precision"), o.get("data_root"))
+    runs = command_plan(preset, o["smoke"], o.get("precision"), o.get("data_root"), o.get("overrides"))
     out = output_folder(out, runs)
     if o["list_"]:
         _, per_entry, by_name = plan(entries, runs, store, lambda m: None, o["keep"])
@@ -54,7 +54,7 @@ def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: d
     if o["backend"] == "slurm" and not o["no_train"]:
         from .slurm_options import given_slurm
 
-        slurm = given_slurm(None, o["time_limit"])
+        slurm = given_slurm(o.get("slurm_flags") or {}, None, o["time_limit"])
     try:
         session = open_session(entries, runs, store, out, say, train=not o["no_train"], backend=o["backend"],
                                workers=o["workers"], stack=o["stack"], address=o["address"], keep=o["keep"],
@@ -79,13 +79,14 @@ def interrupted(e: Exception, say, prefix: str = "") -> None:
         raise SystemExit(exit_status(e.signame)) from None
 
 
-def command_plan(preset: str, smoke: bool = False, precision: str | None = None, data_root: str | None = None):
+def command_plan(preset: str, smoke: bool = False, precision: str | None = None, data_root: str | None = None,
+                 overrides: dict | None = None):
     """The command's plan of runs (``collapse_lab.plan.Plan``): its preset, --smoke,
     --data-root, --precision and --set; one per command, shared by planning, training and
     rendering."""
     from ..plan import Plan
 
-    return Plan(preset, smoke, checked_data_root(data_root), chosen_precision(precision), given_overrides())
+    return Plan(preset, smoke, checked_data_root(data_root), chosen_precision(precision), overrides or {})
 
 
 def missing_line(err: Exception) -> str:
@@ -119,13 +120,14 @@ def _given_presets(preset: str) -> tuple[str, ...]:
 
 def dry_run(entries, smoke: bool, as_json: bool, say, keep: str = "read",
             presets: tuple[str, ...] = ("quick", "cpu", "paper"), pilot_s: float | None = None,
-            workers: int | None = None, precision: str | None = None, data_root: str | None = None) -> None:
+            workers: int | None = None, precision: str | None = None, data_root: str | None = None,
+            overrides: dict | None = None) -> None:
     """``--dry-run``: the plan of each preset (``plan.estimate``; every preset unless one was
     named) and each entry's checkpoint bytes (a run shared by entries counts in each; the
     total counts it once), as text or JSON."""
     from ..catalogue.planning import estimate_lines, estimates
 
-    plans = estimates(entries, {preset: command_plan(preset, smoke, precision, data_root) for preset in presets}, keep, pilot_s, workers)
+    plans = estimates(entries, {preset: command_plan(preset, smoke, precision, data_root, overrides) for preset in presets}, keep, pilot_s, workers)
     click.echo(json.dumps({"smoke": smoke, "keep": keep, "presets": plans}, indent=1) if as_json
                else "\n".join(estimate_lines(plans, smoke, keep)))
 

@@ -21,11 +21,13 @@ from .catalogue_options import catalogue_options
 @click.option("--check", is_flag=True, help="Print each claim with its numbers (always written to "
                                             "<out>/CLAIMS-<preset>.md and claims-<preset>.json, merged by entry).")
 def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, stack, address, as_json, dry_run_,
-                smoke, keep, pilot_s, time_limit, precision, data_root, check):
+                smoke, keep, pilot_s, time_limit, precision, data_root, settings, check,
+                slurm_flags):
     """Render NAMEs (default: every figure of the catalogue) at --preset."""
     o = dict(list_=list_, no_train=no_train, backend=backend, workers=workers, stack=stack, address=address,
              as_json=as_json, dry_run_=dry_run_, smoke=smoke, keep=keep, time_limit=time_limit,
-             pilot_s=pilot_s, precision=precision, data_root=data_root)
+             pilot_s=pilot_s, precision=precision, data_root=data_root, overrides=settings,
+             slurm_flags=slurm_flags)
     run = begin("figures", names, preset, store, out, o, {"--check": check})
     if run is None:  # --dry-run, --list
         return

@@ -1,13 +1,15 @@
 """The SLURM options of ``sweep``, ``figures`` and ``tables`` (``--backend slurm``): flags,
-or a ``slurm:`` mapping in a sweep spec (a flag wins). Their values live in the invocation's
-click context, as ``common``'s do; ``given_slurm`` builds ``sweep.slurm.SlurmOptions``."""
+or a ``slurm:`` mapping in a sweep spec (a flag wins). The flags given reach the command's
+function as one argument, ``slurm_flags`` ({flag: value}); ``given_slurm`` builds
+``sweep.slurm.SlurmOptions`` from them."""
 from __future__ import annotations
+
+import functools
 
 import click
 
 from ..errors import CollapseLabError
 
-_META = "collapse_lab.slurm."
 # flag -> (SlurmOptions field, the spec's key, type)
 FLAGS = {
     "--slurm-partition": ("partition", "partition", str),
@@ -35,35 +37,28 @@ HELP = {
 }
 
 
-def _keep(ctx, param, value):
-    flag = "--" + param.name.replace("_", "-")
-    if param.name == "slurm_option":
-        if value:
-            ctx.meta[_META + flag] = tuple(value)
-    elif value is not None:
-        ctx.meta[_META + flag] = value
-    return value
+NAMES = {flag: flag.lstrip("-").replace("-", "_") for flag in [*FLAGS, "--slurm-option"]}
 
 
 def slurm_options(f):
-    """The options, on a command (values kept in the click context, not passed)."""
-    f = click.option("--slurm-option", "slurm_option", multiple=True, metavar="KEY=VALUE", expose_value=False,
-                     callback=_keep, help="slurm: any other sbatch option, e.g. constraint=a100 or exclusive= "
-                                          "(repeatable).")(f)
+    """The options, on a command: the ones given reach ``f`` as ``slurm_flags`` ({flag: value})."""
+    @functools.wraps(f)
+    def packed(*args, **kwargs):
+        flags = {flag: kwargs.pop(name) for flag, name in NAMES.items()}
+        given = {flag: (tuple(v) if flag == "--slurm-option" else v) for flag, v in flags.items()
+                 if v is not None and v != ()}
+        return f(*args, slurm_flags=given, **kwargs)
+
+    packed = click.option("--slurm-option", "slurm_option", multiple=True, metavar="KEY=VALUE",
+                          help="slurm: any other sbatch option, e.g. constraint=a100 or exclusive= "
+                               "(repeatable).")(packed)
     for flag, (_, _, typ) in reversed(FLAGS.items()):
-        f = click.option(flag, flag.lstrip("-").replace("-", "_"), type=typ, default=None, expose_value=False,
-                         callback=_keep, help=HELP[flag])(f)
-    return f
+        packed = click.option(flag, NAMES[flag], type=typ, default=None, help=HELP[flag])(packed)
+    return packed
 
 
-def _given() -> dict:
-    ctx = click.get_current_context(silent=True)
-    return {} if ctx is None else {k[len(_META):]: v for k, v in ctx.meta.items() if k.startswith(_META)}
-
-
-def check_backend(backend: str) -> None:
+def check_backend(backend: str, given: dict) -> None:
     """SLURM options given with another backend: one line, not ignored silently."""
-    given = _given()
     if backend != "slurm" and given:
         flag = sorted(given)[0]
         raise CollapseLabError(f"{flag} has no effect with --backend {backend}; drop it or add --backend slurm")
@@ -87,8 +82,9 @@ def parse_extra(items, where: str = "--slurm-option") -> tuple:
     return tuple(out)
 
 
-def given_slurm(spec_section: dict | None = None, time_limit: str | None = None, where: str = "sweep spec"):
-    """The SlurmOptions of this command: the spec's ``slurm:`` mapping, then the flags."""
+def given_slurm(given: dict, spec_section: dict | None = None, time_limit: str | None = None,
+                where: str = "sweep spec"):
+    """The SlurmOptions of this command: the spec's ``slurm:`` mapping, then the flags given."""
     from ..sweep.slurm import SlurmOptions, check_options
 
     values, extra, from_spec = {}, (), {}
@@ -110,7 +106,6 @@ def given_slurm(spec_section: dict | None = None, time_limit: str | None = None,
             except (TypeError, ValueError):
                 raise CollapseLabError(f"{where}: slurm.{k} {v!r} is not a {typ.__name__}") from None
             from_spec[flag] = f"{where}: slurm.{k}"
-    given = _given()
     for flag, v in given.items():
         if flag == "--slurm-option":
             extra = extra + parse_extra(v)

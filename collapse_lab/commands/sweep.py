@@ -45,7 +45,7 @@ def say(m: str) -> None:
 @data_root_option
 @slurm_options
 def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, pilot_s, max_runs,
-              as_json, wait, status_, time_limit, data_root):
+              as_json, wait, status_, time_limit, data_root, slurm_flags):
     """Expand SPEC (base options x grid axes x seeds, YAML/TOML/JSON) through the same
     resolver as train, skip complete runs, continue unfinished ones, train the rest.
 
@@ -61,9 +61,9 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     store = Path(store)
     check_sweep(backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, wait, status_,
                 time_limit)
-    check_backend(backend)
+    check_backend(backend, slurm_flags)
     check_pilot(pilot_s, dry_run)
-    configs, slurm, auto = _configs(spec, store, backend, max_runs, time_limit, data_root)
+    configs, slurm, auto = _configs(spec, store, backend, max_runs, time_limit, data_root, slurm_flags)
     if status_:
         return print_status(configs, store, as_json)
     planned, work, alone, busy = units(configs, store, backend, stack)  # checked before anything runs
@@ -94,14 +94,15 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
         sys.exit(status)
 
 
-def _configs(spec: str, store: Path, backend: str, max_runs: int, time_limit, data_root: str | None = None):
+def _configs(spec: str, store: Path, backend: str, max_runs: int, time_limit, data_root: str | None = None,
+             slurm_flags: dict | None = None):
     """SPEC's runs, its SLURM settings (checked on any backend: a typo is found now, not on
     the cluster), and whether the precision was left open (``sweep.prepare.spec_runs``)."""
     from ..sweep.prepare import spec_runs
 
     configs, loaded, auto = spec_runs(spec, store, max_runs, checked_data_root(data_root),
                                       lambda m: click.echo(f"sweep: note: {m}", err=True), say)
-    slurm = given_slurm(loaded.get("slurm"), time_limit if backend == "slurm" else None, f"sweep spec {spec}") \
+    slurm = given_slurm(slurm_flags or {}, loaded.get("slurm"), time_limit if backend == "slurm" else None, f"sweep spec {spec}") \
         if backend == "slurm" or loaded.get("slurm") is not None else None
     return configs, (slurm if backend == "slurm" else None), auto
 

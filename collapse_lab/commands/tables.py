@@ -17,11 +17,13 @@ from .catalogue_options import catalogue_options
                    "Print every table's cells (with their runs) as JSON on stdout.")
 @click.option("--compare-paper", is_flag=True, help="Put the paper's printed value and the difference beside each cell.")
 def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, stack, address, as_json, dry_run_, smoke,
-               keep, pilot_s, time_limit, precision, data_root, compare_paper):
+               keep, pilot_s, time_limit, precision, data_root, settings, compare_paper,
+               slurm_flags):
     """Render NAMEs (default: every table of the catalogue) at --preset."""
     o = dict(list_=list_, no_train=no_train, backend=backend, workers=workers, stack=stack, address=address,
              as_json=as_json, dry_run_=dry_run_, smoke=smoke, keep=keep, time_limit=time_limit,
-             pilot_s=pilot_s, precision=precision, data_root=data_root)
+             pilot_s=pilot_s, precision=precision, data_root=data_root, overrides=settings,
+             slurm_flags=slurm_flags)
     run = begin("tables", names, preset, store, out, o, {"--compare-paper": compare_paper})
     if run is None:  # --dry-run, --list
         return

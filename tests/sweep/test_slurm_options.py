@@ -164,10 +164,10 @@ def test_the_spec_can_hold_the_slurm_options_and_a_flag_wins(tmp_path, fake_slur
     from collapse_lab.commands.slurm_options import given_slurm
 
     section = {"partition": "ci", "time": "2:00:00", "cpus": 4, "options": {"constraint": "a100", "exclusive": True}}
-    o = given_slurm(section)
+    o = given_slurm({}, section)
     assert (o.partition, o.job_seconds(), o.cpus, o.extra) == ("ci", 7200, 4, (("constraint", "a100"), ("exclusive", "")))
     with pytest.raises(CollapseLabError, match=r"slurm.gpu is not a SLURM option"):
-        given_slurm({"gpu": 1})
+        given_slurm({}, {"gpu": 1})
     spec = tmp_path / "spec.yaml"
     spec.write_text(SPEC + "slurm: {partition: nope}\n")
     res = CliRunner().invoke(cli, ["sweep", str(spec), "--store", str(tmp_path / "s"), "--backend", "slurm"])
