@@ -8,7 +8,7 @@ import click
 
 from ..errors import CollapseLabError
 from .common import checked_data_root, data_root_option
-from .options import precision_option
+from .options import device_option, json_option, precision_option
 
 
 @click.command("bench")
@@ -23,7 +23,7 @@ from .options import precision_option
 @click.option("--store", type=click.Path(file_okay=False), default=None,
               help="released-parity: store for collapse-lab's runs (default: a new temporary folder; runs there are reused).")
 @click.option("--model", default="cnn,mobilenetv2", show_default=True, help="Model(s), comma-separated.")
-@click.option("--device", default="auto", show_default=True, help="auto, cpu, cuda, cuda:N")
+@device_option
 @click.option("--images", type=int, default=None, help="Training images (preset's by default).")
 @click.option("--test-images", type=int, default=None, help="Test images (preset's by default).")
 @click.option("--clients", type=int, default=None, help="Clients (10).")
@@ -55,7 +55,7 @@ from .options import precision_option
 @click.option("--official-evals/--no-official-evals", default=True, show_default=True,
               help="Reference round evaluates like the official code: every client on its training loader and the "
                    "test set before and after local training, the global model on the training and test sets.")
-@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout.")
+@json_option
 def bench_cmd(preset, model, device, images, test_images, clients, local_epochs, reference_epochs, rounds, warmup,
               augment, precision, channels_last, compile, cuda_graphs, parallel_clients, workers, repeats, no_reference,
               sweep, sweep_seeds, sweep_workers, sweep_rounds, sweep_stack, keep_memory, official_evals, as_json,

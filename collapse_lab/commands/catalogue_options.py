@@ -5,13 +5,13 @@ from __future__ import annotations
 import click
 
 from .common import data_root_option, time_limit_option
-from .options import precision_option
+from .options import json_option, precision_option
 from .options import (address_option, backend_option, pilot_option, preset_option, stack_option, store_option,
                       workers_option)
 from .overrides import set_option
 
 
-def catalogue_options(out_default: str, out_help: str, list_help: str, json_help: str):
+def catalogue_options(out_default: str, out_help: str, list_help: str):
     """The options ``figures`` and ``tables`` share: what to render, where, and how the
     missing runs train."""
     opts = [
@@ -28,7 +28,7 @@ def catalogue_options(out_default: str, out_help: str, list_help: str, json_help
         workers_option(),
         stack_option(8),
         address_option(),
-        click.option("--json", "as_json", is_flag=True, help=json_help),
+        json_option,
         click.option("--dry-run", "dry_run_", is_flag=True, help="Train and render nothing: per preset, the runs, their checkpoint "
                      "volume and the compute time per device class, estimated from the project's measurements."),
         click.option("--keep", type=click.Choice(["read", "all"]), default="read", show_default=True,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from .options import store_option
+from .options import json_option, store_option
 from ..errors import CollapseLabError
 
 
@@ -76,7 +76,7 @@ def live_log(kind: str, folder: Path, run_path: Path, memo: dict):
 @click.argument("kind", type=click.Choice(["tensorboard"]))
 @store_option()
 @click.option("--out", required=True, type=click.Path(file_okay=False), help="TensorBoard log folder (one sub-folder per run).")
-@click.option("--json", "as_json", is_flag=True, help="Print the folders written as JSON.")
+@json_option
 def export_cmd(kind, store, out, as_json):
     """Round metrics, per-client local losses and the probe's spectrum summaries of every
     run in --store, readable by `tensorboard --logdir OUT`."""

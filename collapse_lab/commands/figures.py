@@ -16,8 +16,7 @@ from .catalogue_options import catalogue_options
 
 
 @click.command("figures")
-@catalogue_options("figures", "Figure folder.", "List the catalogue's figures: runs present/missing, last rendered.",
-                   "Print every entry's record (files, claims) as JSON on stdout.")
+@catalogue_options("figures", "Figure folder.", "List the catalogue's figures: runs present/missing, last rendered.")
 @click.option("--check", is_flag=True, help="Print each claim with its numbers (always written to "
                                             "<out>/CLAIMS-<preset>.md and claims-<preset>.json, merged by entry).")
 def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, stack, address, as_json, dry_run_,

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from .options import store_option
+from .options import json_option, store_option
 from .common import checked_data_root, data_root_option
 
 
@@ -38,7 +38,7 @@ from .common import checked_data_root, data_root_option
               help="A training setting it used, recorded in run.json: lr, momentum, weight_decay, local_epochs, "
                    "batch_size (repeatable; those not given are recorded as unknown).")
 @click.option("--tag", default="", help="Suffix for the run folder name.")
-@click.option("--json", "as_json", is_flag=True, help="Print the imported run as JSON on stdout.")
+@json_option
 @data_root_option
 def import_cmd(src, store, global_pattern, client_pattern, key, round_, dataset, model, normalize, method, reg, beta,
                clients, alpha, seed, settings, tag, as_json, data_root):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import click
 
-from .options import check_pilot, pilot_option, preset_option, stack_option, store_option, workers_option
+from .options import check_pilot, json_option, pilot_option, preset_option, stack_option, store_option, workers_option
 from ..catalogue.climb import cells, climb, dry_rows, match_data, other_records
 from ..errors import CollapseLabError
 from .common import checked_data_root, data_root_option
@@ -65,7 +65,7 @@ take; --no-train rewrites the outputs from the records alone."""
                                                           "their estimated time.")
 @click.option("--no-train", is_flag=True, help="Write the ladder's outputs from the kept records and the runs "
                                                "present; a rung whose runs are missing says so.")
-@click.option("--json", "as_json", is_flag=True, help="Print the ladder's records as JSON on stdout.")
+@json_option
 @click.option("--other-sample", type=click.Path(file_okay=False), default=None,
               help="The --out folder of the same ladder on another sample of the data (no image in common): a "
                    "verdict that differs there is not resolved at this scale.")

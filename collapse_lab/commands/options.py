@@ -28,6 +28,13 @@ def chosen_precision(value: str | None) -> str | None:
     return None if value in (None, "auto") else value
 
 
+# one declaration each, one meaning everywhere
+json_option = click.option("--json", "as_json", is_flag=True,
+                           help="Print what the command computes as JSON on stdout (its progress lines stay on stderr).")
+device_option = click.option("--device", default="auto", show_default=True,
+                             help="auto (CUDA when present), cpu, cuda or cuda:N.")
+
+
 def store_option(help: str = "Run store.", name: str = "store"):
     return click.option("--store", name, default=STORE, show_default=True, type=click.Path(file_okay=False), help=help)
 
@@ -84,10 +91,10 @@ def analysis_options(f=None, *, foreign_layer: bool = True):
         tau_option(),
         click.option("--split", default="test", show_default=True, help="Evaluation set: test (as in the paper) or train."),
         click.option("--feature-dtype", default="float64", show_default=True, help="Forward pass precision for z."),
-        click.option("--device", default="auto", show_default=True),
+        device_option,
         click.option("--out", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False),
                      callback=writable_out, help="Figure folder."),
-        click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout."),
+        json_option,
         data_root_option,
         *(model_factory_options if foreign_layer else model_factory_options[:1]),
     ]

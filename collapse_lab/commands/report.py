@@ -6,7 +6,7 @@ import json
 
 import click
 
-from .options import store_option, tau_option, writable_out
+from .options import device_option, json_option, store_option, tau_option, writable_out
 from ..errors import CollapseLabError
 from .common import data_root_option, feature_source, model_factory_options
 
@@ -18,8 +18,8 @@ from .common import data_root_option, feature_source, model_factory_options
 @click.option("--out", default=None, type=click.Path(dir_okay=False), callback=writable_out,
               help="The HTML file (default: report_<store name>.html beside the store).")
 @tau_option()
-@click.option("--device", default="auto", show_default=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON on stdout.")
+@device_option
+@json_option
 @data_root_option
 @model_factory_options[0]
 @model_factory_options[1]

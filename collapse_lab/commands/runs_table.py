@@ -8,14 +8,14 @@ import click
 from ..analysis.run_rows import COLUMNS, cell, row
 from ..errors import CollapseLabError
 from ..where import value_matches as matches
-from .options import store_option
+from .options import json_option, store_option
 
 
 @click.command("runs")
 @store_option()
 @click.option("--where", "filters", multiple=True, metavar="FIELD=VALUE",
               help="Only runs whose run.json field has this value, e.g. method=moon, alpha=0.05 (repeatable).")
-@click.option("--json", "as_json", is_flag=True, help="Print the rows as JSON on stdout (with every run.json field).")
+@json_option
 def runs_cmd(store, filters, as_json):
     """The runs in a store as a table: name, data set, model, method, regularizer and beta,
     partition, seed, rounds complete/total, final test accuracy, status, size on disk."""

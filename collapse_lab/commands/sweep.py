@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from .options import address_option, backend_option, check_pilot, pilot_option, stack_option, store_option, workers_option
+from .options import address_option, backend_option, check_pilot, json_option, pilot_option, stack_option, store_option, workers_option
 from ..runspec.expand import precision_line
 from .common import checked_data_root, data_root_option, time_limit_option
 from .slurm_options import check_backend, given_slurm, slurm_options
@@ -36,7 +36,7 @@ def say(m: str) -> None:
 @pilot_option
 @click.option("--max-runs", type=int, default=10_000, show_default=True,
               help="Refuse a grid with more points than this (counted before it is expanded).")
-@click.option("--json", "as_json", is_flag=True, help="Print the runs and outcomes as JSON on stdout.")
+@json_option
 @click.option("--wait", is_flag=True, help="slurm: wait for the jobs and print each outcome (default: return once "
                                            "submitted, printing how to watch them).")
 @click.option("--status", "status_", is_flag=True, help="Each run of SPEC: its state in the store and, for a sweep "

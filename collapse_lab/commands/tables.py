@@ -13,8 +13,7 @@ from .catalogue_options import catalogue_options
 
 
 @click.command("tables")
-@catalogue_options("tables", "Output folder.", "List the catalogue's tables with their runs present/missing.",
-                   "Print every table's cells (with their runs) as JSON on stdout.")
+@catalogue_options("tables", "Output folder.", "List the catalogue's tables with their runs present/missing.")
 @click.option("--compare-paper", is_flag=True, help="Put the paper's printed value and the difference beside each cell.")
 def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, stack, address, as_json, dry_run_, smoke,
                keep, pilot_s, time_limit, precision, data_root, settings, compare_paper,

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from .options import store_option, writable_out
+from .options import json_option, store_option, writable_out
 from ..errors import CollapseLabError
 from .common import Progress, checked_data_root, data_root_option, feature_source, progress_callback
 
@@ -19,7 +19,7 @@ def theory():
 @theory.command("prop1", short_help="Proposition 1 on random and real correlation matrices.")
 @click.option("--seed", type=int, default=0, show_default=True)
 @store_option("Run store: the newest run's final global model gives a real correlation matrix.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option
 @click.pass_context
 def prop1_cmd(ctx, seed, store, as_json):
     """||K||_F^2 - d = sum_i (lambda_i - mean lambda)^2 on random and real correlation matrices."""
@@ -62,7 +62,7 @@ def thm_options(f):
         click.option("--seed", type=int, default=0, show_default=True),
         click.option("--out", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False),
                      callback=writable_out),
-        click.option("--json", "as_json", is_flag=True),
+        json_option,
     ]
     for o in reversed(opts):
         f = o(f)

@@ -16,7 +16,7 @@ from ..errors import CollapseLabError
 from ..signals import exit_status
 from ..timelimit import TIME_LIMIT, continue_command, deadline
 from .common import data_root_option, time_limit_option
-from .options import precision_option, store_option
+from .options import device_option, json_option, precision_option, store_option
 from .train_report import TrainReport
 
 
@@ -93,7 +93,7 @@ def _explicit(ctx: click.Context, params: dict) -> dict:
 @click.option("--momentum", type=float, help="Local SGD momentum (0.9).")
 @click.option("--weight-decay", type=float, help="Local weight decay (paper 1e-5 CIFAR-10, 1e-4 otherwise).")
 @click.option("--seed", type=int, multiple=True, help="Run seed (repeatable; 0).")
-@click.option("--device", help="auto (CUDA when present; default), cpu, cuda, cuda:N")
+@device_option
 @click.option("--augment", cls=PluginOption, registry="augment",
               help="Batched on-device augmentation: auto (the paper's for the data set; default), none, or steps joined by '+'.")
 @precision_option
@@ -128,7 +128,7 @@ def _explicit(ctx: click.Context, params: dict) -> dict:
 @time_limit_option
 @click.option("--workers", type=int, default=None,
               help="Runs trained at once, each in its own process (default 1); each run stores the same bytes.")
-@click.option("--json", "as_json", is_flag=True, help="Print a JSON summary of the runs on stdout.")
+@json_option
 @click.pass_context
 def train(ctx, **params):
     """Train FedAvg (+ regularizer) runs and store per-round global and client checkpoints.

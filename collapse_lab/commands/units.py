@@ -8,6 +8,7 @@ import click
 
 from ..errors import CollapseLabError
 from .common import checked_data_root, data_root_option
+from .options import json_option
 
 
 @click.command("units")
@@ -16,7 +17,7 @@ from .common import checked_data_root, data_root_option
               help="The round whose local training is replayed (from the global model of the round before).")
 @click.option("--client", type=int, default=0, show_default=True, help="The client.")
 @click.option("--epochs", type=int, default=None, help="Local epochs (default: the run's).")
-@click.option("--json", "as_json", is_flag=True, help="Print the numbers as JSON.")
+@json_option
 @data_root_option
 def units_cmd(run_path, round_, client, epochs, as_json, data_root):
     """Replay a client's local training with and without the run's regularizer."""
