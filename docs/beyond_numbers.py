@@ -84,8 +84,10 @@ def main(argv: list[str]) -> int:
         print("findings: " + ("equal" if ok else "DIFFERS from the evidence"))
         return 0 if ok else 1
     if "--write" in argv:
+        from collapse_lab.files import write_bytes
+
         i = text.index(START) + len(START)
-        PAGE.write_text(text[:i] + block + text[text.index(END, i):])
+        write_bytes(PAGE, (text[:i] + block + text[text.index(END, i):]).encode())  # atomic, as scale_numbers
         print(f"wrote {PAGE}")
         return 0
     sys.stdout.write(block)

@@ -59,15 +59,16 @@ class Methods:
         """The family's claims as the catalogue's claim records (the verdict with its regime)."""
         out = []
         for panel in values["panels"]:
+            arms = {r["arm"]: r for r in panel["arms"]}
             for c in panel["claims"]:
-                d = next(r["diff"][c["measure"]] for r in panel["arms"] if r["arm"] == c["arm"])
+                d = arms[c["arm"]]["diff"][c["measure"]]
                 measured = (f"{c['arm']} - {panel['baseline']}: {d['mean']:+.3g} [{d['low']:.3g}, {d['high']:.3g}] "
                             f"(alpha {panel['alpha']}; p+ {c['p_plus']:.3g}, p- {c['p_minus']:.3g}, Holm over "
                             f"{len(panel['claims'])})" if d["low"] is not None else f"{d['mean']:+.3g} (one seed)")
                 out.append({"text": f"alpha {panel['alpha']}: {c['text']}", "check": "paired", "form": "scale-free",
                             "holds": c["verdict"] == "holds", "verdict": c["verdict"],
                             "word": regime_word(c["verdict"], matched), "measured": measured,
-                            "seeds": len(next(r["seeds"] for r in panel["arms"] if r["arm"] == c["arm"]))})
+                            "seeds": len(arms[c["arm"]]["seeds"])})
         return out
 
     @staticmethod
