@@ -128,24 +128,16 @@ def open_store(store="checkpoints", **where) -> list[Run]:
 
 
 def train(store="checkpoints", resume: bool = True, progress: bool = False, **options) -> list[Run]:
-    """Train runs from Python through the same resolver as ``collapse-lab train``
-    (preset < data set defaults < ``options``), named as a config file names them
-    (``dataset``, ``alphas=[0.05, inf]``, ``seeds``, ``rounds``, ``reg``, ``method_options``, ...).
-    Complete runs are skipped, unfinished ones continued (``resume``); returns every run."""
-    from .runspec.resolve import resolve_runs
-    from .sweep import service
+    """Train runs from Python through ``collapse-lab train``'s own function
+    (``actions.train.train``; preset < data set defaults < ``options``), named as a config
+    file names them (``dataset``, ``alphas=[0.05, inf]``, ``seeds``, ``rounds``, ``reg``,
+    ``method_options``, ...). Complete runs are skipped, unfinished ones continued
+    (``resume``); a run that diverges raises ``training.stops.Diverged``; returns every run."""
+    from .actions.train import train as train_runs
 
-    configs = resolve_runs({}, values=options, where="collapse_lab.train()")
-    prepared = service.begin(configs, store, "store", resume=resume)
-    service.train_here(prepared, log=print if progress else None, report=_raise_diverged)
-    return [Run(p.path) for p in prepared]
-
-
-def _raise_diverged(ev: dict) -> None:
-    """A run that diverges stops ``train()`` with ``training.stops.Diverged`` (the caller
-    decides; the command line goes on with the other runs)."""
-    if ev["event"] == "diverged":
-        raise ev["error"]
+    result = train_runs(store, options=options, resume=resume, say=print if progress else (lambda m: None),
+                        log=print if progress else None, on_diverged="raise")
+    return [Run(p) for p in result.paths]
 
 
 def configs(**options) -> list[RunConfig]:

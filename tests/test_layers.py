@@ -9,7 +9,8 @@ table and the module-level circles (0).
       <- runspec (the one resolver: options and sweep specs -> runs)
       <- training (engine, trainer, probe) <- sweep      analysis (features, measures, theory,
                                                          plots, claims, renderers given runs)
-      <- plan (the catalogue's planning: an entry's runs at a preset), bench, importer, api
+      <- plan (the catalogue's planning: an entry's runs at a preset), bench, importer
+      <- catalogue <- actions (one function per user action) <- api
       <- commands <- cli <- entry
 
 Training and analysis stand side by side above the store: neither imports the other, and
@@ -45,11 +46,14 @@ ALLOWED = {
     "bench": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis"},
     # the figures, tables and ladder as a library, above the subsystems and below the command line
     "catalogue": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "analyses", "bench", "plan"},
+    # one library function per user action: what each command calls between parsing and printing
+    "actions": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "analyses", "bench", "plan",
+                                    "catalogue", "importer"},
     "commands": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "analyses", "bench", "plan",
-                                     "catalogue", "importer"},
+                                     "catalogue", "importer", "actions"},
     "importer": CORE | BELOW_BOTH | {"store", "runspec"},  # other code's checkpoints recorded as a run
     "flower": CORE | {"store"},  # records a Flower run into the store (the flower extra)
-    "api": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "plan", "importer"},  # a door onto both
+    "api": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "plan", "importer", "actions"},
     "cli": CORE | {"commands"},  # the group and its command table
     "entry": {"cli", "faults"},  # the start-up fault points (tests stop it at a chosen moment)
 }

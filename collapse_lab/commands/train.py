@@ -5,19 +5,14 @@ from __future__ import annotations
 import json
 import signal
 import sys
-import time
-from pathlib import Path
 
 import click
 from click.core import ParameterSource
 
-from ..config import alpha_str
-from ..errors import CollapseLabError
 from ..signals import exit_status
 from ..timelimit import TIME_LIMIT, continue_command, deadline
 from .common import data_root_option, time_limit_option
 from .options import device_option, json_option, precision_option, store_option
-from .train_report import TrainReport
 
 
 def _registry(kind: str):
@@ -135,121 +130,70 @@ def train(ctx, **params):
 
     With no options: digits, 10 clients, alpha in {0.01, 0.05, 0.25, inf}, into ./checkpoints.
     """
-    from ..sweep import service
+    from ..actions.train import train as train_runs
+    from ..training.stops import StopFlag
 
-    if params["resume"] and params["overwrite"]:
-        raise CollapseLabError("--resume and --overwrite contradict each other; choose one")
-    log_to = params.pop("log_to", ())
-    from .train_pool import check_pool, run_pool
-
-    check_pool(params["workers"], log_to)
-    if log_to:
-        from .export import check_log
-
-        for kind, folder in log_to:
-            check_log(kind, folder)
-    explicit = _explicit(ctx, params)
-    auto = _precision_open(explicit, params["config"])
-    configs, adopted = _train_configs(explicit, params["config"], params["out"], auto)
-    # store, names, data, time limit, disk and one writer per run: refused here, before any run trains
-    from ..plan.estimate import check_time_limit  # torch: loaded when train runs, not for --help
-    prepared = service.begin(configs, params["out"], "--store", params["overwrite"], params["resume"],
-                             lambda cs: check_time_limit(params["time_limit"], cs))
-    # the first line after the checks (a refusal stays one line): the precision of the runs
-    from ..runspec.expand import precision_line
-
-    click.echo(f"train: {len(configs)} run(s), precision {precision_line(configs, auto=auto)}", err=True)
-    for note in dict.fromkeys([*adopted, *(n for p in prepared for n in p.notes)]):  # each note once
-        click.echo(f"note: {note}", err=True)
-    for p in prepared:
-        if p.action == "skip":
-            click.echo(f"{p.path}: already complete with this configuration (--overwrite to retrain)", err=True)
-    t0 = time.time()
-    report = TrainReport(log_to)
-    pool = (params["workers"] or 1) > 1 and any(p.action in ("train", "resume") for p in prepared)
-    (run_pool(ctx, prepared, report, params) if pool else _train_prepared(ctx, prepared, report, params, t0))
-    for p in prepared:
-        if p.action == "skip":
-            report.summaries.append({"run": str(p.path), "status": "skipped (complete)",
-                                     "alpha": alpha_str(p.config.alpha), "seed": p.config.seed})
-    todo = [p for p in prepared if p.action in ("train", "resume")]
+    own = ("out", "config", "overwrite", "resume", "workers", "time_limit", "log_to", "as_json")
+    flags = {k: v for k, v in _explicit(ctx, params).items() if k not in own}
+    stop = StopFlag(deadline(params["time_limit"]))
+    old_handlers = _install_stop_handlers(stop)
+    try:
+        result = train_runs(params["out"], flags=flags, config_file=params["config"], overwrite=params["overwrite"],
+                            resume=params["resume"], workers=params["workers"], time_limit=params["time_limit"],
+                            log_to=params["log_to"], say=lambda m: click.echo(m, err=True), bar=_bar, log=_log(),
+                            stop=stop)
+    finally:
+        _restore_handlers(old_handlers)
+    if result.stopped is not None:
+        _say_stopped(result, params["as_json"])
+        ctx.exit(exit_status(result.stopped["reason"]))
     if params["as_json"]:
-        click.echo(json.dumps({"runs": report.summaries, "seconds": round(time.time() - t0, 2)}, indent=2))
+        click.echo(json.dumps({"runs": result.runs, "seconds": round(result.seconds, 2)}, indent=2))
     else:
-        for s in report.summaries:
+        for s in result.runs:
             acc = f"test acc {s['final_test_acc']:.4f}" if "final_test_acc" in s else s["status"]
             click.echo(f"{s['run']}: {acc}")
-        click.echo(f"{len(todo) - len(report.diverged)} run(s) trained in {time.time() - t0:.1f} s"
-                   + (f"; {len(report.diverged)} diverged: {', '.join(report.diverged)}" if report.diverged else ""))
-    if log_to:
-        from .export import where_logs_went
+        click.echo(f"{result.trained - len(result.diverged)} run(s) trained in {result.seconds:.1f} s"
+                   + (f"; {len(result.diverged)} diverged: {', '.join(result.diverged)}" if result.diverged else ""))
+    from ..actions.logs import where_logs_went
 
-        for kind, folder in dict.fromkeys(log_to):
-            click.echo(where_logs_went(kind, folder), err=True)
-    if report.diverged:
+    for kind, folder in dict.fromkeys(params["log_to"]):
+        click.echo(where_logs_went(kind, folder), err=True)
+    if result.diverged:
         ctx.exit(1)
 
 
-def _train_configs(explicit: dict, config_file, store, auto: bool) -> tuple[list, list[str]]:
-    """The runs of the options (the one resolver) and the notes of stored runs adopted in the
-    other precision (a stored run keeps the precision it trained in when none was chosen)."""
-    from ..runspec.resolve import resolve_runs
-
-    configs = resolve_runs(explicit, config_file)
-    if not auto:
-        return configs, []
-    from ..store.naming import in_stored_precision
-
-    found = [in_stored_precision(Path(store), c) for c in configs]
-    return [c for c, _ in found], [note for _, note in found if note]  # notes said after the checks
-
-
-def _train_prepared(ctx, prepared, report, params: dict, t0: float) -> None:
-    """Train the prepared runs here with a progress bar (one plain line per round in a log);
-    Ctrl-C, SIGTERM or the time limit stop after the current client, saying how to continue."""
+def _bar(total: int):
+    """The progress bar over every local step (on a terminal; none in a log)."""
     from tqdm import tqdm
 
-    from ..sweep import service
-    from ..training.prepare import total_steps
-    from ..training.stops import Interrupted, StopFlag
-
-    todo = [p for p in prepared if p.action in ("train", "resume")]
-    stop = StopFlag(deadline(params["time_limit"]))
-    old_handlers = _install_stop_handlers(stop)
-    # a log (not a terminal: nohup, a cluster job) gets one plain line per round instead of the bar
-    log = None if sys.stderr.isatty() else (lambda msg: click.echo(msg, err=True))
-    try:  # disable=None: the bar shows on a terminal and stays out of logs
-        with tqdm(total=sum(total_steps(p) for p in todo), unit="step", desc="train", file=sys.stderr,
-                  dynamic_ncols=True, disable=None, mininterval=0.5) as report.bar:
-            service.train_here(prepared, on_step=lambda: report.bar.update(1), log=log, stop=stop, report=report)
-    except Interrupted as e:
-        cmd = continue_command(resume=True)
-        where = f"after client {e.client}" if e.client is not None else "before storing any client"
-        if e.signame == TIME_LIMIT and e.client is None:
-            where = "before it started (the next round would not end in time)"
-        left = len(todo) - len(report.summaries) - 1
-        click.echo(f"{e.signame}: stopped {e.path.name} in round {e.round} {where}; rounds up to "
-                   f"{e.round - 1} are stored" + (f"; {left} more run(s) to train" if left else "")
-                   + f". Continue with: {cmd}", err=True)
-        if params["as_json"]:
-            click.echo(json.dumps({"runs": report.summaries, "stopped": {"run": str(e.path), "round": e.round,
-                                                                         "reason": e.signame, "continue": cmd},
-                                   "seconds": round(time.time() - t0, 2)}, indent=2))
-        ctx.exit(exit_status(e.signame))
-    finally:
-        report.close()  # an interrupted run's live logs keep what was stored
-        _restore_handlers(old_handlers)
+    return tqdm(total=total, unit="step", desc="train", file=sys.stderr, dynamic_ncols=True, disable=None,
+                mininterval=0.5)
 
 
-def _precision_open(explicit: dict, config_file: str | None) -> bool:
-    """Whether the run's precision is left to ``auto`` (neither --precision nor the config
-    file chose fp32 or bf16)."""
-    from ..config import load_config_file
+def _log():
+    """A log (not a terminal: nohup, a cluster job) gets one plain line per round instead of the bar."""
+    return None if sys.stderr.isatty() else (lambda msg: click.echo(msg, err=True))
 
-    chosen = explicit.get("precision")
-    if chosen is None and config_file:
-        chosen = load_config_file(config_file).get("precision")
-    return chosen in (None, "auto")
+
+def _say_stopped(result, as_json: bool) -> None:
+    """Ctrl-C, SIGTERM or --time-limit stopped the runs: where, and the command that continues."""
+    st, cmd = result.stopped, continue_command(resume=True)
+    if st["run"] is None:  # the pool: the runs under way stopped at their last complete round
+        click.echo(f"{st['reason']}: the runs under way stopped at their last complete round. Continue with: {cmd}",
+                   err=True)
+        return
+    where = f"after client {st['client']}" if st["client"] is not None else "before storing any client"
+    if st["reason"] == TIME_LIMIT and st["client"] is None:
+        where = "before it started (the next round would not end in time)"
+    left = st["left"]
+    click.echo(f"{st['reason']}: stopped {st['run'].name} in round {st['round']} {where}; rounds up to "
+               f"{st['round'] - 1} are stored" + (f"; {left} more run(s) to train" if left else "")
+               + f". Continue with: {cmd}", err=True)
+    if as_json:
+        click.echo(json.dumps({"runs": result.runs, "stopped": {"run": str(st["run"]), "round": st["round"],
+                                                                "reason": st["reason"], "continue": cmd},
+                               "seconds": round(result.seconds, 2)}, indent=2))
 
 
 def _install_stop_handlers(stop) -> dict:

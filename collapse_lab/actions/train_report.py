@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import click
-
 from ..config import alpha_str
 
 
@@ -13,15 +11,17 @@ class TrainReport:
     """What train says as its runs end: their summaries, each divergence with its hint, and
     the live logs of --log, written as each round is stored."""
 
-    def __init__(self, log_to):
-        self.log_to, self.summaries, self.diverged, self.bar = log_to, [], [], None
+    def __init__(self, log_to, say, raise_diverged: bool = False):
+        self.log_to, self.say, self.raise_diverged = log_to, say, raise_diverged
+        self.summaries, self.diverged, self.bar = [], [], None
         self.logs: dict = {}  # (kind, run path) -> its live log (commands.export.live_log)
         self.memos: dict = {}  # run path -> what its live logs share (the round's heatmap)
 
     def __call__(self, ev: dict) -> None:
         p = ev["prepared"]
         if ev["event"] == "start":
-            self.bar.set_postfix_str(p.path.name)
+            if hasattr(self.bar, "set_postfix_str"):
+                self.bar.set_postfix_str(p.path.name)
             return
         if ev["event"] == "round":
             self._logs(p.path, close=False)
@@ -35,12 +35,14 @@ class TrainReport:
         hint = f"lower --lr (now {cfg.lr:g})" + (f" or --beta (now {cfg.beta:g})" if cfg.reg != "none" else "")
         if e.client is None and "server_lr" in cfg.method_options:  # a server step diverged
             hint = f"lower --server-lr (now {cfg.method_options['server_lr']:g}) or --lr (now {cfg.lr:g})"
-        click.echo(f"diverged: {e}; rounds up to {e.round - 1} are stored; {hint}", err=True)
+        self.say(f"diverged: {e}; rounds up to {e.round - 1} are stored; {hint}")
         self.diverged.append(p.path.name)
+        if self.raise_diverged:
+            raise e
 
     def _logs(self, path: Path, close: bool) -> None:
         """Every round stored since the last call into each live log of the run; at its end, closed."""
-        from .export import live_log
+        from .logs import live_log
         from ..store import RunDir
 
         memo = self.memos.setdefault(path, {})
