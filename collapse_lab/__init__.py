@@ -14,7 +14,8 @@ __version__ = "0.1.0"
 # name -> (module, attribute): the stable surface of the API
 _API = {
     "Run": ("api", "Run"), "open_run": ("api", "open_run"), "open_store": ("api", "open_store"),
-    "train": ("api", "train"), "configs": ("api", "configs"), "import_run": ("importer", "import_run"), "RunConfig": ("config", "RunConfig"),
+    "train": ("api", "train"), "configs": ("api", "configs"),
+    "figures": ("actions.figures", "figures"), "tables": ("actions.figures", "tables"), "import_run": ("importer", "import_run"), "RunConfig": ("config", "RunConfig"),
     "RunWriter": ("store.writer", "RunWriter"), "CollapseLabError": ("errors", "CollapseLabError"),
     "features": ("analysis.features.hooks", "features"),
     "spectrum": ("spectra.functional", "spectrum"), "covariance": ("spectra.functional", "covariance"),

@@ -1,70 +1,50 @@
-"""The shell of ``figures`` and ``tables`` around ``collapse_lab.catalogue`` (their options:
-``catalogue_options``): the options checked, ``--dry-run`` and ``--list`` printed, Ctrl-C
-and ``--time-limit`` turned into exit statuses, a missing run's error given the command
-that trains it."""
+"""The shell of ``figures`` and ``tables`` around ``actions.figures`` (their options:
+``catalogue_options``): the command-line-only checks, ``--dry-run`` and ``--list`` printed,
+Ctrl-C and ``--time-limit`` turned into exit statuses, a missing run's error given the
+command that trains it."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
-from ..catalogue.planning import plan, smoke_paths
 from ..errors import CollapseLabError
-from .common import checked_data_root
-from .options import chosen_precision
 
 
-def begin(kind: str, names, preset: str, store: str, out: str, o: dict, flags: dict):
-    """The part of ``figures``/``tables`` before rendering (``catalogue.session``): option
-    checks, the entries of ``kind``, ``--dry-run`` and ``--list`` (handled here: None), the
-    smoke store, then the session (runs planned, the missing trained, the context).
+def run_action(kind: str, names, preset: str, store: str, out: str, o: dict, flags: dict, **own):
+    """``figures``/``tables`` from the command line: the flags' conflicts checked, ``--dry-run``
+    and ``--list`` answered here (None), else ``actions.figures``'s function of ``kind``
+    called with every option (``own``: the command's own) and its ``Rendered`` returned.
     ``o``: the catalogue options (``catalogue_options``); ``flags``: the command's own
     options that conflict with --list or --no-train."""
-    from ..analysis.catalogue import pick
-    from ..catalogue.session import open_session, output_folder
+    from ..actions import figures as action
     from ..runspec.backend import check_catalogue
-    from .slurm_options import check_backend
+    from .options import check_pilot
+    from .slurm_options import check_backend, given_slurm
 
     check_catalogue(o["workers"], o["stack"], o["backend"], o["address"], o["list_"], o["no_train"],
                     lambda backend: check_backend(backend, o.get("slurm_flags") or {}),
                     **{**flags, "--dry-run": o["dry_run_"], "--time-limit": o["time_limit"]})
     if o["dry_run_"] and o["time_limit"]:
         raise CollapseLabError("--time-limit has no effect with --dry-run (nothing trains); drop it")
-    from .options import check_pilot
-
     check_pilot(o.get("pilot_s"), o["dry_run_"])
-    entries = pick(names, kind[:-1])
-    if o["dry_run_"]:
-        return dry_run(entries, o["smoke"], o["as_json"], None, o["keep"], presets=_given_presets(preset),
-                       pilot_s=o.get("pilot_s"), workers=o["workers"], precision=o.get("precision"),
-                       data_root=o.get("data_root"), overrides=o.get("overrides"))
-    store, out = smoke_paths(o["smoke"], store, out, kind)
+    if o["dry_run_"] or o["list_"]:
+        return (dry_run if o["dry_run_"] else list_entries)(kind, names, preset, store, out, o)
+    slurm = (given_slurm(o.get("slurm_flags") or {}, None, o["time_limit"])
+             if o["backend"] == "slurm" and not o["no_train"] else None)
     say = (lambda m: click.echo(m if m.startswith(kind) else f"{kind}: {m}", err=True))
-    runs = command_plan(preset, o["smoke"], o.get("precision"), o.get("data_root"), o.get("overrides"))
-    out = output_folder(out, runs)
-    if o["list_"]:
-        _, per_entry, by_name = plan(entries, runs, store, lambda m: None, o["keep"])
-        return list_entries(entries, per_entry, store, out, by_name, o["as_json"],
-                            **({"suffix": "md"} if kind == "tables" else {}))
-    from ..store.paths import check_output_folder
-
-    check_output_folder(out, "--out")  # a read-only target is one line before anything trains or renders
-    slurm = None
-    if o["backend"] == "slurm" and not o["no_train"]:
-        from .slurm_options import given_slurm
-
-        slurm = given_slurm(o.get("slurm_flags") or {}, None, o["time_limit"])
     try:
-        session = open_session(entries, runs, store, out, say, train=not o["no_train"], backend=o["backend"],
-                               workers=o["workers"], stack=o["stack"], address=o["address"], keep=o["keep"],
-                               time_limit=o["time_limit"], slurm=slurm,
-                               drop_checkpoints=o["smoke"] and kind == "tables")
+        result = getattr(action, kind)(
+            names, preset=preset, store=store, out=out, train=not o["no_train"], smoke=o["smoke"],
+            data_root=o["data_root"], precision=o["precision"], overrides=o["overrides"], keep=o["keep"],
+            backend=o["backend"], workers=o["workers"], stack=o["stack"], address=o["address"],
+            time_limit=o["time_limit"], slurm=slurm, explain=missing_line, say=say, **own)
     except Exception as e:
         interrupted(e, say, "figures " if kind == "figures" else "")
         raise
-    stop_if_late(session.failed, say)
-    return session
+    if result.stopped == "time-limit":
+        _say_late(result.failed_runs, say)
+    return result
 
 
 def interrupted(e: Exception, say, prefix: str = "") -> None:
@@ -79,16 +59,6 @@ def interrupted(e: Exception, say, prefix: str = "") -> None:
         raise SystemExit(exit_status(e.signame)) from None
 
 
-def command_plan(preset: str, smoke: bool = False, precision: str | None = None, data_root: str | None = None,
-                 overrides: dict | None = None):
-    """The command's plan of runs (``collapse_lab.plan.Plan``): its preset, --smoke,
-    --data-root, --precision and --set; one per command, shared by planning, training and
-    rendering."""
-    from ..plan import Plan
-
-    return Plan(preset, smoke, checked_data_root(data_root), chosen_precision(precision), overrides or {})
-
-
 def missing_line(err: Exception) -> str:
     """Why an entry did not render; a run it lacks comes with the command that trains it: this
     one as given (its --set, --store, --data-root), less --no-train."""
@@ -98,15 +68,14 @@ def missing_line(err: Exception) -> str:
     return f"{err}; `{without_no_train()}` trains it" if isinstance(err, RunMissing) else str(err)
 
 
-def stop_if_late(failed: list[dict], say) -> None:
+def _say_late(failed: list[dict], say) -> None:
     """``--time-limit`` stopped training: nothing renders; exit 75 with the command that continues."""
     from ..timelimit import EXIT_TIME_LIMIT, continue_command
 
     late = [f for f in failed if f["status"] == "time-limit"]
-    if late:
-        say(f"time limit: {len(late)} run(s) stopped after their last round that fit or not started; every complete "
-            f"round is kept and nothing is rendered; continue with: {continue_command()}")
-        raise SystemExit(EXIT_TIME_LIMIT)
+    say(f"time limit: {len(late)} run(s) stopped after their last round that fit or not started; every complete "
+        f"round is kept and nothing is rendered; continue with: {continue_command()}")
+    raise SystemExit(EXIT_TIME_LIMIT)
 
 
 def _given_presets(preset: str) -> tuple[str, ...]:
@@ -118,23 +87,32 @@ def _given_presets(preset: str) -> tuple[str, ...]:
     return (preset,) if given else ("quick", "cpu", "paper")
 
 
-def dry_run(entries, smoke: bool, as_json: bool, say, keep: str = "read",
-            presets: tuple[str, ...] = ("quick", "cpu", "paper"), pilot_s: float | None = None,
-            workers: int | None = None, precision: str | None = None, data_root: str | None = None,
-            overrides: dict | None = None) -> None:
+def dry_run(kind: str, names, preset: str, store, out, o: dict) -> None:
     """``--dry-run``: the plan of each preset (``plan.estimate``; every preset unless one was
     named) and each entry's checkpoint bytes (a run shared by entries counts in each; the
     total counts it once), as text or JSON."""
+    from ..actions.figures import plan_of
+    from ..analysis.catalogue import pick
     from ..catalogue.planning import estimate_lines, estimates
 
-    plans = estimates(entries, {preset: command_plan(preset, smoke, precision, data_root, overrides) for preset in presets}, keep, pilot_s, workers)
-    click.echo(json.dumps({"smoke": smoke, "keep": keep, "presets": plans}, indent=1) if as_json
-               else "\n".join(estimate_lines(plans, smoke, keep)))
+    plans = estimates(pick(names, kind[:-1]),
+                      {p: plan_of(p, o["smoke"], o["precision"], o["data_root"], o["overrides"])
+                       for p in _given_presets(preset)}, o["keep"], o.get("pilot_s"), o["workers"])
+    click.echo(json.dumps({"smoke": o["smoke"], "keep": o["keep"], "presets": plans}, indent=1) if o["as_json"]
+               else "\n".join(estimate_lines(plans, o["smoke"], o["keep"])))
 
 
-def list_entries(entries, per_entry, store: Path, out: Path, by_name: dict, as_json: bool, suffix: str = "png") -> None:
+def list_entries(kind: str, names, preset: str, store, out, o: dict) -> None:
     """``--list``: each entry's runs present and missing, and when it was last rendered."""
-    from ..catalogue.planning import entry_lines, entry_rows
+    from ..actions.figures import plan_of
+    from ..analysis.catalogue import pick
+    from ..catalogue.planning import entry_lines, entry_rows, plan, smoke_paths
+    from ..catalogue.session import output_folder
 
-    rows = entry_rows(entries, per_entry, store, out, by_name, suffix)
-    click.echo(json.dumps(rows, indent=1) if as_json else "\n".join(entry_lines(rows)))
+    entries = pick(names, kind[:-1])
+    store, out = smoke_paths(o["smoke"], store, out, kind)
+    runs = plan_of(preset, o["smoke"], o["precision"], o["data_root"], o["overrides"])
+    _, per_entry, by_name = plan(entries, runs, store, lambda m: None, o["keep"])
+    rows = entry_rows(entries, per_entry, store, output_folder(out, runs), by_name,
+                      "md" if kind == "tables" else "png")
+    click.echo(json.dumps(rows, indent=1) if o["as_json"] else "\n".join(entry_lines(rows)))

@@ -5,13 +5,10 @@ that are missing (through the sweep engine), renders each entry of the catalogue
 from __future__ import annotations
 
 import json
-import time
 
 import click
 
-from ..analysis.claims_file import merge_claims
-from ..catalogue.render import figure_record
-from .catalogue_cmd import begin, missing_line
+from .catalogue_cmd import run_action
 from .catalogue_options import catalogue_options
 
 
@@ -27,23 +24,20 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
              as_json=as_json, dry_run_=dry_run_, smoke=smoke, keep=keep, time_limit=time_limit,
              pilot_s=pilot_s, precision=precision, data_root=data_root, overrides=settings,
              slurm_flags=slurm_flags)
-    run = begin("figures", names, preset, store, out, o, {"--check": check})
-    if run is None:  # --dry-run, --list
+    records = run_action("figures", names, preset, store, out, o, {"--check": check})
+    if records is None:  # --dry-run, --list
         return
-    records = [figure_record(e, run, missing_line) for e in run.entries]
-    if records:
-        merge_claims(run.out, preset + ("-smoke" if smoke else ""), records)
     if check and not as_json:
         print_claims(records)
-    t0, t_train, failed_runs = run.t0, run.t_train, run.failed
     if as_json:
-        click.echo(json.dumps({"preset": preset, "smoke": smoke, "train_seconds": round(t_train, 1),
-                               "seconds": round(time.time() - t0, 1), "failed_runs": failed_runs,
-                               "entries": records}, indent=1))
+        click.echo(json.dumps({"preset": preset, "smoke": smoke, "train_seconds": round(records.train_seconds, 1),
+                               "seconds": round(records.seconds, 1), "failed_runs": records.failed_runs,
+                               "entries": list(records)}, indent=1))
     errors = [r for r in records if "error" in r]
-    run.say(f"figures: {len(records) - len(errors)} of {len(records)} rendered in {time.time() - t0:.1f} s "
-            f"(training {t_train:.1f} s); claims in {run.out / ('CLAIMS-' + preset + ('-smoke' if smoke else '') + '.md')}")
-    if errors or failed_runs:
+    claims = records.out / ("CLAIMS-" + preset + ("-smoke" if smoke else "") + ".md")
+    click.echo(f"figures: {len(records) - len(errors)} of {len(records)} rendered in {records.seconds:.1f} s "
+               f"(training {records.train_seconds:.1f} s); claims in {claims}", err=True)
+    if errors or records.failed_runs:
         raise SystemExit(1)
 
 

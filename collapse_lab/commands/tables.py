@@ -4,11 +4,10 @@ runs that are missing (through the sweep engine), then writes ``<out>/<name>.md`
 from __future__ import annotations
 
 import json
-import time
 
 import click
 
-from .catalogue_cmd import begin, missing_line
+from .catalogue_cmd import run_action
 from .catalogue_options import catalogue_options
 
 
@@ -23,24 +22,18 @@ def tables_cmd(names, preset, store, out, list_, no_train, backend, workers, sta
              as_json=as_json, dry_run_=dry_run_, smoke=smoke, keep=keep, time_limit=time_limit,
              pilot_s=pilot_s, precision=precision, data_root=data_root, overrides=settings,
              slurm_flags=slurm_flags)
-    run = begin("tables", names, preset, store, out, o, {"--compare-paper": compare_paper})
-    if run is None:  # --dry-run, --list
+    records = run_action("tables", names, preset, store, out, o, {"--compare-paper": compare_paper},
+                         compare_paper=compare_paper)
+    if records is None:  # --dry-run, --list
         return
-    from ..catalogue.render import table_record
-
-    records = []
-    for e in run.entries:
-        rec, md = table_record(e, run, compare_paper, missing_line)
-        if md is not None and not as_json and len(run.entries) == 1:
-            click.echo(md)
-        records.append(rec)
-    t0, t_train, failed = run.t0, run.t_train, run.failed
+    if len(records) == 1 and records.markdown[0] is not None and not as_json:
+        click.echo(records.markdown[0])
     if as_json:
-        click.echo(json.dumps({"preset": preset, "smoke": smoke, "train_seconds": round(t_train, 1),
-                               "seconds": round(time.time() - t0, 1), "failed_runs": failed, "tables": records},
-                              indent=1))
+        click.echo(json.dumps({"preset": preset, "smoke": smoke, "train_seconds": round(records.train_seconds, 1),
+                               "seconds": round(records.seconds, 1), "failed_runs": records.failed_runs,
+                               "tables": list(records)}, indent=1))
     errors = [r for r in records if "error" in r]
-    run.say(f"{len(records) - len(errors)} of {len(records)} handled in {time.time() - t0:.1f} s "
-            f"(training {t_train:.1f} s)")
-    if errors or failed:
+    click.echo(f"tables: {len(records) - len(errors)} of {len(records)} handled in {records.seconds:.1f} s "
+               f"(training {records.train_seconds:.1f} s)", err=True)
+    if errors or records.failed_runs:
         raise SystemExit(1)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from collapse_lab.catalogue import figures, tables
+from collapse_lab.actions.figures import figures, tables
 from collapse_lab.errors import CollapseLabError
 
 

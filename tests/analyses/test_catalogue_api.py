@@ -12,7 +12,7 @@ from collapse_lab.cli import cli
 
 
 def test_a_figure_rendered_from_python_equals_the_commands(store, tmp_path):
-    from collapse_lab.catalogue import figures
+    from collapse_lab.actions.figures import figures
 
     said = []
     (rec,) = figures(["fednc-fig3"], store=store, out=tmp_path / "py", say=said.append)
@@ -30,7 +30,7 @@ def test_a_figure_rendered_from_python_equals_the_commands(store, tmp_path):
 def test_an_unknown_entry_from_python_is_the_commands_error(store, tmp_path):
     import pytest
 
-    from collapse_lab.catalogue import figures
+    from collapse_lab.actions.figures import figures
     from collapse_lab.errors import CollapseLabError
 
     with pytest.raises(CollapseLabError, match="unknown figure 'nope'"):
