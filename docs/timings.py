@@ -28,7 +28,7 @@ COMMANDS = [  # (what, the command line): in this order, each on the store the f
     ("theory thm1", ["collapse-lab", "theory", "thm1"]),
     ("cka", ["collapse-lab", "cka"]),
     ("nc", ["collapse-lab", "nc"]),
-    ("report", ["collapse-lab", "report", "--out", "report.html"]),
+    ("report", ["collapse-lab", "report", "--html", "report.html"]),
 ]
 UNITS = {"train": "4 runs of 30 rounds, two at a time", "spectrum": "one per run", "theory prop1": "one per matrix size",
          "theory thm1": "3 step sizes, then one per alpha", "cka": "one per run", "nc": "one per run",

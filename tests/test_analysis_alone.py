@@ -33,7 +33,7 @@ PROBE = textwrap.dedent("""
                 "compare": ["compare", "--store", store, "--out", out, "--json"],
                 "cka": ["cka", "--store", store, "--json"],
                 "nc": ["nc", "--store", store, "--json"],
-                "report": ["report", "--store", store, "--out", out + "/report.html"],
+                "report": ["report", "--store", store, "--html", out + "/report.html"],
                 "figures": ["figures", "feddecorr-fig2", "--smoke", "--no-train", "--store", store, "--out", out],
                 "tables": ["tables", "feddecorr-table10", "--smoke", "--no-train", "--store", store, "--out", out]}[what]
         code = cli.main(args, standalone_mode=False)

@@ -62,9 +62,10 @@ def _analysis() -> list:
 
 R = ["report"]
 REPORT = [(R + ["--store", "MISSING"], "no complete runs in"), (R + ["--store", "AFILE"], "is a file"),
-          (R + ["--tau", "0"], "--tau"), (R + ["--tau", "nan"], "--tau"), (R + ["--out", ""], "--out is empty"),
+          (R + ["--tau", "0"], "--tau"), (R + ["--tau", "nan"], "--tau"), (R + ["--html", ""], "--html is empty"),
           (R + ["--device", "tpu"], "--device 'tpu'"), (R + ["--tau", "1", "--tau", "2"], "--tau given twice"),
-          (R + ["--out", "ADIR"], "--out"), (R + ["--figures", "AFILE"], "--figures")]
+          (R + ["--html", "ADIR"], "--html"), (R + ["--figures", "AFILE"], "--figures"),
+          (R + ["--out", "r.html"], "--out: report writes one file; give it as --html FILE")]
 RUNS = [(["runs", "--store", "MISSING"], "no such folder"), (["runs", "--store", "AFILE"], "is a file"),
         (["runs", "--where", "method"], "write FIELD=VALUE"), (["runs", "--where", "nosuch=1"], "--where nosuch"),
         (["runs", "--store", "STORE", "--store", "STORE"], "given twice"), (["runs", "--store", ""], "is empty")]
@@ -309,7 +310,7 @@ def invoke(args: list[str], root: Path):
         (cmd("train", "import"), "--store", root / "new"),
         (cmd(*A, "report", "runs", "sweep", "figures", "tables"), "--store", root / "ck"),
         (cmd(*A, "figures", "tables"), "--out", root / "fig"),
-        (cmd("report"), "--out", root / "report.html")])
+        (cmd("report"), "--html", root / "report.html")])
 
 
 @pytest.mark.parametrize("args,msg", CASES, ids=[" ".join(a)[:80] for a, _ in CASES])

@@ -238,7 +238,7 @@ _NO_TENSORBOARD = importlib.util.find_spec("tensorboard") is None
 
 
 @pytest.mark.parametrize("args", [
-    ["spectrum", "--out", "OUT/fig"], ["layers", "--out", "OUT/lay"], ["report", "--out", "OUT/rep/r.html"],
+    ["spectrum", "--out", "OUT/fig"], ["layers", "--out", "OUT/lay"], ["report", "--html", "OUT/rep/r.html"],
     pytest.param(["export", "tensorboard", "--out", "OUT/tb"], marks=pytest.mark.skipif(
         _NO_TENSORBOARD, reason="export tensorboard needs the tensorboard extra (pip install -e '.[tensorboard]')")),
     ["compare", "--out", "OUT/cmp"]])
@@ -303,7 +303,7 @@ def test_a_read_only_store_is_analysed_and_refused_for_training(tmpfs, tmp_path)
         res = CliRunner().invoke(cli, ["spectrum", "--store", str(store), "--out", str(tmp_path / "fig"), "--json"])
         assert res.exit_code == 0, res.output
         assert res.stderr.count("without the feature cache") == 1  # said once
-        res = CliRunner().invoke(cli, ["report", "--store", str(store), "--out", str(tmp_path / "r.html")])
+        res = CliRunner().invoke(cli, ["report", "--store", str(store), "--html", str(tmp_path / "r.html")])
         assert res.exit_code == 0, res.output
         res = CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "3", "--store", str(store), "--resume"])
         one_error_line(res, 2, "is not writable")
@@ -338,8 +338,8 @@ def test_a_read_only_run_folder_in_a_writable_store_is_refused_as_a_read_only_st
 
 
 def test_a_read_only_out_is_refused_before_any_work(tmpfs, tmp_path):
-    """Every command that writes figures or pages into --out checks the folder when it parses:
-    one line naming --out, exit 2, no work done (thm1's simulations, the layers' forward
+    """Every command that writes figures or pages into --out (report: its page, --html) checks
+    the folder when it parses: one line naming the option, exit 2, no work done (thm1's simulations, the layers' forward
     passes), nothing written; --list and --dry-run, which write nothing, still answer."""
     store = tmp_path / "ck"
     assert CliRunner().invoke(cli, ["train", *GAUSS, "--rounds", "1", "--store", str(store)]).exit_code == 0
@@ -348,13 +348,13 @@ def test_a_read_only_out_is_refused_before_any_work(tmpfs, tmp_path):
         out = str(tmpfs / "out")
         for args in (["spectrum", "--store", str(store), "--out", out], ["compare", "--store", str(store), "--out", out],
                      ["layers", "--store", str(store), "--out", out], ["cka", "--store", str(store), "--out", out],
-                     ["nc", "--store", str(store), "--out", out], ["report", "--store", str(store), "--out", out + ".html"],
+                     ["nc", "--store", str(store), "--out", out], ["report", "--store", str(store), "--html", out + ".html"],
                      ["figures", "feddecorr-fig2", "--no-train", "--store", str(store), "--out", out],
                      ["tables", "feddecorr-table1", "--no-train", "--store", str(store), "--out", out],
                      ["ladder", "feddecorr-fig2", "--no-train", "--store", str(store), "--out", out],
                      ["theory", "thm1", "--out", out], ["theory", "align", "--out", out]):
             res = CliRunner().invoke(cli, args)
-            one_error_line(res, 2, "--out", "is not writable")
+            one_error_line(res, 2, "--html" if args[0] == "report" else "--out", "is not writable")
         for extra in ("--list", "--dry-run"):
             assert CliRunner().invoke(cli, ["figures", "feddecorr-fig2", extra, "--out", out]).exit_code == 0
         assert not list(tmpfs.iterdir())

@@ -173,7 +173,7 @@ def test_flower_quickstart_shape_recorded_with_the_documented_lines_is_analysed(
     assert json.loads(res.stdout)[0]["acc"] == events[-1]["test_acc"]
     for cmd in (["compare", "--store", str(store), "--out", str(tmp_path / "fig"), *factory],
                 ["cka", "--store", str(store), "--out", str(tmp_path / "fig"), *factory],
-                ["report", "--store", str(store), "--out", str(tmp_path / "r.html"), *factory]):
+                ["report", "--store", str(store), "--html", str(tmp_path / "r.html"), *factory]):
         res = CliRunner().invoke(cli, cmd)
         assert res.exit_code == 0, (cmd, res.output)
 

@@ -43,6 +43,13 @@ def preset_option(default: str, help: str):
     return click.option("--preset", type=click.Choice(PRESETS), default=default, show_default=True, help=help)
 
 
+def rounds_option(what: str):
+    """--rounds of the analyses: which stored rounds to read (train's and bench's --rounds count
+    rounds to run; a selection is never a count)."""
+    return click.option("--rounds", "rounds_spec", default=None, metavar="ROUNDS",
+                        help=f"Rounds to read: all, A:B or A,B,C; {what}")
+
+
 def tau_option():
     return click.option("--tau", type=float, default=DEFAULT_TAU, show_default=True,
                         help="Significance threshold on sigma_k (the papers' log tau = -2).")
@@ -104,8 +111,9 @@ def analysis_options(f=None, *, foreign_layer: bool = True):
 
 
 def writable_out(ctx, param, value):
-    """--out (a folder, or a file's folder with ``dir_okay=False``) checked writable when the
-    command parses, before any work: a read-only or misplaced target is one line, exit 2."""
+    """--out (a folder), or a file option's folder (``dir_okay=False``: report's --html), checked
+    writable when the command parses, before any work: a read-only or misplaced target is one
+    line, exit 2, naming the option."""
     if value is None or ctx.resilient_parsing:
         return value
     from pathlib import Path
@@ -113,7 +121,7 @@ def writable_out(ctx, param, value):
     from ..store.paths import check_output_folder
 
     folder = value if param.type.dir_okay else str(Path(value).parent)
-    check_output_folder(folder, "--out")
+    check_output_folder(folder, param.opts[0])
     return value
 
 

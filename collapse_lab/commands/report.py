@@ -8,31 +8,37 @@ import click
 
 from .options import device_option, json_option, store_option, tau_option, writable_out
 from ..errors import CollapseLabError
-from .common import data_root_option, feature_source, model_factory_options
+from .common import data_root_option, model_factory_options
+
+
+def _no_out(value) -> None:
+    """--out names a folder everywhere else; report writes one file, named by --html."""
+    if value is not None:
+        raise CollapseLabError("--out: report writes one file; give it as --html FILE (--out names an output folder "
+                               "in the other commands)")
 
 
 @click.command("report")
 @store_option()
 @click.option("--figures", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False),
               help="Rendered figures (PNG) and the claims (claims-<preset>.json) to include, when the folder exists.")
-@click.option("--out", default=None, type=click.Path(dir_okay=False), callback=writable_out,
-              help="The HTML file (default: report_<store name>.html beside the store).")
+@click.option("--out", "old_out", hidden=True, callback=lambda ctx, param, v: _no_out(v), expose_value=False)
+@click.option("--html", default=None, type=click.Path(dir_okay=False), callback=writable_out,
+              help="The HTML file to write (default: report_<store name>.html beside the store).")
 @tau_option()
 @device_option
 @json_option
 @data_root_option
 @model_factory_options[0]
 @model_factory_options[1]
-def report_cmd(store, fig_dir, out, tau, device, as_json, data_root=None, model_factory=None, layer=None):
+def report_cmd(store, fig_dir, html, tau, device, as_json, data_root=None, model_factory=None, layer=None):
     """Write one self-contained HTML page for a run store: runs table, each run's metrics over
     rounds and last-round representation measures, the figures and the claims table."""
-    from ..analysis.report_page import write_report
+    from ..actions.report import report
     from .selection import warn
 
-    if not (tau > 0):
-        raise CollapseLabError(f"--tau must be > 0 (got {tau})")
-    got = write_report(store, fig_dir, out, tau, feature_source(data_root, model_factory, layer, device=device),
-                       say=lambda m: click.echo(m, err=True), warn=warn)
+    got = report(store, figures=fig_dir, html=html, tau=tau, device=device, data_root=data_root,
+                 model_factory=model_factory, layer=layer, say=lambda m: click.echo(m, err=True), warn=warn)
     if as_json:
         click.echo(json.dumps(got, indent=1))
     else:

@@ -3,34 +3,29 @@ checks and printing."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
-from ..errors import CollapseLabError
-from .common import feature_source, progress_callback
-from .selection import select_runs, warn
-from .options import analysis_options
-from ..analysis.stored import check_analysis_options
+from .common import progress_callback
+from .selection import warn
+from .options import analysis_options, rounds_option
 
 
 @click.command("cka")
 @analysis_options
-@click.option("--rounds", "rounds_spec", default=None, help="all, A:B or A,B,C: CKA(client, global) over rounds too.")
+@rounds_option("CKA(client, global) over those rounds too.")
 def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device,
             fig_dir, as_json, rounds_spec, data_root=None, model_factory=None, layer=None):
     """Linear CKA (unbiased HSIC) between the representations of the global model and of every
     client stored at a round: a models x models heatmap per run; with --rounds also CKA between
     each client and the global model over the rounds."""
-    from ..analysis.similarity_view import cka
+    from ..actions.similarity import cka
 
-    check_analysis_options(tau, client, None)
-    if click.get_current_context().get_parameter_source("client") == click.core.ParameterSource.COMMANDLINE:
-        raise CollapseLabError("--client has no effect on cka: it compares the global model with every client stored "
-                               "at the round; drop --client")
-    selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods, one_round=True)  # each run alone
-    fs = feature_source(data_root, model_factory, layer, split=split, dtype=feature_dtype, device=device)
-    out = cka(selected, fs, rounds_spec, round_, fig_dir, progress_callback("cka"), warn)
+    given = click.get_current_context().get_parameter_source("client") == click.core.ParameterSource.COMMANDLINE
+    out = cka(store, alpha=alpha, runs=runs, dataset=dataset, model=model, methods=methods, regs=regs, round=round_,
+              client=client if given else None, tau=tau, split=split, feature_dtype=feature_dtype, device=device, out=fig_dir,
+              rounds=rounds_spec, data_root=data_root, model_factory=model_factory, layer=layer,
+              progress=progress_callback("cka"), warn=warn)["cka"]
     if as_json:
         click.echo(json.dumps({"cka": out}, indent=1))
         return
@@ -43,19 +38,20 @@ def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, t
 
 @click.command("nc")
 @analysis_options
-@click.option("--rounds", "rounds_spec", default=None, help="all, A:B or A,B,C: the metrics over rounds.")
+@rounds_option("the metrics over those rounds.")
 def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device,
            fig_dir, as_json, rounds_spec, data_root=None, model_factory=None, layer=None):
     """NC1 (within-class variability relative to between-class), NC2 (equinorm and
     equiangularity of the class means and of the classifier rows), NC3 (self-duality) and NC4
     (agreement with the nearest class centre) of the global model and client --client
     (Papyan et al. 2020), at a round or over rounds."""
-    from ..analysis.similarity_view import nc
+    from ..actions.similarity import nc
 
-    check_analysis_options(tau, client, None)
-    selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods, one_round=True)  # each run alone
-    fs = feature_source(data_root, model_factory, layer, split=split, dtype=feature_dtype, device=device)
-    rows, figures = nc(selected, fs, rounds_spec, round_, client, fig_dir, progress_callback("nc"), warn)
+    got = nc(store, alpha=alpha, runs=runs, dataset=dataset, model=model, methods=methods, regs=regs, round=round_,
+             client=client, tau=tau, split=split, feature_dtype=feature_dtype, device=device, out=fig_dir,
+             rounds=rounds_spec, data_root=data_root, model_factory=model_factory, layer=layer,
+             progress=progress_callback("nc"), warn=warn)
+    rows, figures = got["neural_collapse"], got["figures"]
     if as_json:
         click.echo(json.dumps({"neural_collapse": rows, "figures": figures}, indent=1))
         return

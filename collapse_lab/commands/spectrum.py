@@ -3,16 +3,12 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import click
 
-from .options import analysis_options, top_option
-from ..errors import CollapseLabError
-from .common import feature_source
-from ..analysis.stored import check_analysis_options
+from .options import analysis_options, rounds_option, top_option
 from ..spectra.constants import TOP
-from .selection import select_runs, warn
+from .selection import warn
 
 
 def _table(rows: list[dict], kind: str) -> None:
@@ -49,7 +45,7 @@ def _print(key: str, kind: str, rows: list[dict], paths, as_json: bool, notes=()
 
 @click.command("spectrum")
 @analysis_options
-@click.option("--rounds", "rounds_spec", default=None, help="all, A:B or A,B,C: draw the evolution over rounds.")
+@rounds_option("draws the evolution over rounds.")
 @top_option()
 @click.option("--live-only", is_flag=True, help="Spectra and rank measures over the live units only (dead and constant "
                                                  "units of z left out).")
@@ -58,33 +54,15 @@ def _print(key: str, kind: str, rows: list[dict], paths, as_json: bool, notes=()
 def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device, fig_dir, as_json,
                  rounds_spec, top, live_only, logged, data_root=None, model_factory=None, layer=None):
     """Covariance spectra of global and local models (FedDecorr Fig. 2/3), or their evolution over rounds."""
-    from ..analysis import spectrum_rounds, spectrum_view
-    from ..analysis.select import iid_reference
+    from ..actions.spectrum import spectrum
 
-    check_analysis_options(tau, client, top)
-    if live_only and rounds_spec is not None:
-        raise CollapseLabError("--live-only has no effect with --rounds yet; drop one")
-    if rounds_spec is not None and round_ is not None:
-        raise CollapseLabError("--round has no effect with --rounds (which draws the rounds it names); drop one")
-    if logged and rounds_spec is None:
-        raise CollapseLabError("--logged draws spectra over rounds: give --rounds (e.g. --rounds all)")
-    selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods,
-                           one_round=round_ is not None or rounds_spec is not None)
-    if logged:
-        rows, paths = spectrum_rounds.logged_over_rounds(selected, rounds_spec, tau, fig_dir)
-        return _print("rounds", "logged", rows, paths, as_json)
-    fs = feature_source(data_root, model_factory, layer, split=split, dtype=feature_dtype, device=device)
-    if rounds_spec is not None:
-        rows, paths = spectrum_rounds.over_rounds(selected, fs, rounds_spec, client, tau, top, fig_dir, warn)
-        return _print("rounds", "rounds", rows, paths, as_json)
-    iid = iid_reference(Path(store), selected, alpha, runs, dataset, model, regs, methods)
-    if iid:
-        click.echo(f"spectrum: the store's IID run(s) of the same settings drawn beside as the reference (alpha inf: "
-                   f"{len(iid)} run(s)); give --alpha inf yourself to choose otherwise", err=True)
-    rows, curves, agg = spectrum_view.spectra(selected + iid, fs, round_, client, tau, live_only, warn)
-    paths = spectrum_view.draw_spectra(selected, rows, curves, tau, client, split, fig_dir)
-    notes = [f"{a['label']} [{a['model']}]: mean +- std of log10 singular values over {a['n']} seeds drawn" for a in agg]
-    _print("spectra", "spectra", rows, paths, as_json, notes, seed_groups=agg)
+    got = spectrum(store, alpha=alpha, runs=runs, dataset=dataset, model=model, methods=methods, regs=regs,
+                   round=round_, client=client, tau=tau, split=split, feature_dtype=feature_dtype, device=device,
+                   out=fig_dir, rounds=rounds_spec, top=top, live_only=live_only, logged=logged, data_root=data_root,
+                   model_factory=model_factory, layer=layer, say=lambda m: click.echo(m, err=True), warn=warn)
+    if "rounds" in got:
+        return _print("rounds", got["kind"], got["rounds"], got["figures"], as_json)
+    _print("spectra", "spectra", got["spectra"], got["figures"], as_json, got["notes"], seed_groups=got["seed_groups"])
 
 
 @click.command("compare")
@@ -92,12 +70,12 @@ def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clie
 @top_option()
 def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device, fig_dir, as_json, top, data_root=None, model_factory=None, layer=None):
     """Local vs global spectrum of one run with the gap R (journal Eq. 1, Fig. 4/6)."""
-    from ..analysis.spectrum_view import compare
+    from ..actions.spectrum import compare
 
-    check_analysis_options(tau, client, top)
-    selected = select_runs(Path(store), alpha, runs, dataset, model, regs, methods, one_round=True)  # each run alone
-    fs = feature_source(data_root, model_factory, layer, split=split, dtype=feature_dtype, device=device)
-    results, paths = compare(selected, fs, round_, client, tau, top, fig_dir)
+    got = compare(store, alpha=alpha, runs=runs, dataset=dataset, model=model, methods=methods, regs=regs,
+                  round=round_, client=client, tau=tau, split=split, feature_dtype=feature_dtype, device=device,
+                  out=fig_dir, top=top, data_root=data_root, model_factory=model_factory, layer=layer, warn=warn)
+    results, paths = got["compare"], got["figures"]
     if as_json:
         click.echo(json.dumps({"compare": results, "figures": [str(p) for p in paths]}, indent=1))
         return

@@ -17,7 +17,7 @@ BROWSERS = ("chromium-headless-shell", "chromium", "chromium-browser", "google-c
 def _report(store, tmp_path, figures=None):
     out = tmp_path / "report.html"
     # an explicit figures folder: the default (./figures) holds whatever the user rendered
-    args = ["report", "--store", str(store), "--out", str(out), "--json", "--figures",
+    args = ["report", "--store", str(store), "--html", str(out), "--json", "--figures",
             str(figures or tmp_path / "no-figures")]
     res = invoke(*args)
     assert res.exit_code == 0, res.output
@@ -56,7 +56,7 @@ def test_the_report_is_self_contained_and_carries_the_analysis_numbers(store, tm
         want = [{k: v for k, v in e.items() if k not in ("run", "group", "alpha", "reg", "round", "model")}
                 for e in lay if e["run"] == r["run"] and e["model"] == "global" and e["round"] == last[r["run"]]]
         assert r["layers"] == want and want[-1]["layer"] == "z"
-    res = invoke("report", "--store", str(tmp_path / "empty"), "--out", str(tmp_path / "x.html"))
+    res = invoke("report", "--store", str(tmp_path / "empty"), "--html", str(tmp_path / "x.html"))
     assert res.exit_code == 2 and not (tmp_path / "x.html").exists()
 
 
