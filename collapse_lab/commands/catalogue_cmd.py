@@ -20,7 +20,7 @@ def run_action(kind: str, names, preset: str, store: str, out: str, o: dict, fla
     from ..actions import figures as action
     from ..runspec.backend import check_catalogue
     from .options import check_pilot
-    from .slurm_options import check_backend, given_slurm
+    from ..sweep.slurm_flags import check_backend, given_slurm
 
     check_catalogue(o["workers"], o["stack"], o["backend"], o["address"], o["list_"], o["no_train"],
                     lambda backend: check_backend(backend, o.get("slurm_flags") or {}),

@@ -6,15 +6,13 @@ from __future__ import annotations
 import json
 import shlex
 import sys
-import time
-from pathlib import Path
 
 import click
 
-from .options import address_option, backend_option, check_pilot, json_option, pilot_option, stack_option, store_option, workers_option
-from ..runspec.expand import precision_line
-from .common import checked_data_root, data_root_option, time_limit_option
-from .slurm_options import check_backend, given_slurm, slurm_options
+from ..sweep.backends import SweepInterrupted
+from .options import address_option, backend_option, json_option, pilot_option, stack_option, store_option, workers_option
+from .common import data_root_option, time_limit_option
+from .slurm_options import slurm_options
 
 
 def say(m: str) -> None:
@@ -52,100 +50,52 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     Exit status 1 when a run failed or diverged, 2 for a bad spec, 130 on Ctrl-C (finished
     runs are kept; running the same command again continues the sweep), 75 when
     --time-limit stopped it (the same command continues)."""
-    from ..plan.sweep_preview import check_before_training, preview, preview_lines
-    from ..sweep.backends import cores
+    from ..actions import sweep as action
     from ..runspec.backend import check_sweep
-    from ..sweep.outcome import outcome
-    from ..sweep.prepare import units
+    from .options import check_pilot
 
-    store = Path(store)
     check_sweep(backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, wait, status_,
-                time_limit)
-    check_backend(backend, slurm_flags)
+                time_limit)  # every flag's conflicts, before the spec is read
     check_pilot(pilot_s, dry_run)
-    configs, slurm, auto = _configs(spec, store, backend, max_runs, time_limit, data_root, slurm_flags)
     if status_:
-        return print_status(configs, store, as_json)
-    planned, work, alone, busy = units(configs, store, backend, stack)  # checked before anything runs
-    if alone:
-        click.echo(f"sweep: note: {len(alone)} run(s) train on their own, not stacked: "
-                   f"{alone[0][1]} ({alone[0][0].run_name()}" + (", ..." if len(alone) > 1 else "") + ")", err=True)
-    n = workers or cores()
+        from ..sweep.status import status_lines
+
+        table = action.sweep_status(spec, store=store, max_runs=max_runs, data_root=data_root, say=say)
+        click.echo(json.dumps({"runs": table}, indent=1) if as_json else "\n".join(status_lines(table)))
+        return
     if dry_run:
-        got = preview(planned, configs + busy, store, n if backend == "local" else max(1, cores() // cpus_per_run),
-                      pilot_s, workers)
+        from ..plan.sweep_preview import preview_lines
+
+        got = action.sweep_preview(spec, store=store, backend=backend, workers=workers, cpus_per_run=cpus_per_run,
+                                   stack=stack, max_runs=max_runs, data_root=data_root, slurm=slurm_flags,
+                                   pilot_s=pilot_s, say=say)
         click.echo(json.dumps(got, indent=1) if as_json else "\n".join(preview_lines(got)))
         return
-    check_before_training(planned, store, work, n, backend, slurm, time_limit)
-    # the first line after the checks (a refusal stays one line): the precision of the runs
-    say(f"{len(configs) + len(busy)} run(s), precision {precision_line(configs + busy, auto=auto)}")
-    for c in planned.gone:
-        say(f"{c.run_name()} diverged earlier; not retrained (train --overwrite retrains it)")
-    work = work + [[c] for c in busy]  # submit names each one's job and submits nothing for it; --wait watches it
-    todo = [p.config for p in planned.pending] + busy
-    if backend == "slurm" and not wait:
-        return submit_report(work, todo, len(configs) + len(busy), spec, store, slurm, as_json)
-    results, seconds = run_sweep(work, todo, store, backend, n, time_limit, address, cpus_per_run, gpus_per_run, slurm)
-    if as_json:
-        click.echo(json.dumps({"results": results, "seconds": seconds}, indent=1))
-    lines, status = outcome(results, len(configs) + len(busy), len(todo), seconds, resume_command())
-    click.echo("\n".join(lines), err=True)
-    if status:
-        sys.exit(status)
-
-
-def _configs(spec: str, store: Path, backend: str, max_runs: int, time_limit, data_root: str | None = None,
-             slurm_flags: dict | None = None):
-    """SPEC's runs, its SLURM settings (checked on any backend: a typo is found now, not on
-    the cluster), and whether the precision was left open (``sweep.prepare.spec_runs``)."""
-    from ..sweep.prepare import spec_runs
-
-    configs, loaded, auto = spec_runs(spec, store, max_runs, checked_data_root(data_root),
-                                      lambda m: click.echo(f"sweep: note: {m}", err=True), say)
-    slurm = given_slurm(slurm_flags or {}, loaded.get("slurm"), time_limit if backend == "slurm" else None, f"sweep spec {spec}") \
-        if backend == "slurm" or loaded.get("slurm") is not None else None
-    return configs, (slurm if backend == "slurm" else None), auto
-
-
-def submit_report(work, todo, total: int, spec: str, store: Path, slurm, as_json: bool) -> None:
-    """--backend slurm without --wait: submit the jobs and say how to watch them."""
-    from ..sweep.prepare import submitted
-    from ..sweep.slurm import submit
-
-    jobs = submit(work, store, slurm, say) if work else []
-    got, line = submitted(jobs, todo, total, " ".join(
-        shlex.quote(a) for a in ["collapse-lab", "sweep", spec, "--store", str(store), "--status"]))
-    if as_json:
-        click.echo(json.dumps(got, indent=1))
-    click.echo(f"sweep: {line}", err=True)
-
-
-def resume_command() -> str:
-    return " ".join(shlex.quote(a) for a in ["collapse-lab", *sys.argv[1:]])
-
-
-def run_sweep(work, todo, store: Path, backend: str, n: int, time_limit, address, cpus_per_run, gpus_per_run,
-              slurm) -> tuple[list[dict], float]:
-    """Train the units; Ctrl-C or SIGTERM exits with its status, saying how to continue."""
-    from ..sweep import backends, service
-    from ..sweep.outcome import Progress
-
-    t0 = time.time()
+    watch = " ".join(shlex.quote(a) for a in ["collapse-lab", "sweep", spec, "--store", str(store), "--status"])
     try:
-        results = service.execute(work, store, backend, n, Progress(len(todo), n if backend == "local" else 1, say),
-                                  time_limit, address, cpus_per_run, gpus_per_run, slurm=slurm, say=say)
-    except backends.SweepInterrupted as e:
+        done = action.sweep(spec, store=store, backend=backend, workers=workers, address=address,
+                            cpus_per_run=cpus_per_run, gpus_per_run=gpus_per_run, stack=stack, max_runs=max_runs,
+                            wait=wait, time_limit=time_limit, data_root=data_root, slurm=slurm_flags, watch=watch,
+                            say=say)
+    except SweepInterrupted as e:
         from ..signals import exit_status
 
         click.echo(f"sweep interrupted ({e.signame}): finished runs are kept, the ones under way stopped after their "
                    f"current client; continue with: {resume_command()}", err=True)
         sys.exit(exit_status(e.signame))
-    return results, round(time.time() - t0, 2)
+    if done.submitted is not None:
+        if as_json:
+            click.echo(json.dumps(done.submitted, indent=1))
+        return
+    if as_json:
+        click.echo(json.dumps({"results": done.results, "seconds": done.seconds}, indent=1))
+    from ..sweep.outcome import outcome
+
+    lines, status = outcome(done.results, done.total, done.todo, done.seconds, resume_command())
+    click.echo("\n".join(lines), err=True)
+    if status:
+        sys.exit(status)
 
 
-def print_status(configs, store, as_json: bool) -> None:
-    """``--status``: a line per run (its store state, its SLURM job) and the counts."""
-    from ..sweep.status import status_lines, status_rows
-
-    table = status_rows(configs, Path(store))
-    click.echo(json.dumps({"runs": table}, indent=1) if as_json else "\n".join(status_lines(table)))
+def resume_command() -> str:
+    return " ".join(shlex.quote(a) for a in ["collapse-lab", *sys.argv[1:]])

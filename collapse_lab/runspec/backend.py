@@ -2,7 +2,7 @@
 checked before any work: one ``CollapseLabError`` line each, naming the flag, for options
 that contradict each other or the backend. Options that would be ignored are refused, never
 dropped silently. (Whether SLURM's own options were given is the command line's to say:
-``commands.slurm_options.check_backend``.)"""
+``sweep.slurm_flags.check_backend``.)"""
 from __future__ import annotations
 
 from ..errors import CollapseLabError

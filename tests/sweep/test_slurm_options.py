@@ -161,7 +161,7 @@ def test_slurm_options_with_another_backend_are_refused_not_ignored(tmp_path):
 
 
 def test_the_spec_can_hold_the_slurm_options_and_a_flag_wins(tmp_path, fake_slurm):
-    from collapse_lab.commands.slurm_options import given_slurm
+    from collapse_lab.sweep.slurm_flags import given_slurm
 
     section = {"partition": "ci", "time": "2:00:00", "cpus": 4, "options": {"constraint": "a100", "exclusive": True}}
     o = given_slurm({}, section)
