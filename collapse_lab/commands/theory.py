@@ -7,8 +7,7 @@ import json
 import click
 
 from .options import json_option, store_option, writable_out
-from ..errors import CollapseLabError
-from .common import Progress, checked_data_root, data_root_option, feature_source, progress_callback
+from .common import data_root_option, progress_callback
 
 
 @click.group("theory")
@@ -25,25 +24,20 @@ def prop1_cmd(ctx, seed, store, as_json):
     """||K||_F^2 - d = sum_i (lambda_i - mean lambda)^2 on random and real correlation matrices."""
     from click.core import ParameterSource
 
-    from ..analysis.theory.prop1 import SIZES, TARGET, check_random, check_real
+    from ..actions.theory import prop1
     from .selection import warn
 
     if ctx.get_parameter_source("store") != ParameterSource.DEFAULT:  # a store named on purpose must exist
         from ..store.paths import check_store_for_reading
 
         check_store_for_reading(store)
-    if seed < 0:
-        raise CollapseLabError(f"--seed must be >= 0 (got {seed})")
-    progress = Progress("theory prop1", len(SIZES))
-    rows = check_random(seed=seed, done=lambda d: progress.step(f"random correlation matrices, d = {d}"))
-    real = check_real(store, feature_source(), warn)
-    worst = max(r["rel_error"] for r in rows + real)
+    got = prop1(store, seed=seed, progress=progress_callback("theory prop1"), warn=warn)
     if as_json:
-        click.echo(json.dumps({"random": rows, "real": real, "max_rel_error": worst, "target": TARGET}, indent=1))
+        click.echo(json.dumps(got, indent=1))
         return
     from ..analysis.theory.text import prop1_lines
 
-    click.echo("\n".join(prop1_lines(rows, real, worst, TARGET, store)))
+    click.echo("\n".join(prop1_lines(got["random"], got["real"], got["max_rel_error"], got["target"], store)))
 
 
 def thm_options(f):
@@ -71,13 +65,10 @@ def thm_options(f):
 
 def _settings(what: str, dataset, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed,
               fig_dir, data_root) -> dict:
-    """The options as the library's arguments, with the data root every command reads
-    (--data-root, else $COLLAPSE_LAB_DATA, else the user config's) and progress on stderr."""
-    from ..data_root import default_data_root
-
-    return dict(dataset=dataset, data_root=default_data_root(checked_data_root(data_root))[0], alphas=alpha, client=client,
-                clients=clients, depth=depth, width=width, scale=scale, eta=eta, horizon=horizon,
-                grow_factor=grow_factor, seed=seed, fig_dir=fig_dir, done=progress_callback(what))
+    """The options as the action's arguments, with progress on stderr."""
+    return dict(dataset=dataset, data_root=data_root, alpha=alpha, client=client, clients=clients, depth=depth,
+                width=width, scale=scale, eta=eta, horizon=horizon, grow_factor=grow_factor, seed=seed, out=fig_dir,
+                progress=progress_callback(what))
 
 
 @theory.command("thm1", short_help="Theorem 1 on a deep linear network, with the Fig. 6 heatmaps.")
@@ -85,7 +76,7 @@ def _settings(what: str, dataset, alpha, client, clients, depth, width, scale, e
 def thm1_cmd(dataset, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
              as_json, data_root):
     """Theorem 1 on an (L+1)-layer linear network: Eq. 40 and Eq. 32/46 against measured d sigma_k/dt."""
-    from ..analysis.theory.thm1 import thm1
+    from ..actions.theory import thm1
 
     out = thm1(**_settings("theory thm1", dataset, alpha, client, clients, depth, width, scale, eta, horizon,
                            grow_factor, seed, fig_dir, data_root))
@@ -102,17 +93,16 @@ def thm1_cmd(dataset, alpha, client, clients, depth, width, scale, eta, horizon,
 def align_cmd(dataset, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
               as_json, data_root):
     """The Fig. 6 heatmaps alone: alignment of Pi's left and W_{L+1}'s right singular vectors."""
-    from ..analysis.theory.thm1 import align
+    from ..actions.theory import align
 
-    results, paths = align(**_settings("theory align", dataset, alpha, client, clients, depth, width, scale, eta,
-                                       horizon, grow_factor, seed, fig_dir, data_root))
+    got = align(**_settings("theory align", dataset, alpha, client, clients, depth, width, scale, eta, horizon,
+                            grow_factor, seed, fig_dir, data_root))
     if as_json:
-        click.echo(json.dumps({"alignment": {a: {str(t): m.tolist() for t, m in r.alignment.items()} for a, r in results.items()},
-                               "figures": [str(p) for p in paths]}, indent=1))
+        click.echo(json.dumps({"alignment": got["alignment"], "figures": got["figures"]}, indent=1))
         return
     from ..analysis.theory.text import align_lines
 
-    click.echo("\n".join(align_lines(results, paths)))
+    click.echo("\n".join(align_lines(got["results"], got["figures"])))
 
 
 __all__ = ["theory"]
