@@ -7,7 +7,7 @@ import json
 import click
 
 from ..errors import CollapseLabError
-from .common import checked_data_root, data_root_option
+from .common import data_root_option
 from .options import device_option, json_option, precision_option
 
 
@@ -63,55 +63,33 @@ def bench_cmd(preset, model, device, images, test_images, clients, local_epochs,
     """Benchmark the fast path against the official-style reference loop (or, with --sweep,
     a sweep of small runs against training them one after another; or, with
     --workload released-parity, collapse-lab's accuracy against the released code's)."""
+    from ..actions import bench as action
+
     if (preset == "released-parity") != (released_file is not None):
         raise CollapseLabError("--released goes with --workload released-parity (and that workload needs it): give both")
+    say = (lambda m: click.echo(m, err=True))
     if preset == "released-parity":
-        from ..bench.parity import run, text
-        from ..data_root import default_data_root
+        from ..bench.parity import text
 
-        r = run(released_file, data_root=default_data_root(checked_data_root(data_root))[0], store=store,
-                progress=lambda m: click.echo(m, err=True))
+        r = action.released_parity(released_file, data_root=data_root, store=store, say=say)
         click.echo(json.dumps(r, indent=2) if as_json else text(r))
         return
     if sweep:
-        return _sweep_bench(sweep_seeds, sweep_workers, sweep_rounds, sweep_stack, as_json)
-    from ..bench.run import bench, settings_for
+        from ..bench.sweep_bench import sweep_text
+
+        r = action.sweep_bench(seeds=sweep_seeds, workers=sweep_workers, rounds=sweep_rounds, stack=sweep_stack,
+                               say=say)
+        click.echo(json.dumps(r, indent=2) if as_json else sweep_text(r))
+        return
+    from ..bench.checks import models_of
     from ..bench.text import text
 
-    from ..bench.checks import check_counts, models_of
-
-    models = models_of(model)
-    check_counts(images, test_images, clients, local_epochs, reference_epochs, rounds, repeats, warmup, workers)
-    # every setting is resolved and checked (as by train) before anything is measured
-    settings = [settings_for(preset, model=m, device=device, images=images, test_images=test_images, clients=clients,
-                             local_epochs=local_epochs, reference_epochs=reference_epochs, rounds=rounds, warmup=warmup,
-                             augment=augment, precision=precision, channels_last=channels_last, compile=compile,
-                             cuda_graphs=cuda_graphs, parallel_clients=parallel_clients, workers=workers,
-                             repeats=repeats, reference=not no_reference, official_evals=official_evals,
-                             keep_memory=keep_memory) for m in models]
-    for s in settings:
-        if s.run.clients > s.images:
-            raise CollapseLabError(f"--clients {s.run.clients} is more than --images {s.images}")
-    results = []
-    for s in settings:
-        results.append(bench(s, progress=lambda msg: click.echo(msg, err=True)))
-        if not as_json:
-            click.echo(text(results[-1]))
+    results = action.bench(preset, models=models_of(model), device=device, images=images, test_images=test_images,
+                           clients=clients, local_epochs=local_epochs, reference_epochs=reference_epochs,
+                           rounds=rounds, warmup=warmup, augment=augment, precision=precision,
+                           channels_last=channels_last, compile=compile, cuda_graphs=cuda_graphs,
+                           parallel_clients=parallel_clients, workers=workers, repeats=repeats,
+                           reference=not no_reference, official_evals=official_evals, keep_memory=keep_memory,
+                           each=None if as_json else (lambda r: click.echo(text(r))), say=say)
     if as_json:
         click.echo(json.dumps({"results": results}, indent=2))
-
-
-def _sweep_bench(sweep_seeds, sweep_workers, sweep_rounds, sweep_stack, as_json: bool) -> None:
-    """--sweep: a sweep of small runs against training them one after another."""
-    from ..bench.sweep_bench import sweep_bench, sweep_text
-    from ..sweep.backends import cores
-
-    from ..bench.checks import check_sweep_counts
-
-    check_sweep_counts(sweep_seeds, sweep_workers, sweep_rounds, sweep_stack)
-    r = sweep_bench(sweep_seeds, sweep_workers or cores(), sweep_rounds, say=lambda m: click.echo(m, err=True),
-                    stack=sweep_stack)
-    if as_json:
-        click.echo(json.dumps(r, indent=2))
-        return
-    click.echo(sweep_text(r))

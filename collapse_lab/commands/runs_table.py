@@ -5,9 +5,8 @@ import json
 
 import click
 
-from ..analysis.run_rows import COLUMNS, cell, row
+from ..analysis.run_rows import COLUMNS, cell
 from ..errors import CollapseLabError
-from ..where import value_matches as matches
 from .options import json_option, store_option
 
 
@@ -19,7 +18,7 @@ from .options import json_option, store_option
 def runs_cmd(store, filters, as_json):
     """The runs in a store as a table: name, data set, model, method, regularizer and beta,
     partition, seed, rounds complete/total, final test accuracy, status, size on disk."""
-    from ..store import find_runs
+    from ..actions.runs import runs
     from .selection import warn
 
     wanted = {}
@@ -27,18 +26,8 @@ def runs_cmd(store, filters, as_json):
         if "=" not in f:
             raise CollapseLabError(f"--where {f!r}: write FIELD=VALUE, e.g. method=moon")
         k, v = f.split("=", 1)
-        wanted[k.replace("-", "_")] = v
-    from ..store.paths import check_store_for_reading
-
-    runs = find_runs(check_store_for_reading(store), warn)
-    rows = [row(r) for r in runs]
-    if wanted:
-        fields = set().union(*(r["meta"] for r in rows)) if rows else set()
-        unknown = sorted(set(wanted) - fields)
-        if unknown:
-            raise CollapseLabError(f"--where {unknown[0]}: no run in {store} has that field; fields: "
-                                   f"{', '.join(sorted(fields)[:30])}")
-        rows = [r for r in rows if all(matches(r["meta"].get(k), v, k) for k, v in wanted.items())]
+        wanted[k] = v
+    rows = runs(store, where=wanted, warn=warn)
     if as_json:
         click.echo(json.dumps([{**{k: r[k] for k in COLUMNS}, "config": r["meta"]} for r in rows], indent=1))
         return

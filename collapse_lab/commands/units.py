@@ -6,8 +6,7 @@ import json
 
 import click
 
-from ..errors import CollapseLabError
-from .common import checked_data_root, data_root_option
+from .common import data_root_option
 from .options import json_option
 
 
@@ -21,12 +20,9 @@ from .options import json_option
 @data_root_option
 def units_cmd(run_path, round_, client, epochs, as_json, data_root):
     """Replay a client's local training with and without the run's regularizer."""
-    from ..analysis.select import load_run
-    from ..catalogue.unit_replay import trace
+    from ..actions.units import units
 
-    if epochs is not None and not 1 <= epochs <= 1000:
-        raise CollapseLabError(f"--epochs {epochs}: give 1 to 1000 local epochs")
-    out = trace(load_run(run_path), round_, client, epochs, checked_data_root(data_root))
+    out = units(run_path, round=round_, client=client, epochs=epochs, data_root=data_root)
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return
