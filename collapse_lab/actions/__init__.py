@@ -2,18 +2,11 @@
 parsing its options and printing what came back (docs/api.md shows each beside its command).
 
 Every function takes the command's options as explicit keyword arguments, checks them with
-the same one-line errors (``CollapseLabError``), says its progress through a ``say``
-callback, and returns its numbers; none prints, exits or installs a signal handler.
-
-===================  ==========================================
-action               command
-===================  ==========================================
-``train.train``      ``collapse-lab train``
-``figures.figures``  ``collapse-lab figures``
-``figures.tables``   ``collapse-lab tables``
-``spectrum.spectrum````collapse-lab spectrum``
-``spectrum.compare`` ``collapse-lab compare``
-``layers.layers``    ``collapse-lab layers``
-``report.report``    ``collapse-lab report``
-===================  ==========================================
+the same one-line errors (``CollapseLabError``), says its progress through ``say``/``warn``/
+``progress`` callbacks and returns its numbers; none prints to stdout, exits or installs a
+signal handler. ``train.train``, ``sweep.sweep``, ``figures.figures``/``tables``,
+``ladder.ladder``, ``spectrum.spectrum``/``compare``, ``layers.layers``,
+``similarity.cka``/``nc``, ``report.report``, ``runs.runs``, ``theory.prop1``/``thm1``/
+``align``, ``units.units``, ``bench.bench``, ``export.export``; ``import`` is
+``importer.import_run``.
 """
