@@ -14,6 +14,10 @@ def _say(m: str) -> None:
     print(m, file=sys.stderr)
 
 
+def _silent(label: str, total: int) -> None:
+    """No progress shown (the default from Python)."""
+
+
 def layers(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, methods=(), regs=(), round=None,
            client=0, tau=DEFAULT_TAU, split="test", feature_dtype="float64", device="auto", out="figures",
            rounds=None, layers=(), spectra_at=None, positions=0, logged=False, data_root=None, model_factory=None,
@@ -50,6 +54,7 @@ def layers(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, 
     selected = selected + iid
     fs = None if logged else features_of(data_root, model_factory, split=split, dtype=feature_dtype, device=device)
     rows, computed, paths = collapse_by_layer(selected, fs, rounds, round, client, list(layers), tau, positions,
-                                              spectra_at, split, out, logged, progress, warn)
+                                              spectra_at, split, out, logged,
+                                              progress or _silent, warn)
     onset = summary(rows, iid_groups(selected, groups(selected)))
     return {"layers": rows, "tau": tau, "computed": computed, "onset": onset, "figures": [str(p) for p in paths]}

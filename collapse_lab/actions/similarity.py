@@ -8,6 +8,10 @@ from ..spectra.constants import DEFAULT_TAU
 from .selection import features_of, runs_of, warn_stderr
 
 
+def _silent(label: str, total: int) -> None:
+    """No progress shown (the default from Python)."""
+
+
 def cka(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, methods=(), regs=(), round=None,
         client=None, tau=DEFAULT_TAU, split="test", feature_dtype="float64", device="auto", out="figures", rounds=None,
         data_root=None, model_factory=None, layer=None, progress=None, warn=warn_stderr) -> dict:
@@ -24,7 +28,7 @@ def cka(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, met
                                "at the round; drop --client")
     selected = runs_of(store, alpha, runs, dataset, model, regs, methods, one_round=True, warn=warn)  # each run alone
     fs = features_of(data_root, model_factory, layer, split=split, dtype=feature_dtype, device=device)
-    return {"cka": cka_runs(selected, fs, rounds, round, out, progress, warn)}
+    return {"cka": cka_runs(selected, fs, rounds, round, out, progress or _silent, warn)}
 
 
 def nc(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, methods=(), regs=(), round=None,
@@ -40,5 +44,5 @@ def nc(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, meth
     check_analysis_options(tau, client, None)
     selected = runs_of(store, alpha, runs, dataset, model, regs, methods, one_round=True, warn=warn)  # each run alone
     fs = features_of(data_root, model_factory, layer, split=split, dtype=feature_dtype, device=device)
-    rows, figures = nc_runs(selected, fs, rounds, round, client, out, progress, warn)
+    rows, figures = nc_runs(selected, fs, rounds, round, client, out, progress or _silent, warn)
     return {"neural_collapse": rows, "figures": figures}
