@@ -32,7 +32,7 @@ class Run:
         """The run in words, with the settings that tell runs of one store apart (two
         folder names may differ by their hash alone): 'FedAvg, α = 0.01 (digits, mlp, lr 0.05,
         20 rounds x 2 epochs, batch 64, seed 0)'."""
-        from .analysis.labels import label
+        from .labels import label
 
         m = self.meta
         key = {"method": m.get("method"), "reg": m.get("reg"), "alpha": m.get("alpha"),

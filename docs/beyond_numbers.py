@@ -32,7 +32,7 @@ def _ladder_record() -> dict | None:
 def findings() -> str:
     """The findings block: each arm's effect on global effective rank and on accuracy with
     its 95 % interval and verdict, the exploratory link, and every arm not judged."""
-    from collapse_lab.analysis.arms import methods_values
+    from collapse_lab.judging.arms import methods_values
     from collapse_lab.analysis.catalogue import pick
     from collapse_lab.analysis.ladder import summary
 
@@ -45,7 +45,7 @@ def findings() -> str:
     entry = pick(["lab-methods"], "figure")[0].at("cpu")
     values = methods_values(entry.params, rows)
     matched = summary(rows)["matched"]
-    from collapse_lab.analysis.verdict import regime_word
+    from collapse_lab.judging.verdict import regime_word
 
     lines = [f"{len(rows)} of {RUNS} runs; regime {'matched' if matched else 'not matched'} by docs/scale.md's rule.", ""]
     for panel in values["panels"]:

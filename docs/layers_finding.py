@@ -18,7 +18,7 @@ import math
 import re
 import sys
 
-from collapse_lab.analysis.seeds import t_interval
+from collapse_lab.judging.seeds import t_interval
 
 
 WIDTHS: dict[str, int] = {}

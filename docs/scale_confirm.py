@@ -31,14 +31,14 @@ def _regime(sample: str) -> dict:
 
 
 def _complete(sample: str) -> bool:
-    from collapse_lab.analysis.confirm import RUNS
+    from collapse_lab.judging.confirm import RUNS
 
     return len(list((SCALE / sample / "records" / "runs").glob("*-r30.json"))) >= RUNS and all(
         (SCALE / sample / "records" / f"{RUNG}--{e}.json").is_file() for e in ENTRIES)
 
 
 def _family(sample: str, label: str) -> dict:
-    from collapse_lab.analysis.confirm import family
+    from collapse_lab.judging.confirm import family
 
     return family(SCALE / sample, _regime(sample), label)
 
@@ -93,7 +93,7 @@ def draws() -> str:
     """Pearson's r of per-seed deviations (a run's value minus its setting's seed mean)
     between two samples' runs of the rung, the i-th seed of one paired with the i-th of the
     other: a and b (the same seeds), and c and a once c is complete."""
-    from collapse_lab.analysis.confirm import deviation_correlation
+    from collapse_lab.judging.confirm import deviation_correlation
 
     keys = (("er_global", "global effective rank"), ("er_client0", "client-0 effective rank"), ("acc", "accuracy"))
     pairs = [("a", "b", "the same seeds 0-5")] + ([("c", "a", "seeds 1000-1005 against 0-5")] if _complete("c") else [])
@@ -110,7 +110,7 @@ def slopes() -> str:
     """Per sample and setting: the seed-mean accuracy slope over rounds 21-30 (points a round)
     with its one-sided 95 % upper bound, the residual noise about each run's line, and the
     share of flat curves the slope rule passes at that noise (20,000 simulated settings)."""
-    from collapse_lab.analysis.plateau import noise_from_curves, plateau, simulate
+    from collapse_lab.judging.plateau import noise_from_curves, plateau, simulate
 
     lines = ["| sample | setting | slope, points a round [upper 95 %] | residual sigma | a flat curve passes |",
              "|---|---|---|---|---|"]

@@ -28,7 +28,7 @@ def summary() -> str:
     """Claim x form: the verdict at the best rung (the most samples, then the most seeds, then
     a matched regime, then the later rung), with its deciding effect, seeds and samples."""
     from collapse_lab.analysis.ladder import claims_of, effect_text, word
-    from collapse_lab.analysis.verdict import OPEN
+    from collapse_lab.judging.verdict import OPEN
 
     a, b = records("a"), records("b")
     order = {(r["rung"], r["entry"]): i for i, r in enumerate(a)}
@@ -64,7 +64,7 @@ def summary() -> str:
 def plateau() -> str:
     """The slope rule's power at the noise the BatchNorm rungs' records imply (as the amendment
     of 2026-11-28 states it)."""
-    from collapse_lab.analysis.plateau import noise_from_changes, simulate
+    from collapse_lab.judging.plateau import noise_from_changes, simulate
 
     def sigma(rungs: list[str]) -> float:
         changes, seen = [], set()
@@ -104,7 +104,7 @@ def _measured_noise() -> tuple[str, float] | None:
     """The noise measured on the 30-round six-seed rung's own curves (every run of both its
     entries, on each sample whose records are in): residuals about each run's least-squares
     line over rounds 21-30, pooled; reported after the rule, not a part of it."""
-    from collapse_lab.analysis.plateau import noise_from_curves
+    from collapse_lab.judging.plateau import noise_from_curves
 
     curves, samples = {}, []
     for sample in ("a", "b"):
@@ -194,7 +194,7 @@ def units() -> str:
 
 def fmt(xs: list, d: int) -> str:
     """Mean [95 % interval] over seeds (Student t), to d decimals."""
-    from collapse_lab.analysis.seeds import t_interval
+    from collapse_lab.judging.seeds import t_interval
 
     return "{:.{d}f} [{:.{d}f}, {:.{d}f}]".format(*t_interval(xs), d=d)
 
@@ -344,7 +344,7 @@ def endpoint(sample: str = "a", rung: str = "n300-e10-bn-s6") -> str:
 
 
 def _welch_inf_minus(per: dict, seeds: list, panel: int, name: str) -> tuple[float, float, float]:
-    from collapse_lab.analysis.verdict import ALPHA, _t, welch
+    from collapse_lab.judging.verdict import ALPHA, _t, welch
 
     series = per[seeds[0]]["panels"][panel]["series"]
     at = {str(x["key"]["alpha"]): j for j, x in enumerate(series)}

@@ -5,10 +5,13 @@ table and the module-level circles (0).
     core (errors, files, tensor_files, registry, seeds, linalg, config, ...)
       <- below both subsystems: math and the plugin registries (spectra, data, models,
          partition, methods, regularizers, augment) and any network's layers (layerwise)
+      <- labels (a run's settings in words)
       <- store (format, naming, finding runs, locks)
       <- runspec (the one resolver: options and sweep specs -> runs)
-      <- training (engine, trainer, probe) <- sweep      analysis (features, measures, theory,
-                                                         plots, claims, renderers given runs)
+      <- training (engine, trainer, probe) <- sweep      judging (claims, verdicts, regime, plateau,
+                                                         arms, the protocol's tests)
+                                                         <- analysis (features, measures, theory,
+                                                         plots, renderers given runs)
       <- plan (the catalogue's planning: an entry's runs at a preset), bench, importer
       <- catalogue <- actions (one function per user action) <- api
       <- commands <- cli <- entry
@@ -36,24 +39,27 @@ ALLOWED = {
     "methods": CORE | {"models"},
     "layerwise": CORE | {"spectra"},  # reads any network's layers into spectra (the probe and the analysis)
     "analyses": set(),  # the catalogue's data (the top-level analyses/ folder)
+    "labels": CORE | {"partition"},  # the settings of a run in words (every layer that names runs)
     "store": CORE | {"partition", "data", "models"},  # the writer checks a foreign run's data set, model, inputs
     "runspec": CORE | BELOW_BOTH | {"store"},
     "training": CORE | BELOW_BOTH | {"store", "runspec"},
     "sweep": CORE | BELOW_BOTH | {"store", "training", "runspec"},
-    "analysis": CORE | BELOW_BOTH | {"store", "analyses"},
+    # the rules that judge claims (verdicts, regime, arms, the protocol's tests): below the analysis
+    "judging": CORE | BELOW_BOTH | {"store", "labels"},
+    "analysis": CORE | BELOW_BOTH | {"store", "analyses", "judging", "labels"},
     # planning: an entry's runs at a preset, and what runs cost (estimates, pilots, dry-runs)
-    "plan": CORE | BELOW_BOTH | {"store", "runspec", "analysis", "analyses", "training", "sweep"},
-    "bench": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis"},
+    "plan": CORE | BELOW_BOTH | {"judging", "labels", "store", "runspec", "analysis", "analyses", "training", "sweep"},
+    "bench": CORE | BELOW_BOTH | {"judging", "labels", "store", "training", "runspec", "sweep", "analysis"},
     # the figures, tables and ladder as a library, above the subsystems and below the command line
-    "catalogue": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "analyses", "bench", "plan"},
+    "catalogue": CORE | BELOW_BOTH | {"judging", "labels", "store", "training", "runspec", "sweep", "analysis", "analyses", "bench", "plan"},
     # one library function per user action: what each command calls between parsing and printing
-    "actions": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "analyses", "bench", "plan",
+    "actions": CORE | BELOW_BOTH | {"judging", "labels", "store", "training", "runspec", "sweep", "analysis", "analyses", "bench", "plan",
                                     "catalogue", "importer"},
-    "commands": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "analyses", "bench", "plan",
+    "commands": CORE | BELOW_BOTH | {"judging", "labels", "store", "training", "runspec", "sweep", "analysis", "analyses", "bench", "plan",
                                      "catalogue", "importer", "actions"},
     "importer": CORE | BELOW_BOTH | {"store", "runspec"},  # other code's checkpoints recorded as a run
     "flower": CORE | {"store"},  # records a Flower run into the store (the flower extra)
-    "api": CORE | BELOW_BOTH | {"store", "training", "runspec", "sweep", "analysis", "plan", "importer", "actions"},
+    "api": CORE | BELOW_BOTH | {"judging", "labels", "store", "training", "runspec", "sweep", "analysis", "plan", "importer", "actions"},
     "cli": CORE | {"commands"},  # the group and its command table
     "entry": {"cli", "faults"},  # the start-up fault points (tests stop it at a chosen moment)
 }

@@ -31,9 +31,9 @@ def _grid(spec, store, backend, workers, address, cpus_per_run, gpus_per_run, st
     and cut into work units: (configs, SlurmOptions or None, precision left open, planned,
     work, busy)."""
     from ..data_root import check_data_root
-    from ..runspec.backend import check_sweep
+    from ..runspec.backend import check_backend, check_sweep
     from ..sweep.prepare import spec_runs, units
-    from ..sweep.slurm_flags import check_backend, given_slurm
+    from ..sweep.slurm_flags import given_slurm
 
     check_sweep(backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, wait, status,
                 time_limit)

@@ -1,6 +1,6 @@
 """The claims of a preset's rendered figures as files: ``<out>/claims-<preset>.json`` (every
 record, per-seed lines included; the source the report reads) and ``CLAIMS-<preset>.md``
-made from it (analysis/seeds.py for the verdict over seeds)."""
+made from it (judging/seeds.py for the verdict over seeds)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,7 +10,7 @@ from ..errors import CollapseLabError
 
 def evaluate_safely(claim: dict, values: dict) -> dict:
     """``claims.evaluate``, or the claim marked not checked with the reason (one line)."""
-    from .claims import evaluate
+    from ..judging.claims import evaluate
 
     try:
         return evaluate(claim, values)
@@ -43,10 +43,10 @@ def _overrides_text(over: dict) -> str:
 
 
 def claims_markdown(records: list[dict], preset: str) -> str:
-    from .seeds import verdict_text
+    from ..judging.seeds import verdict_text
 
     lines = [f"# Claims of the papers' figures, checked on the `{preset}` runs", "",
-             "Verdict over seeds (`analysis/verdict.py`): **holds** when every comparison's 95 % Student-t interval "
+             "Verdict over seeds (`judging/verdict.py`): **holds** when every comparison's 95 % Student-t interval "
              "excludes the opposite direction; **refuted** when one excludes the claimed direction after Holm's "
              "correction; *uninformative (measure saturated)* when a strict claim's values all sit at the measure's "
              "ceiling or floor; else *not resolved at this scale*. The direction count beside it (the claimed way in "

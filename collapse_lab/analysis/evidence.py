@@ -8,7 +8,7 @@ numerical floor) of the global model and of client 0's local model, beside the r
 measures (own-data accuracy, dead units). ``spectra_values`` and ``local_global_values``
 rebuild the values a ``spectra`` entry (ICLR Fig. 2, 3) or a ``local_global`` entry (journal
 Fig. 4, 6: R, Eq. 1) computes from a store, for all seeds or one, curves included on request;
-``claims`` checks the entry's claims over seeds (``analysis.seeds.over_seeds``).
+``claims`` checks the entry's claims over seeds (``judging.seeds.over_seeds``).
 """
 from __future__ import annotations
 
@@ -70,7 +70,7 @@ def _legend(keys: list[dict], every: list[dict]) -> list[str]:
     (``select.panel_labels``)."""
     from types import SimpleNamespace
 
-    from .labels import label
+    from ..labels import label
     from .select import panel_labels
 
     return panel_labels([SimpleNamespace(key=k, label=label(k)) for k in _group_keys(keys, every)])
@@ -128,7 +128,7 @@ def local_global_values(params: dict, runs: list[dict], seed: int | None = None,
     keeps client 0's local spectrum and the global one."""
     from ..errors import CollapseLabError
     from ..spectra.functional import log10_mean_std
-    from .labels import label
+    from ..labels import label
 
     top, client = int(params.get("top", 100)), int(params.get("client", 0))
     if client != 0:
@@ -162,7 +162,7 @@ def local_global_values(params: dict, runs: list[dict], seed: int | None = None,
 
 
 def _methods_values(params: dict, runs: list[dict], seed: int | None = None, curves: bool = False) -> dict:
-    from .arms import methods_values
+    from ..judging.arms import methods_values
 
     return methods_values(params, runs, seed, curves)
 
@@ -187,7 +187,7 @@ def claims(entry, runs: list[dict], matched: bool | None = None) -> list[dict]:
     (``matched``: the rung's regime, None where unknown)."""
     from . import RENDERERS
     from .claims_file import evaluate_safely
-    from .seeds import over_seeds
+    from ..judging.seeds import over_seeds
 
     seeds = sorted({m["seed"] for m in runs})
     means = values_of(entry, runs)

@@ -12,13 +12,13 @@ import json
 import math
 import re
 
-from .seeds import t_interval
-from .verdict import HOLDS, OPEN, REFUTED, SATURATED, regime_word, verdict
+from ..judging.seeds import t_interval
+from ..judging.verdict import HOLDS, OPEN, REFUTED, SATURATED, regime_word, verdict
 
 # the rule of docs/scale.md (committed before any rung's claims were computed)
 OWN_ACC_MIN = 0.90  # pooled accuracy of the clients' final local models on their own data, every run
 PLATEAU_MAX = 1.0  # points: |seed-mean test accuracy at R - seed-mean at R - 3|, every setting (the rule
-# until 2026-11-28, reported beside the slope rule of analysis/plateau.py, which decides where a record
+# until 2026-11-28, reported beside the slope rule of judging/plateau.py, which decides where a record
 # keeps the accuracy curves)
 DEAD_MAX = 0.10  # share of dead units of the final global model, every run without a regularizer
 BUDGET_S = 3600.0  # an entry's runs from an empty store on 2 cores
@@ -49,11 +49,11 @@ def summary(measures: list[dict]) -> dict:
 
 
 def slope_rule(measures: list[dict]) -> dict | None:
-    """The plateau by the slope rule (``analysis.plateau``) over every setting, where each
+    """The plateau by the slope rule (``judging.plateau``) over every setting, where each
     run keeps its accuracy curve: the setting furthest from flat (largest |seed-mean slope|),
     its window and upper bound, and whether every setting has plateaued; None without
     curves (a record of format 1)."""
-    from .plateau import plateau
+    from ..judging.plateau import plateau
 
     by: dict[str, list] = {}
     for m in measures:
@@ -191,7 +191,7 @@ def legacy(c: dict, metric: str | None = None) -> dict:
     (``metric`` one of the bounded counts) tied at 100 (or 0) in every seed and every
     comparison, one of them strict: the kept numbers say so."""
     from ..spectra.measures import bounds
-    from .seeds import NUMBER
+    from ..judging.seeds import NUMBER
 
     effs = c.get("effects") or []
     texts = [p.get("measured", "") for p in c.get("per_seed", [])] or [c.get("measured", "")]
@@ -253,7 +253,7 @@ def effect_text(c: dict) -> str:
 
 
 def word(c: dict, matched: bool | None = True) -> str:
-    """The verdict (``analysis.verdict``) with its regime ("refuted at an unmatched regime"
+    """The verdict (``judging.verdict``) with its regime ("refuted at an unmatched regime"
     where ``matched`` is not True); a check without an interval says so."""
     if c.get("verdict") in (HOLDS, REFUTED, OPEN, SATURATED):
         return regime_word(c["verdict"], matched)

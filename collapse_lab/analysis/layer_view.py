@@ -90,7 +90,7 @@ def iid_groups(selected, group: dict) -> dict:
 def groups(selected) -> dict:
     """run path -> its configuration's label (method, regularizer, alpha, beta: its runs differ
     only in the seed), or the run's name where two configurations would share a label."""
-    from .labels import label
+    from ..labels import label
 
     key = {r.path: r.config.seedless_key() for r in selected}
     lab = {}

@@ -55,7 +55,7 @@ def claims_rows(path: Path) -> tuple[list[str], list[list[str]]] | None:
         records = json.loads(path.read_text())
     except (OSError, ValueError):
         return None
-    from .seeds import verdict_text
+    from ..judging.seeds import verdict_text
 
     rows = [[rec["entry"], c["text"], str(c["measured"]), str(c.get("over_seeds") or ""),
              verdict_text(c).replace("**", "")]

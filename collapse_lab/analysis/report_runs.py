@@ -122,7 +122,7 @@ def summary_section(runs, numbers: list[dict]) -> str:
     words (method, regularizer, alpha, data set and model) rather than by folder hashes: the
     seeds, and the mean [min, max] over them of the final accuracy and the last round's
     effective rank and dead units of the global model."""
-    from .labels import label
+    from ..labels import label
 
     by: dict[str, list] = {}
     for run, nums in zip(runs, numbers):

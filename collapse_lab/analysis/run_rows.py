@@ -2,7 +2,7 @@
 trained, its last accuracy and its size on disk."""
 from __future__ import annotations
 
-from .labels import partition_text, reg_text
+from ..labels import partition_text, reg_text
 
 COLUMNS = ("run", "dataset", "model", "method", "reg", "partition", "seed", "rounds", "epochs", "lr", "acc", "status",
            "size")

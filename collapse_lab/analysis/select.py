@@ -16,7 +16,7 @@ from ..partition import takes
 from ..errors import CollapseLabError, RunMissing
 from ..store import RunDir, find_runs, run_path
 from .catalogue import Entry, matches
-from .labels import describe, label
+from ..labels import describe, label
 
 # What ``config.smoke_of`` rewrites (a smoke run's panels do not select by them).
 SMOKE_CUT = ("rounds", "local_epochs", "min_size", "probe", "keep_local")

@@ -12,7 +12,7 @@ import torch
 from ..errors import CollapseLabError
 from ..spectra.constants import TOP
 from ..spectra.measures import PROBED, Inputs, value
-from .labels import describe
+from ..labels import describe
 from .round_choice import kept_rounds, parse_rounds
 from .select import quiet
 from .stored import local_kept, spectrum_of

@@ -8,7 +8,7 @@ from typing import Callable
 
 from ..errors import CollapseLabError
 from ..spectra.constants import TOP
-from .labels import describe
+from ..labels import describe
 from .round_choice import pick_round
 from .select import quiet, seed_groups
 from .stored import check_runs, entry, local_kept, spectrum_of

@@ -64,7 +64,7 @@ def summary(released: dict[int, list[float]], ours: dict[int, list[float]], last
     """Per seed and over seeds: the final round's accuracy, the mean over the last ``last``
     rounds and over all rounds, for both codes; the difference (collapse-lab - released) as
     mean [95 % Student-t interval] over seeds and in how many seeds collapse-lab is higher."""
-    from ..analysis.seeds import t_interval
+    from ..judging.seeds import t_interval
 
     seeds = sorted(released)
     if sorted(ours) != seeds:

@@ -42,7 +42,7 @@ def keep_run(cell: dict, preset: str, store: Path, out: Path, c) -> dict:
     """Measure one complete run of the cell in the store (its regime and evidence) and keep
     the measures beside the records (``kept_evidence``); returns them."""
     from ..analysis.evidence import run_evidence
-    from ..analysis.regime import measure_run, test_accuracy
+    from ..judging.regime import measure_run, test_accuracy
     from ..store import RunDir, run_path
 
     ctx = _context(cell, preset, store)

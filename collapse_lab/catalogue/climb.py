@@ -108,7 +108,7 @@ def kept(out: Path, cell: dict, data: dict | None) -> dict | None:
         rec = json.loads(p.read_text())
     except (OSError, json.JSONDecodeError):
         return None
-    from ..analysis.evidence_check import check_record
+    from ..judging.evidence_check import check_record
 
     check_record(rec, str(p))
     same = (rec.get("format") in READ_FORMATS and rec.get("runs") == [c.run_name() for c in cell["configs"]]

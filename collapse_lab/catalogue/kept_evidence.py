@@ -37,7 +37,7 @@ def read(out: Path, cfg, data: dict | None) -> dict | None:
         return None
     if data is not None and (kept.get("data") or {}).get("test_sha256") != data.get("test_sha256"):
         return None
-    from ..analysis.evidence_check import check_measures
+    from ..judging.evidence_check import check_measures
 
     return check_measures(kept["measures"], str(p), cfg.rounds)  # valid JSON edited or damaged: refused, named
 

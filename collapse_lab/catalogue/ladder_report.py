@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ..analysis.ladder import BUDGET_S, DEAD_MAX, OWN_ACC_MIN, PLATEAU_MAX, across_samples, choose, claims_of, \
     effect_text, rows, word
-from ..analysis.plateau import SLOPE_MAX, UPPER_MAX
+from ..judging.plateau import SLOPE_MAX, UPPER_MAX
 
 
 def _pct(x) -> str:

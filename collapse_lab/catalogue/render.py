@@ -19,9 +19,9 @@ SMOKE_NOTE = "SMOKE: one round, one local step per client, a small test set: pro
 
 def verdict_counts(claims: list[dict]) -> str:
     """``1 holds, 1 refuted, 1 not resolved at this scale, 1 not checked``: each claim counted
-    once, by its one verdict (``analysis.verdict``); a claim checked on one seed, with no
+    once, by its one verdict (``judging.verdict``); a claim checked on one seed, with no
     interval, is said as such."""
-    from ..analysis.seeds import HOLDS, OPEN, REFUTED, SATURATED
+    from ..judging.seeds import HOLDS, OPEN, REFUTED, SATURATED
 
     def word(c: dict) -> str:
         if c.get("verdict"):
@@ -52,8 +52,8 @@ def render_figure(entry, ctx, out: Path) -> dict:
             continue
         claims.append(evaluate_safely(c, values))
     seeds = [] if ctx.smoke or not entry.claims else ctx.seeds(entry)
-    if seeds:  # every claim also on each seed alone (analysis/seeds.py: the verdict and the interval)
-        from ..analysis.seeds import over_seeds
+    if seeds:  # every claim also on each seed alone (judging/seeds.py: the verdict and the interval)
+        from ..judging.seeds import over_seeds
 
         per_seed = {s: r.compute(entry, dataclasses.replace(ctx, seed=s)) for s in seeds}
         claims = [over_seeds(c, [(s, evaluate_safely(spec, per_seed[s])) for s in seeds])

@@ -18,9 +18,8 @@ def run_action(kind: str, names, preset: str, store: str, out: str, o: dict, fla
     ``o``: the catalogue options (``catalogue_options``); ``flags``: the command's own
     options that conflict with --list or --no-train."""
     from ..actions import figures as action
-    from ..runspec.backend import check_catalogue
+    from ..runspec.backend import check_backend, check_catalogue
     from .options import check_pilot
-    from ..sweep.slurm_flags import check_backend, given_slurm
 
     check_catalogue(o["workers"], o["stack"], o["backend"], o["address"], o["list_"], o["no_train"],
                     lambda backend: check_backend(backend, o.get("slurm_flags") or {}),
@@ -30,8 +29,11 @@ def run_action(kind: str, names, preset: str, store: str, out: str, o: dict, fla
     check_pilot(o.get("pilot_s"), o["dry_run_"])
     if o["dry_run_"] or o["list_"]:
         return (dry_run if o["dry_run_"] else list_entries)(kind, names, preset, store, out, o)
-    slurm = (given_slurm(o.get("slurm_flags") or {}, None, o["time_limit"])
-             if o["backend"] == "slurm" and not o["no_train"] else None)
+    slurm = None
+    if o["backend"] == "slurm" and not o["no_train"]:
+        from ..sweep.slurm_flags import given_slurm
+
+        slurm = given_slurm(o.get("slurm_flags") or {}, None, o["time_limit"])
     say = (lambda m: click.echo(m if m.startswith(kind) else f"{kind}: {m}", err=True))
     try:
         result = getattr(action, kind)(

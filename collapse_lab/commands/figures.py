@@ -43,7 +43,7 @@ def figures_cmd(names, preset, store, out, list_, no_train, backend, workers, st
 
 def print_claims(records: list[dict]) -> None:
     """--check: each claim with its numbers and verdict, one line each."""
-    from ..analysis.seeds import verdict_text
+    from ..judging.seeds import verdict_text
 
     for rec in records:
         for c in rec.get("claims", []):

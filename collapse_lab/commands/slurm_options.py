@@ -7,7 +7,7 @@ import functools
 
 import click
 
-from ..sweep.slurm_flags import FLAGS, HELP
+from ..runspec.slurm_flags import FLAGS, HELP
 
 NAMES = {flag: flag.lstrip("-").replace("-", "_") for flag in [*FLAGS, "--slurm-option"]}
 

@@ -2,7 +2,7 @@
 checked before any work: one ``CollapseLabError`` line each, naming the flag, for options
 that contradict each other or the backend. Options that would be ignored are refused, never
 dropped silently. (Whether SLURM's own options were given is the command line's to say:
-``sweep.slurm_flags.check_backend``.)"""
+``check_backend``.)"""
 from __future__ import annotations
 
 from ..errors import CollapseLabError
@@ -62,3 +62,10 @@ def check_catalogue(workers: int | None, stack: int, backend: str = "local", add
     if no_train and (workers is not None or address or backend != "local" or with_list.get("--time-limit")):
         raise CollapseLabError("--workers, --backend, --address and --time-limit have no effect with --no-train "
                                "(nothing trains); drop them")
+
+
+def check_backend(backend: str, given: dict) -> None:
+    """SLURM options given with another backend: one line, not ignored silently."""
+    if backend != "slurm" and given:
+        flag = sorted(given)[0]
+        raise CollapseLabError(f"{flag} has no effect with --backend {backend}; drop it or add --backend slurm")

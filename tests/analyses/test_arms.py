@@ -1,4 +1,4 @@
-"""Arms against a baseline (analysis/arms.py, docs/beyond/protocol.md): the paired differences,
+"""Arms against a baseline (judging/arms.py, docs/beyond/protocol.md): the paired differences,
 Holm over the family and Spearman's rho, each against scipy or a hand computation."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from collapse_lab.analysis.arms import by_arm, compare, link, methods_values, spearman
+from collapse_lab.judging.arms import by_arm, compare, link, methods_values, spearman
 
 
 def _row(method: str, reg: str, seed: int, acc: float, spectrum: list[float], dead: int = 0) -> dict:

@@ -18,7 +18,7 @@ from safetensors.numpy import load_file
 from collapse_lab.plan import entry_runs
 from collapse_lab.analysis import RENDERERS
 from collapse_lab.analysis.catalogue import Entry, catalogue
-from collapse_lab.analysis.claims import CHECKS, evaluate
+from collapse_lab.judging.claims import CHECKS, evaluate
 from collapse_lab.plan import context
 from collapse_lab.cli import cli
 from collapse_lab.errors import CollapseLabError

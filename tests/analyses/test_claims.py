@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 import re
 
-from collapse_lab.analysis.claims import compare, exceeds, order, threshold
+from collapse_lab.judging.claims import compare, exceeds, order, threshold
 
 
 def _values(metric_by_alpha: dict) -> dict:
@@ -63,7 +63,7 @@ def test_every_printed_inequality_is_true_on_random_values():
 def test_every_check_returns_its_effects_in_the_claimed_direction():
     """The effects the three-valued verdict reads (issue 48), by hand: a - b where a > b is
     claimed, the share of points against the fraction claimed, a value against its bound."""
-    from collapse_lab.analysis.claims import above, pointwise, rises_first, settles
+    from collapse_lab.judging.claims import above, pointwise, rises_first, settles
 
     v = _values({"inf": 5.0, "0.05": 3.0})
     # [margin, strict, a, b]: the compared values ride along (Welch across alphas, saturation)
@@ -90,7 +90,7 @@ def test_every_check_returns_its_effects_in_the_claimed_direction():
 def test_compare_pairs_a_regularized_series_with_fedavg_whatever_its_beta():
     """FedAvg's runs keep the default beta where FedDecorr's is set (a ladder's beta rung):
     comparing reg pairs them; a claim that compares something else still needs equal beta."""
-    from collapse_lab.analysis.claims import CHECKS
+    from collapse_lab.judging.claims import CHECKS
 
     def ser(reg, beta, v, alpha="0.05"):
         return {"key": {"reg": reg, "beta": beta, "alpha": alpha}, "label": f"{reg} {beta}", "metrics": {"m": v}}

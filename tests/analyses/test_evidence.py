@@ -11,7 +11,7 @@ import pytest
 
 from collapse_lab.analysis.catalogue import pick
 from collapse_lab.analysis.evidence import claims, sensitivity, spectra_values
-from collapse_lab.analysis.verdict import HOLDS, SATURATED
+from collapse_lab.judging.verdict import HOLDS, SATURATED
 
 
 def _spectrum(decay: float, seed: int) -> list[float]:

@@ -1,5 +1,5 @@
 """Damaged or hand-edited evidence and records, still valid JSON, are refused in one line
-that names the file (analysis/evidence_check.py), never read into verdicts."""
+that names the file (judging/evidence_check.py), never read into verdicts."""
 from __future__ import annotations
 
 import json
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from collapse_lab.analysis.evidence_check import check_record, measures_problem
+from collapse_lab.judging.evidence_check import check_record, measures_problem
 from collapse_lab.errors import CollapseLabError
 
 A = Path(__file__).resolve().parents[2] / "docs" / "scale" / "a" / "records"

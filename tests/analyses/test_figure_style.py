@@ -5,7 +5,7 @@ import itertools
 
 import numpy as np
 
-from collapse_lab.analysis.labels import alpha_label, describe, label
+from collapse_lab.labels import alpha_label, describe, label
 from collapse_lab.analysis.plots.spectrum import alpha_colors
 from collapse_lab.analysis.plots.style import PANEL_W, panels
 

@@ -11,7 +11,7 @@ import torch
 
 from collapse_lab.plan import entry_runs
 from collapse_lab.analysis.ladder import accuracy_claims, choose, summary
-from collapse_lab.analysis.regime import own_accuracy, plateau, pooled_accuracy
+from collapse_lab.judging.regime import own_accuracy, plateau, pooled_accuracy
 from collapse_lab.spectra.rank import dead_units
 from tests.fixtures import invoke
 

@@ -1,4 +1,4 @@
-"""The confirmatory protocol's tests (analysis/ordered.py) against independent computations:
+"""The confirmatory protocol's tests (judging/ordered.py) against independent computations:
 an exact enumeration of the Jonckheere-Terpstra null, scipy's t tests, Holm by hand."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from collapse_lab.analysis import ordered
+from collapse_lab.judging import ordered
 
 
 def _jt_by_hand(groups):
@@ -88,7 +88,7 @@ def test_holm_adjusted_p_values_by_hand(ps, want):
 
 
 def test_the_family_is_refused_before_all_runs_are_in(tmp_path):
-    from collapse_lab.analysis.confirm import family
+    from collapse_lab.judging.confirm import family
     from collapse_lab.errors import CollapseLabError
 
     src = Path(__file__).resolve().parents[2] / "docs" / "scale" / "a" / "records" / "runs"
@@ -100,7 +100,7 @@ def test_the_family_is_refused_before_all_runs_are_in(tmp_path):
 
 
 def test_deviations_correlate_fully_with_themselves_and_not_with_a_shuffle(tmp_path):
-    from collapse_lab.analysis.confirm import deviation_correlation, deviations
+    from collapse_lab.judging.confirm import deviation_correlation, deviations
 
     a = Path(__file__).resolve().parents[2] / "docs" / "scale" / "a"
     assert math.isclose(deviation_correlation(a, a, "er_global"), 1.0)

@@ -1,4 +1,4 @@
-"""Claims over seeds (analysis/seeds.py): the t interval against a table value, the merged
+"""Claims over seeds (judging/seeds.py): the t interval against a table value, the merged
 'measured' line by hand, one verdict (the three-valued one) with the direction count beside
 it, and a render whose per-seed checks equal the check run on each seed's runs alone."""
 from __future__ import annotations
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from collapse_lab.analysis import RENDERERS
-from collapse_lab.analysis.claims import evaluate
+from collapse_lab.judging.claims import evaluate
 from collapse_lab.plan import context
-from collapse_lab.analysis.seeds import merge_measured, over_seeds, t_interval, verdict_text
+from collapse_lab.judging.seeds import merge_measured, over_seeds, t_interval, verdict_text
 from tests.analyses.test_catalogue import _entry, _features, _svals
 
 
@@ -118,7 +118,7 @@ def test_render_checks_each_claim_per_seed_and_writes_the_verdict(store, tmp_pat
 
 # -- three-valued verdicts (the module itself: tests/analyses/test_verdict.py) ---------------
 
-from collapse_lab.analysis.seeds import HOLDS, OPEN, REFUTED, verdict  # noqa: E402
+from collapse_lab.judging.seeds import HOLDS, OPEN, REFUTED, verdict  # noqa: E402
 
 
 @pytest.mark.parametrize("margins,strict,want", [

@@ -1,4 +1,4 @@
-"""The one verdict system (analysis/verdict.py, docs/scale.md amendment of 2026-11-28):
+"""The one verdict system (judging/verdict.py, docs/scale.md amendment of 2026-11-28):
 intervals against scipy's own tests, the intersection-union rule for holds, Holm's first
 step for refuted, Welch across alphas, saturation at a count's bounds, and the regime in the
 word."""
@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from collapse_lab.analysis.verdict import HOLDS, OPEN, REFUTED, SATURATED, _seeds_to_resolve, holm, regime_word, verdict
+from collapse_lab.judging.verdict import HOLDS, OPEN, REFUTED, SATURATED, _seeds_to_resolve, holm, regime_word, verdict
 
 
 def _eff(a: list[float], b: list[float], strict: bool = True) -> list[list]:

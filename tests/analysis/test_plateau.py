@@ -1,4 +1,4 @@
-"""The plateau's slope rule (analysis/plateau.py, docs/scale.md amendment of 2026-11-28):
+"""The plateau's slope rule (judging/plateau.py, docs/scale.md amendment of 2026-11-28):
 the slope against numpy's least squares, the rule on hand curves, and its simulated power
 against the closed form for a rule on the mean alone."""
 from __future__ import annotations
@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from collapse_lab.analysis.plateau import SLOPE_MAX, noise_from_curves, plateau, simulate, slope, window
+from collapse_lab.judging.plateau import SLOPE_MAX, noise_from_curves, plateau, simulate, slope, window
 
 
 def test_the_window_is_a_third_of_the_rounds_and_at_least_five():

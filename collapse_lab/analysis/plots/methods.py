@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from ..verdict import regime_word
+from ...judging.verdict import regime_word
 from .style import finish_entry
 
 COLUMNS = (("er_global", "eff. rank global", "{:.2f}"), ("er_client0", "eff. rank client 0", "{:.2f}"),

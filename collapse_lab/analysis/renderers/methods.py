@@ -12,8 +12,8 @@ accuracy and dead units), read from the store here or from a ladder's kept evide
 from __future__ import annotations
 
 from .. import RENDERERS
-from ..arms import MEASURES, arm_name, methods_values
-from ..verdict import regime_word
+from ...judging.arms import MEASURES, arm_name, methods_values
+from ...judging.verdict import regime_word
 
 def _store_rows(entry, ctx) -> tuple[list[dict], list[dict]]:
     """The entry's complete runs as evidence rows, and the others with why."""
@@ -21,7 +21,7 @@ def _store_rows(entry, ctx) -> tuple[list[dict], list[dict]]:
     from ...store import RunDir, run_path
     from ..context import last_round
     from ..evidence import run_evidence
-    from ..regime import test_accuracy
+    from ...judging.regime import test_accuracy
 
     rows, missing = [], []
     for c in ctx.configs(entry):

@@ -19,7 +19,7 @@ import numpy as np
 from ...partition import make_partition
 from .. import RENDERERS
 from ..context import Context
-from ..labels import alpha_label
+from ...labels import alpha_label
 from ..plots.style import figure, finish, palette
 
 

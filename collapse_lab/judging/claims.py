@@ -53,7 +53,7 @@ def _panels(values: dict, panels: list[int] | None) -> list[dict]:
 
 def _say(field: str, v) -> str:
     """A field's value as the legends write it (α = 0.05, α = ∞; others field = value)."""
-    from .labels import label
+    from ..labels import label
 
     return label({field: _norm(field, v)})
 
@@ -301,7 +301,7 @@ def effect(a: float, b: float, op: str) -> list:
     """A comparison's effect in the claimed direction: ``[margin, strict, a, b]`` with margin
     > 0 (>= 0 where not strict) when ``a op b`` holds (a - b for > and >=, b - a for < and
     <=), and the compared values; over seeds it decides the three-valued verdict
-    (``analysis.verdict``: paired by seed, or Welch's on a and b)."""
+    (``judging.verdict``: paired by seed, or Welch's on a and b)."""
     a, b = float(a), float(b)
     return [a - b if op in (">", ">=") else b - a, op in (">", "<"), a, b]
 

@@ -1,7 +1,7 @@
 """A claim over seeds: checked on the mean over seeds and on every seed alone, with the
 numbers that decide it as a mean and a 95 % interval over seeds.
 
-The verdict is the three-valued one of ``analysis.verdict`` (docs/scale.md): holds, refuted,
+The verdict is the three-valued one of ``judging.verdict`` (docs/scale.md): holds, refuted,
 not resolved at this scale, or uninformative where the measure is saturated. Beside it the
 seeds in which the claim points the claimed way, a direction count. With one seed the check
 is said without an interval. The interval is Student's t over the per-seed values,
@@ -64,7 +64,7 @@ from .verdict import HOLDS, OPEN, REFUTED, SATURATED, verdict  # noqa: E402  (th
 
 def over_seeds(on_means: dict, per_seed: list[tuple[int, dict]]) -> dict:
     """One claim's record from its check on the seed means and on each seed (``evaluate``'s
-    records): the three-valued ``verdict`` (``analysis.verdict``) and ``holds`` = it holds
+    records): the three-valued ``verdict`` (``judging.verdict``) and ``holds`` = it holds
     (with one seed, no interval: the check on that seed); ``claimed_way_in`` k of ``seeds``
     n, the seeds in which the claim's every comparison points the claimed way (a direction
     count, not a verdict); ``over_seeds`` the measured numbers as mean [95 % interval];

@@ -2,7 +2,7 @@
 tables and messages, in the papers' words (FedAvg + FedDecorr, alpha = 0.05, M = 2)."""
 from __future__ import annotations
 
-from ..config import current_form
+from .config import current_form
 
 PRETTY_METHOD = {"fedavg+etf": "FedAvg + ETF", "fedavg+etf+gmv": "FedAvg + ETF + GMV", "fedavg": "FedAvg",
                  "fedavgm": "FedAvgM", "fedprox": "FedProx", "moon": "MOON", "scaffold": "SCAFFOLD",
@@ -58,7 +58,7 @@ def label(key: dict, dicts: bool = False) -> str:
 def partition_text(meta: dict) -> str:
     """A run's split in a few characters (``meta``: its run.json): dir 0.05, M=2, scenes M=3,
     or the partition's name, with the partition's own options."""
-    from ..partition import takes  # the registry loads torch: only when a label is drawn
+    from .partition import takes  # the registry loads torch: only when a label is drawn
 
     p = meta.get("partition") or ""
     short = {"dirichlet": "dir", "pathological": ""}.get(p, p)  # the papers' shorthands; else the name
