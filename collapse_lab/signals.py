@@ -95,3 +95,28 @@ def die_with_parent() -> None:
         libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
     except (OSError, AttributeError):
         pass
+
+
+def install_stop_handlers(stop, say) -> dict:
+    """SIGINT/SIGTERM set ``stop`` (a ``training.stops.StopFlag``: the run finishes its current
+    client, then stops with a resume hint); a second Ctrl-C stops at once. Returns the
+    handlers replaced, for ``restore_handlers``."""
+    def handler(signum, frame):
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.request(signal.Signals(signum).name)
+        say(f"\n{stop.requested} received: finishing the current client, then stopping "
+            "(press Ctrl-C again to stop now)")
+
+    old = {}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        try:
+            old[sig] = signal.signal(sig, handler)
+        except ValueError:  # not the main thread (e.g. some test runners)
+            pass
+    return old
+
+
+def restore_handlers(old: dict) -> None:
+    for sig, h in old.items():
+        signal.signal(sig, h)

@@ -141,3 +141,32 @@ def tables(names: Iterable[str] = (), *, preset: str = "quick", store: str | Pat
     result = Rendered(records, run.failed, run.t_train, time.time() - run.t0, run.out)
     result.markdown = markdown  # each table's markdown (None where it did not render)
     return result
+
+
+def preview(kind: str, names=(), *, presets=("quick", "cpu", "paper"), smoke: bool = False,
+            precision: str | None = None, data_root: str | None = None, overrides: dict | None = None,
+            keep: str = "read", pilot_s: float | None = None, workers: int | None = None) -> dict:
+    """``figures``/``tables --dry-run`` (``kind``): per preset the entries' runs, their
+    checkpoint bytes (a run shared by entries counts in each; the total once) and compute time
+    per device class (``plan.estimate``; ``pilot_s``: measured here too). Nothing trains."""
+    from ..analysis.catalogue import pick
+    from ..catalogue.planning import estimates
+
+    return estimates(pick(list(names), kind[:-1]), {p: plan_of(p, smoke, precision, data_root, overrides)
+                                                    for p in presets}, keep, pilot_s, workers)
+
+
+def listing(kind: str, names=(), *, preset: str = "quick", store="checkpoints", out="figures", smoke: bool = False,
+            precision: str | None = None, data_root: str | None = None, overrides: dict | None = None,
+            keep: str = "read") -> list[dict]:
+    """``figures``/``tables --list``: each entry's runs present and missing in ``store``, and
+    when it was last rendered in ``out``."""
+    from ..analysis.catalogue import pick
+    from ..catalogue.planning import entry_rows, plan, smoke_paths
+    from ..catalogue.session import output_folder
+
+    entries = pick(list(names), kind[:-1])
+    store, out = smoke_paths(smoke, str(store), str(out), kind)
+    runs = plan_of(preset, smoke, precision, data_root, overrides)
+    _, per_entry, by_name = plan(entries, runs, store, lambda m: None, keep)
+    return entry_rows(entries, per_entry, store, output_folder(out, runs), by_name, "md" if kind == "tables" else "png")

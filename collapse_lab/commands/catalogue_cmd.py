@@ -90,31 +90,22 @@ def _given_presets(preset: str) -> tuple[str, ...]:
 
 
 def dry_run(kind: str, names, preset: str, store, out, o: dict) -> None:
-    """``--dry-run``: the plan of each preset (``plan.estimate``; every preset unless one was
-    named) and each entry's checkpoint bytes (a run shared by entries counts in each; the
-    total counts it once), as text or JSON."""
-    from ..actions.figures import plan_of
-    from ..analysis.catalogue import pick
-    from ..catalogue.planning import estimate_lines, estimates
+    """``--dry-run``: each preset's plan (every preset unless one was named), text or JSON."""
+    from ..actions.figures import preview
+    from ..catalogue.planning import estimate_lines
 
-    plans = estimates(pick(names, kind[:-1]),
-                      {p: plan_of(p, o["smoke"], o["precision"], o["data_root"], o["overrides"])
-                       for p in _given_presets(preset)}, o["keep"], o.get("pilot_s"), o["workers"])
+    plans = preview(kind, names, presets=_given_presets(preset), smoke=o["smoke"], precision=o["precision"],
+                    data_root=o["data_root"], overrides=o["overrides"], keep=o["keep"], pilot_s=o.get("pilot_s"),
+                    workers=o["workers"])
     click.echo(json.dumps({"smoke": o["smoke"], "keep": o["keep"], "presets": plans}, indent=1) if o["as_json"]
                else "\n".join(estimate_lines(plans, o["smoke"], o["keep"])))
 
 
 def list_entries(kind: str, names, preset: str, store, out, o: dict) -> None:
     """``--list``: each entry's runs present and missing, and when it was last rendered."""
-    from ..actions.figures import plan_of
-    from ..analysis.catalogue import pick
-    from ..catalogue.planning import entry_lines, entry_rows, plan, smoke_paths
-    from ..catalogue.session import output_folder
+    from ..actions.figures import listing
+    from ..catalogue.planning import entry_lines
 
-    entries = pick(names, kind[:-1])
-    store, out = smoke_paths(o["smoke"], store, out, kind)
-    runs = plan_of(preset, o["smoke"], o["precision"], o["data_root"], o["overrides"])
-    _, per_entry, by_name = plan(entries, runs, store, lambda m: None, o["keep"])
-    rows = entry_rows(entries, per_entry, store, output_folder(out, runs), by_name,
-                      "md" if kind == "tables" else "png")
+    rows = listing(kind, names, preset=preset, store=store, out=out, smoke=o["smoke"], precision=o["precision"],
+                   data_root=o["data_root"], overrides=o["overrides"], keep=o["keep"])
     click.echo(json.dumps(rows, indent=1) if o["as_json"] else "\n".join(entry_lines(rows)))

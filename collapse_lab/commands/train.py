@@ -3,13 +3,12 @@ local pool (``--workers``), each with per-round global and client checkpoints.""
 from __future__ import annotations
 
 import json
-import signal
 import sys
 
 import click
 from click.core import ParameterSource
 
-from ..signals import exit_status
+from ..signals import exit_status, install_stop_handlers, restore_handlers
 from ..timelimit import TIME_LIMIT, continue_command, deadline
 from .common import data_root_option, time_limit_option
 from .options import device_option, json_option, precision_option, store_option
@@ -136,14 +135,14 @@ def train(ctx, **params):
     own = ("out", "config", "overwrite", "resume", "workers", "time_limit", "log_to", "as_json")
     flags = {k: v for k, v in _explicit(ctx, params).items() if k not in own}
     stop = StopFlag(deadline(params["time_limit"]))
-    old_handlers = _install_stop_handlers(stop)
+    old_handlers = install_stop_handlers(stop, lambda m: click.echo(m, err=True))
     try:
         result = train_runs(params["out"], flags=flags, config_file=params["config"], overwrite=params["overwrite"],
                             resume=params["resume"], workers=params["workers"], time_limit=params["time_limit"],
                             log_to=params["log_to"], say=lambda m: click.echo(m, err=True), bar=_bar, log=_log(),
                             stop=stop)
     finally:
-        _restore_handlers(old_handlers)
+        restore_handlers(old_handlers)
     if result.stopped is not None:
         _say_stopped(result, params["as_json"])
         ctx.exit(exit_status(result.stopped["reason"]))
@@ -194,27 +193,3 @@ def _say_stopped(result, as_json: bool) -> None:
         click.echo(json.dumps({"runs": result.runs, "stopped": {"run": str(st["run"]), "round": st["round"],
                                                                 "reason": st["reason"], "continue": cmd},
                                "seconds": round(result.seconds, 2)}, indent=2))
-
-
-def _install_stop_handlers(stop) -> dict:
-    """SIGINT/SIGTERM finish the current client, then stop with a resume hint; a second
-    Ctrl-C stops at once."""
-    def handler(signum, frame):
-        if stop.is_set():
-            raise KeyboardInterrupt
-        stop.request(signal.Signals(signum).name)
-        click.echo(f"\n{stop.requested} received: finishing the current client, then stopping "
-                   "(press Ctrl-C again to stop now)", err=True)
-
-    old = {}
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        try:
-            old[sig] = signal.signal(sig, handler)
-        except ValueError:  # not the main thread (e.g. some test runners)
-            pass
-    return old
-
-
-def _restore_handlers(old: dict) -> None:
-    for sig, h in old.items():
-        signal.signal(sig, h)
