@@ -48,32 +48,10 @@ def train(store: str | Path = "checkpoints", *, flags: dict | None = None, optio
     line a round; ``stop``: a ``training.stops.StopFlag`` (the command's signal handlers set
     it; default: one that stops at ``time_limit``). ``on_diverged``: ``continue`` (the other
     runs go on) or ``raise`` (``training.stops.Diverged``)."""
-    from ..plan.estimate import check_time_limit
-    from ..sweep import service
-
     flags = dict(flags or {})
-    if resume and overwrite:
-        raise CollapseLabError("--resume and --overwrite contradict each other; choose one")
-    if on_diverged not in ("continue", "raise"):
-        raise CollapseLabError(f"on_diverged={on_diverged!r}: choose continue or raise")
-    check_pool(workers, log_to)
-    from .logs import check_log
-
-    for kind, folder in log_to:
-        check_log(kind, folder)
-    auto = _precision_open(flags, options, config_file)
-    configs, adopted = _configs(flags, options, config_file, store, auto)
-    # store, names, data, time limit, disk and one writer per run: refused here, before any run trains
-    prepared = service.begin(configs, store, "--store", overwrite, resume,
-                             lambda cs: check_time_limit(time_limit, cs))
-    from ..runspec.expand import precision_line
-
-    say(f"train: {len(configs)} run(s), precision {precision_line(configs, auto=auto)}")
-    for note in dict.fromkeys([*adopted, *(n for p in prepared for n in p.notes)]):  # each note once
-        say(f"note: {note}")
+    _check(resume, overwrite, on_diverged, workers, log_to)
+    prepared = _prepare(store, flags, options, config_file, overwrite, resume, time_limit, say)
     skipped = [p for p in prepared if p.action == "skip"]
-    for p in skipped:
-        say(f"{p.path}: already complete with this configuration (--overwrite to retrain)")
     t0 = time.time()
     report = TrainReport(log_to, say, raise_diverged=on_diverged == "raise")
     todo = [p for p in prepared if p.action in ("train", "resume")]
@@ -88,6 +66,39 @@ def train(store: str | Path = "checkpoints", *, flags: dict | None = None, optio
                                  "alpha": alpha_str(p.config.alpha), "seed": p.config.seed})
     return TrainResult(report.summaries, report.diverged, len(todo), time.time() - t0,
                        [p.path for p in prepared], stopped)
+
+
+def _check(resume: bool, overwrite: bool, on_diverged: str, workers, log_to) -> None:
+    """The options that contradict each other, the pool's limits and the live logs' folders."""
+    if resume and overwrite:
+        raise CollapseLabError("--resume and --overwrite contradict each other; choose one")
+    if on_diverged not in ("continue", "raise"):
+        raise CollapseLabError(f"on_diverged={on_diverged!r}: choose continue or raise")
+    check_pool(workers, log_to)
+    from .logs import check_log
+
+    for kind, folder in log_to:
+        check_log(kind, folder)
+
+
+def _prepare(store, flags, options, config_file, overwrite, resume, time_limit, say) -> list:
+    """The runs resolved, prepared, checked and locked (``sweep.service.begin``: store, names,
+    data, time limit, disk, one writer per run), all refused here, before any trains; then
+    the first line (the runs' precision), the notes, and the runs already complete."""
+    from ..plan.estimate import check_time_limit
+    from ..runspec.expand import precision_line
+    from ..sweep import service
+
+    auto = _precision_open(flags, options, config_file)
+    configs, adopted = _configs(flags, options, config_file, store, auto)
+    prepared = service.begin(configs, store, "--store", overwrite, resume, lambda cs: check_time_limit(time_limit, cs))
+    say(f"train: {len(configs)} run(s), precision {precision_line(configs, auto=auto)}")
+    for note in dict.fromkeys([*adopted, *(n for p in prepared for n in p.notes)]):  # each note once
+        say(f"note: {note}")
+    for p in prepared:
+        if p.action == "skip":
+            say(f"{p.path}: already complete with this configuration (--overwrite to retrain)")
+    return prepared
 
 
 def check_pool(workers: int | None, log_to) -> None:

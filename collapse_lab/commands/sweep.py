@@ -57,20 +57,9 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     check_sweep(backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, wait, status_,
                 time_limit)  # every flag's conflicts, before the spec is read
     check_pilot(pilot_s, dry_run)
-    if status_:
-        from ..sweep.status import status_lines
-
-        table = action.sweep_status(spec, store=store, max_runs=max_runs, data_root=data_root, say=say)
-        click.echo(json.dumps({"runs": table}, indent=1) if as_json else "\n".join(status_lines(table)))
-        return
-    if dry_run:
-        from ..plan.sweep_preview import preview_lines
-
-        got = action.sweep_preview(spec, store=store, backend=backend, workers=workers, cpus_per_run=cpus_per_run,
-                                   stack=stack, max_runs=max_runs, data_root=data_root, slurm=slurm_flags,
-                                   pilot_s=pilot_s, say=say)
-        click.echo(json.dumps(got, indent=1) if as_json else "\n".join(preview_lines(got)))
-        return
+    if status_ or dry_run:
+        return _report(spec, store, backend, workers, cpus_per_run, stack, max_runs, data_root, slurm_flags, pilot_s,
+                       as_json, status_)
     watch = " ".join(shlex.quote(a) for a in ["collapse-lab", "sweep", spec, "--store", str(store), "--status"])
     try:
         done = action.sweep(spec, store=store, backend=backend, workers=workers, address=address,
@@ -95,6 +84,25 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     click.echo("\n".join(lines), err=True)
     if status:
         sys.exit(status)
+
+
+def _report(spec, store, backend, workers, cpus_per_run, stack, max_runs, data_root, slurm_flags, pilot_s,
+            as_json: bool, status_: bool) -> None:
+    """--status (each run's state) or --dry-run (the plan, the disk and the time)."""
+    from ..actions import sweep as action
+
+    if status_:
+        from ..sweep.status import status_lines
+
+        table = action.sweep_status(spec, store=store, max_runs=max_runs, data_root=data_root, say=say)
+        click.echo(json.dumps({"runs": table}, indent=1) if as_json else "\n".join(status_lines(table)))
+        return
+    from ..plan.sweep_preview import preview_lines
+
+    got = action.sweep_preview(spec, store=store, backend=backend, workers=workers, cpus_per_run=cpus_per_run,
+                               stack=stack, max_runs=max_runs, data_root=data_root, slurm=slurm_flags,
+                               pilot_s=pilot_s, say=say)
+    click.echo(json.dumps(got, indent=1) if as_json else "\n".join(preview_lines(got)))
 
 
 def resume_command() -> str:
