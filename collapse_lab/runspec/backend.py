@@ -42,10 +42,10 @@ def check_sweep(backend: str, workers: int | None, address, cpus_per_run: int, g
 
 
 def check_catalogue(workers: int | None, stack: int, backend: str = "local", address=None, list_: bool = False,
-                    no_train: bool = False, check_backend=None, **with_list) -> None:
+                    no_train: bool = False, slurm_given: dict | None = None, **with_list) -> None:
     """The training options of ``figures``/``tables``, checked as ``sweep`` checks them.
     ``with_list``: the command's other flags (name -> given) that ``--list`` ignores;
-    ``check_backend(backend)``: the command line's check of options given for another backend."""
+    ``slurm_given``: the SLURM flags given ({flag: value}), refused with another backend."""
     check_common(workers, stack)
     if backend == "ray" and workers is not None:
         raise CollapseLabError("--workers has no effect with --backend ray (Ray places the tasks); drop it")
@@ -53,8 +53,7 @@ def check_catalogue(workers: int | None, stack: int, backend: str = "local", add
         raise CollapseLabError(f"--address has no effect with --backend {backend}; drop it or add --backend ray")
     if backend == "slurm" and workers is not None:
         raise CollapseLabError("--workers has no effect with --backend slurm (one job per run); drop it")
-    if check_backend is not None:
-        check_backend(backend)
+    check_backend(backend, slurm_given or {})
     if list_:
         given = [name for name, v in (("--no-train", no_train), *with_list.items()) if v]
         if given:
