@@ -206,6 +206,7 @@ class RunDir:
         recorded from elsewhere, ``store.writer``, may lack the partition or round 0.)"""
         out = Path(out)
         out.mkdir(parents=True, exist_ok=True)
+        _remove_stale_temps(out, name)
         tmp = temp_dir(out, f".{name}.")
         try:
             run = RunDir(tmp)
@@ -319,6 +320,19 @@ class RunDir:
     def prune(self, r: int, keep_global: tuple[str, int], keep_local: tuple[str, int], final_round: int) -> None:
         """Apply --keep-global and --keep-local after round r completes (``store.retention.prune``)."""
         retention.prune(self, r, keep_global, keep_local, final_round)
+
+
+def _remove_stale_temps(out: Path, name: str) -> None:
+    """A creation that was killed (SIGKILL, a crash) leaves its hidden temporary folder; the
+    run's writer holds the run's lock now, so any temporary folder of the same name is a dead
+    creator's and goes (``files.temp_dir``'s names: the prefix and 8 random characters)."""
+    import re
+
+    prefix = f".{name}."
+    for stale in out.iterdir():
+        if (stale.name.startswith(prefix) and re.fullmatch(r"[a-z0-9_]{8}", stale.name[len(prefix):])
+                and stale.is_dir() and not stale.is_symlink()):
+            shutil.rmtree(stale, ignore_errors=True)
 
 
 def find_runs(out: Path, warn: Callable[[str], None] | None = None) -> list[RunDir]:
