@@ -62,15 +62,16 @@ def plan_of(preset: str, smoke: bool = False, precision: str | None = None, data
     return Plan(preset, smoke, None if data_root is None else check_data_root(data_root), None if precision == "auto" else precision, parse(given))
 
 
-def _session(kind: str, names, o: dict, say):
-    """Entries picked, runs planned, the missing trained: the ``catalogue.session.Session``,
-    or None when the time limit stopped training."""
+def _session(kind: str, o: dict):
+    """Entries picked, runs planned, the missing trained: the ``catalogue.session.Session``
+    (``o``: every argument of ``figures``/``tables``)."""
     from ..analysis.catalogue import pick
     from ..catalogue.planning import smoke_paths
     from ..catalogue.session import open_session, output_folder
     from ..runspec.backend import check_catalogue
     from ..store.paths import check_output_folder
 
+    names, say = o["names"], o["say"]
     check_arguments(names, o["preset"], o["overrides"], o["keep"], o["workers"], o["stack"])
     check_catalogue(o["workers"], o["stack"], o["backend"], o["address"], no_train=not o["train"],
                     **{"--time-limit": o["time_limit"]})
@@ -101,13 +102,11 @@ def figures(names: Iterable[str] = (), *, preset: str = "quick", store: str | Pa
     ``{key: value}``; ``precision`` None is ``auto``; ``time_limit``: training stops by it
     (then nothing renders: ``stopped``); ``explain``: an entry's error as said (the command
     adds how to train a missing run). Ctrl-C while training raises ``SweepInterrupted``."""
+    o = dict(locals())  # the options as given: every one reaches the session
     from ..analysis.claims_file import merge_claims
     from ..catalogue.render import figure_record
 
-    o = dict(preset=preset, store=store, out=out, train=train, smoke=smoke, data_root=data_root, precision=precision,
-             overrides=overrides, keep=keep, backend=backend, workers=workers, stack=stack, address=address,
-             time_limit=time_limit, slurm=slurm)
-    run = _session("figures", names, o, say)
+    run = _session("figures", o)
     if _late(run):
         return Rendered([], run.failed, run.t_train, time.time() - run.t0, run.out, "time-limit")
     records = [figure_record(e, run, explain) for e in run.entries]
@@ -125,12 +124,10 @@ def tables(names: Iterable[str] = (), *, preset: str = "quick", store: str | Pat
     """The named tables (default: all) as ``figures`` renders figures (md, csv, tex, json in
     ``out``); one record per table (its cells with the runs they average) and its markdown
     in ``.markdown``; ``compare_paper``: the paper's printed value beside each cell."""
+    o = dict(locals())  # the options as given: every one reaches the session
     from ..catalogue.render import table_record
 
-    o = dict(preset=preset, store=store, out=out, train=train, smoke=smoke, data_root=data_root, precision=precision,
-             overrides=overrides, keep=keep, backend=backend, workers=workers, stack=stack, address=address,
-             time_limit=time_limit, slurm=slurm)
-    run = _session("tables", names, o, say)
+    run = _session("tables", o)
     if _late(run):
         return Rendered([], run.failed, run.t_train, time.time() - run.t0, run.out, "time-limit")
     records, markdown = [], []
