@@ -198,15 +198,8 @@ def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stac
     records, rungs = [], list(dict.fromkeys(c["rung"].name for c in cells_))
     for i, name in enumerate(rungs):
         todo = [c for c in cells_ if c["rung"].name == name]
-        if no_train or (only is not None and name not in only):  # what the store lacks is not trained: said
-            for c in todo:                                          # in the cell; what it has is kept (--no-train)
-                if "na" not in c and c["kept"] is None and (lack := untrained(c, store, out)):
-                    kept_now = c["kept_now"] = keep_present(c, preset, store, out) if no_train else 0
-                    c["na"] = (f"not trained yet (--rung {' --rung '.join(sorted(only))} trained the others)"
-                               if not no_train else "not trained yet (the ladder without --no-train trains it)"
-                               if len(lack) == len(c["configs"]) and not kept_now else
-                               f"not trained yet ({len(lack)} of {len(c['configs'])} runs; the ladder without "
-                               "--no-train trains them" + (f"; the evidence of {kept_now} kept" if kept_now else "") + ")")
+        if no_train or (only is not None and name not in only):
+            _not_trained(todo, preset, store, out, no_train, only)
         fresh = [c for c in todo if "na" not in c and c["kept"] is None]
         runs = {r.run_name(): r for c in fresh for r in to_train(c, out)}
         say(f"ladder: rung {i + 1} of {len(rungs)} ({name}): {len(todo)} entr{'y' if len(todo) == 1 else 'ies'}, "
@@ -243,6 +236,19 @@ def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stac
             records.append(rec)
             say(f"ladder: {name} / {c['entry'].name}: " + verdict_line(rec))
     return records
+
+
+def _not_trained(todo: list[dict], preset: str, store: Path, out: Path, no_train: bool, only) -> None:
+    """A rung that does not train here: what the store lacks is said in each cell as not
+    trained yet; with ``--no-train`` what it has is kept as evidence."""
+    for c in todo:
+        if "na" not in c and c["kept"] is None and (lack := untrained(c, store, out)):
+            kept_now = c["kept_now"] = keep_present(c, preset, store, out) if no_train else 0
+            c["na"] = (f"not trained yet (--rung {' --rung '.join(sorted(only))} trained the others)"
+                       if not no_train else "not trained yet (the ladder without --no-train trains it)"
+                       if len(lack) == len(c["configs"]) and not kept_now else
+                       f"not trained yet ({len(lack)} of {len(c['configs'])} runs; the ladder without "
+                       "--no-train trains them" + (f"; the evidence of {kept_now} kept" if kept_now else "") + ")")
 
 
 def verdict_line(rec: dict) -> str:
