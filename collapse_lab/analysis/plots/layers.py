@@ -23,6 +23,26 @@ def _group(e: dict) -> str:
 
 
 
+def _ratio_panel(ax, g: str, reference: dict, cells: dict, model: str, width: dict):
+    """The last column of group ``g``: the global model's log2 ratio to its IID run's, with
+    each layer's onset outlined; blank (or naming itself the reference) without a twin."""
+    from matplotlib.colors import TwoSlopeNorm
+
+    from ..onset import onsets
+
+    if g not in reference:
+        ax.set_axis_off()
+        if g in reference.values():
+            ax.text(0.5, 0.5, "the IID reference\nof the ratios", ha="center", va="center", fontsize=8,
+                    transform=ax.transAxes)
+        return None
+    mine, ref = _mean_cells(cells, g, model), _mean_cells(cells, reference[g], model)
+    ratio = {k: float(np.log2(v / ref[k])) for k, v in mine.items() if k in ref and v > 0 and ref[k] > 0}
+    lim = max([abs(v) for v in ratio.values()] + [1e-3])
+    return _heat_panel(ax, ratio, TwoSlopeNorm(0.0, -lim, lim), f"{g}: {model} / IID (log2)", width,
+                       cmap="RdBu", fmt="{:+.2f}", onset=onsets(ratio))
+
+
 def heatmap_figure(rows: list[dict], measure: str, title: str, reference: dict | None = None):
     """Layers (input side at the top) x rounds, one row of panels per group (or run), one
     column per model (global, the client); with ``reference`` (group -> its IID group, the
@@ -31,8 +51,7 @@ def heatmap_figure(rows: list[dict], measure: str, title: str, reference: dict |
     round from which it stays below half the IID run's value). Each cell holds its value where
     the cell is wide enough for 7-pt text at the figure's size (7 in wide at most). ``rows``:
     dicts with run, model, round, layer, ``measure``, optionally group and width."""
-    from ..onset import onsets
-    from matplotlib.colors import LogNorm, TwoSlopeNorm
+    from matplotlib.colors import LogNorm
 
     groups = list(dict.fromkeys(_group(e) for e in rows))
     models = list(dict.fromkeys(e["model"] for e in rows))
@@ -56,18 +75,7 @@ def heatmap_figure(rows: list[dict], measure: str, title: str, reference: dict |
             runs = f" ({n[0]}{'' if len(n) == 1 else f'-{n[-1]}'} seeds)" if n[-1] > 1 else ""
             im = _heat_panel(axes[i][j], mine, norm, f"{g}: {model}{runs}", width) or im
         if reference:
-            ax = axes[i][-1]
-            if g not in reference:
-                ax.set_axis_off()
-                if g in reference.values():
-                    ax.text(0.5, 0.5, "the IID reference\nof the ratios", ha="center", va="center", fontsize=8,
-                            transform=ax.transAxes)
-                continue
-            mine, ref = _mean_cells(cells, g, models[0]), _mean_cells(cells, reference[g], models[0])
-            ratio = {k: float(np.log2(v / ref[k])) for k, v in mine.items() if k in ref and v > 0 and ref[k] > 0}
-            lim = max([abs(v) for v in ratio.values()] + [1e-3])
-            rim = _heat_panel(ax, ratio, TwoSlopeNorm(0.0, -lim, lim), f"{g}: {models[0]} / IID (log2)", width,
-                              cmap="RdBu", fmt="{:+.2f}", onset=onsets(ratio)) or rim
+            rim = _ratio_panel(axes[i][-1], g, reference, cells, models[0], width) or rim
     if im is not None:
         cb = fig.colorbar(im, ax=[row[k] for row in axes for k in range(len(models))], label=measure.replace("_", " "),
                           shrink=0.6, location="bottom")  # below the panels: the page's width is the panels'
