@@ -49,10 +49,33 @@ SCALING = {"official": "official (the released code's, which produced the printe
 
 
 def render_all(values: dict, entry, compare: bool) -> dict:
+    """The table as markdown (with its header: what a cell is, the data used), CSV (every
+    cell with its runs) and LaTeX."""
     digits = 4 if values["metric"] == "minutes_per_round" else 2
     at = {(c["row"], c["column"]): c for c in values["cells"]}
     best = _best(values)
     cols = values["columns"]
+    md = ["\n\n".join(_head(values, entry, digits)), "", "| | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
+    for r in values["rows"]:
+        md.append(f"| {r} | " + " | ".join(cell_text(at[(r, col)], compare, digits, best.get(col) == r)
+                                             if (r, col) in at else "" for col in cols) + " |")
+    missing = sorted({(c["row"], c["not_available"]) for c in values["cells"]
+                      if c.get("not_available") and c["not_available"] != "derived"})
+    if missing:
+        md += ["", "Not available:"] + [f"- {r}: {why}" for r, why in missing]
+    tex = ["\\begin{tabular}{l" + "c" * len(cols) + "}", "\\toprule",
+           " & " + " & ".join(col.replace("_", "\\_") for col in cols) + " \\\\", "\\midrule"]
+    for r in values["rows"]:
+        cells = [cell_text(at[(r, col)], compare, digits, best.get(col) == r, md=False).replace("±", "$\\pm$")
+                 .replace("Δ", "$\\Delta$") if (r, col) in at else "" for col in cols]
+        tex.append(f"{r.replace('|', '+').replace('_', chr(92) + '_')} & " + " & ".join(cells) + " \\\\")
+    tex += ["\\bottomrule", "\\end{tabular}"]
+    return {"md": "\n".join(md) + "\n", "csv": _csv(values), "tex": "\n".join(tex) + "\n"}
+
+
+def _head(values: dict, entry, digits: int) -> list[str]:
+    """The table's header lines: the entry, the metric, the device, precision, overrides and
+    scaling; what a cell is; the data each column used off the paper preset."""
     data = {}
     for c in values["cells"]:
         if c.get("data"):
@@ -74,16 +97,13 @@ def render_all(values: dict, entry, compare: bool) -> dict:
                        "papers' results")
     if values["preset"] != "paper":
         head.append("data actually used: " + "; ".join(f"{col} -> {', '.join(sorted(data.get(col, {'n/a'})))}"
-                                                        for col in cols))
+                                                        for col in values["columns"]))
         head.append(f"{values['preset']}-preset numbers are not expected to match the paper's")
-    md = ["\n\n".join(head), "", "| | " + " | ".join(cols) + " |", "|---" * (len(cols) + 1) + "|"]
-    for r in values["rows"]:
-        md.append(f"| {r} | " + " | ".join(cell_text(at[(r, col)], compare, digits, best.get(col) == r)
-                                             if (r, col) in at else "" for col in cols) + " |")
-    missing = sorted({(c["row"], c["not_available"]) for c in values["cells"]
-                      if c.get("not_available") and c["not_available"] != "derived"})
-    if missing:
-        md += ["", "Not available:"] + [f"- {r}: {why}" for r, why in missing]
+    return head
+
+
+def _csv(values: dict) -> str:
+    """Every cell with the paper's value, the difference and the runs it averages."""
     out = io.StringIO()
     w = csv.writer(out)
     w.writerow(["table", "row", "column", "data", "ours_mean", "ours_std", "n", "paper_mean", "paper_std",
@@ -93,11 +113,4 @@ def render_all(values: dict, entry, compare: bool) -> dict:
         w.writerow([values["reference"], c["row"], c["column"], c.get("data") or "", c["ours_mean"], c["ours_std"],
                     c.get("n", 0), c["paper_mean"], c["paper_std"], d, c.get("not_available") or "",
                     " ".join(c["runs"])])
-    tex = ["\\begin{tabular}{l" + "c" * len(cols) + "}", "\\toprule",
-           " & " + " & ".join(col.replace("_", "\\_") for col in cols) + " \\\\", "\\midrule"]
-    for r in values["rows"]:
-        cells = [cell_text(at[(r, col)], compare, digits, best.get(col) == r, md=False).replace("±", "$\\pm$")
-                 .replace("Δ", "$\\Delta$") if (r, col) in at else "" for col in cols]
-        tex.append(f"{r.replace('|', '+').replace('_', chr(92) + '_')} & " + " & ".join(cells) + " \\\\")
-    tex += ["\\bottomrule", "\\end{tabular}"]
-    return {"md": "\n".join(md) + "\n", "csv": out.getvalue(), "tex": "\n".join(tex) + "\n"}
+    return out.getvalue()
