@@ -98,6 +98,32 @@ def _num(v) -> float | None:
     return None if np.isnan(f) else f
 
 
+def _fill(cell: dict, c: dict, p: dict, entry, opts: dict, ctx: Context, devices: set, scalings: set) -> None:
+    """A cell's own numbers: the mean and spread of its runs' metric, the runs, the data; or
+    why it is not available (a run not complete). Each run's device and FedDecorr scaling
+    are added to the table's."""
+    values, runs = [], []
+    cfgs = ctx.plan.cell(entry, opts)
+    if ctx.precision is None:  # a stored run keeps the precision it trained in
+        cfgs = in_stored_precisions(ctx.store, cfgs)
+    for cfg in cfgs:
+        path = run_path(ctx.store, cfg)
+        run = RunDir(path)
+        if not run.is_complete():
+            status = run.status if run.exists() else "missing"
+            cell["not_available"] = f"run {path.name} is {status}, not complete, in {ctx.store}"
+            return
+        values.append(run_value(run, metric_of(c, ctx.preset) if c.get("metric") else metric_of(p, ctx.preset)))
+        runs.append(path.name)
+        devices.add(run.meta.get("device", "?"))
+        if cfg.reg == "feddecorr":  # which FedDecorr scaling made the cell (named in the header)
+            scalings.add(run.config.reg_options.get("normalization", "paper"))
+        cell["data"] = cfg.dataset + (f"-{cfg.dataset_options.get('num_classes')}"
+                                      if cfg.dataset_options.get("num_classes") else "")
+    cell.update(ours_mean=float(np.mean(values)), ours_std=float(np.std(values)) if len(values) > 1 else None,
+                n=len(values), runs=runs, values=values)
+
+
 class Table:
     metrics = ()  # what each series' ``metrics`` holds (the claims' names)
     @staticmethod
@@ -126,27 +152,7 @@ class Table:
             if "not_available" in opts:
                 cell["not_available"] = opts["not_available"]
             else:
-                values, runs = [], []
-                cfgs = ctx.plan.cell(entry, opts)
-                if ctx.precision is None:  # a stored run keeps the precision it trained in
-                    cfgs = in_stored_precisions(ctx.store, cfgs)
-                for cfg in cfgs:
-                    path = run_path(ctx.store, cfg)
-                    run = RunDir(path)
-                    if not run.is_complete():
-                        status = run.status if run.exists() else "missing"
-                        cell["not_available"] = f"run {path.name} is {status}, not complete, in {ctx.store}"
-                        break
-                    values.append(run_value(run, metric_of(c, ctx.preset) if c.get("metric") else metric_of(p, ctx.preset)))
-                    runs.append(path.name)
-                    devices.add(run.meta.get("device", "?"))
-                    if cfg.reg == "feddecorr":  # which FedDecorr scaling made the cell (named in the header)
-                        scalings.add(run.config.reg_options.get("normalization", "paper"))
-                    cell["data"] = cfg.dataset + (f"-{cfg.dataset_options.get('num_classes')}"
-                                                  if cfg.dataset_options.get("num_classes") else "")
-                else:
-                    cell.update(ours_mean=float(np.mean(values)), ours_std=float(np.std(values)) if len(values) > 1
-                                else None, n=len(values), runs=runs, values=values)
+                _fill(cell, c, p, entry, opts, ctx, devices, scalings)
             cells.append(cell)
         cells += _derived(cells, rows)
         rows = list(dict.fromkeys(c["row"] for c in cells))
