@@ -84,6 +84,18 @@ def json_value(v, where: str):
     raise CollapseLabError(f"{where}: {type(v).__name__} is not a number, text, list or dict; convert it first")
 
 
+def _check_settings(given: dict, flags: dict) -> None:
+    """``train``'s checks of the training settings a writer records (finite, in range)."""
+    for k, v in given.items():
+        where = flags.get(k, f"RunWriter config: {k}")
+        if k in SETTINGS and v is not None:
+            kind, low = SETTINGS[k]
+            ok = (whole(v) if kind is int else isinstance(v, (int, float)) and not isinstance(v, bool))
+            rng = {"lr": "> 0", "momentum": "in [0, 1)"}.get(k, f">= {low}")
+            if not ok or not math.isfinite(float(v)) or v < low or (k == "lr" and v == 0) or (k == "momentum" and v >= 1):
+                raise CollapseLabError(f"{where} {v!r}: give a finite {'whole ' if kind is int else ''}number {rng}")
+
+
 def run_config(config: dict, normalize=None, data_root=None, flags: dict | None = None) -> RunConfig:
     """The RunConfig a writer records: the options given, a data root and normalisation
     where given, the model's current revision, and null for the training settings not given.
@@ -114,14 +126,7 @@ def run_config(config: dict, normalize=None, data_root=None, flags: dict | None 
         if k in given and (not whole(given[k]) or given[k] < 1):
             raise CollapseLabError(f"RunWriter config: {k} {given[k]!r} is not a whole number >= 1")
     check_tag(given.get("tag", ""), flags.get("tag", "RunWriter config tag"))
-    for k, v in given.items():  # train's checks of the settings a writer records
-        where = flags.get(k, f"RunWriter config: {k}")
-        if k in SETTINGS and v is not None:
-            kind, low = SETTINGS[k]
-            ok = (whole(v) if kind is int else isinstance(v, (int, float)) and not isinstance(v, bool))
-            rng = {"lr": "> 0", "momentum": "in [0, 1)"}.get(k, f">= {low}")
-            if not ok or not math.isfinite(float(v)) or v < low or (k == "lr" and v == 0) or (k == "momentum" and v >= 1):
-                raise CollapseLabError(f"{where} {v!r}: give a finite {'whole ' if kind is int else ''}number {rng}")
+    _check_settings(given, flags)
     dataset = given.get("dataset", RunConfig.dataset)
     DATASETS.get(dataset)  # an unknown data set: one line listing the known
     shape = DATASETS.info(dataset).get("shape")
