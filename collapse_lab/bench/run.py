@@ -156,6 +156,25 @@ def spread(values: list[float]) -> dict:
     return {"median": med, "min": v[0], "max": v[-1], "values": list(values)}
 
 
+def _warm_up(s: Settings, cfg, ds, part, tmp: Path, device, workers: int, say) -> None:
+    """Both sides warmed up the same way: one untimed round of one local epoch each."""
+    if s.reference:
+        say(f"{s.model}: reference loop warm-up (one untimed round of one local epoch)")
+        reference_rounds(dataclasses.replace(cfg, rounds=1, local_epochs=1), ds, part, tmp / "rwarm", device,
+                         workers, 1, official_evals=False)
+    say(f"{s.model}: fast path warm-up (one untimed round of one local epoch)")
+    fast_rounds(dataclasses.replace(cfg, rounds=1, local_epochs=1, tag="warmup"), ds, part, tmp / "warm",
+                s.keep_memory)
+
+
+def _features(s: Settings, cfg, meta: dict) -> dict:
+    """What the fast path used, as the timed run recorded it."""
+    return {"data_on_device": True, "batched_augmentation": cfg.augment != "none",
+            "channels_last": cfg.channels_last, "precision": cfg.precision, "compile": cfg.compile,
+            "cuda_graphs": bool(meta.get("cuda_graphs")), "parallel_clients": int(meta.get("parallel_clients", 1)),
+            "keep_host_memory": s.keep_memory, "async_checkpoint_writes": True, "evaluations_per_round": 1}
+
+
 def bench(s: Settings, progress=None) -> dict:
     """Warm both sides up the same way (one untimed round of one local epoch each), then
     measure them in alternation, reference then fast path, ``s.repeats`` times: a machine
@@ -177,13 +196,7 @@ def bench(s: Settings, progress=None) -> dict:
     refs, fasts, meta = [], [], {}
     with tempfile.TemporaryDirectory(prefix="collapse-lab-bench-") as tmp:
         tmp = Path(tmp)
-        if s.reference:
-            say(f"{s.model}: reference loop warm-up (one untimed round of one local epoch)")
-            reference_rounds(dataclasses.replace(cfg, rounds=1, local_epochs=1), ds, part, tmp / "rwarm", device,
-                             workers, 1, official_evals=False)
-        say(f"{s.model}: fast path warm-up (one untimed round of one local epoch)")
-        fast_rounds(dataclasses.replace(cfg, rounds=1, local_epochs=1, tag="warmup"), ds, part, tmp / "warm",
-                    s.keep_memory)
+        _warm_up(s, cfg, ds, part, tmp, device, workers, say)
         for i in range(s.repeats):
             if s.reference:
                 say(f"{s.model} [{i + 1}/{s.repeats}]: reference loop, {rcfg.rounds} round(s) of {epochs} local "
@@ -201,12 +214,7 @@ def bench(s: Settings, progress=None) -> dict:
                 say(f"  ratio {fasts[-1]['images_per_second'] / refs[-1]['images_per_second']:.2f}x "
                     f"({fasts[-1]['images_per_second']:.1f} vs {refs[-1]['images_per_second']:.1f} images/s)")
         out["fast"] = _median_repeat(fasts)
-        out["fast"]["features"] = {"data_on_device": True, "batched_augmentation": cfg.augment != "none",
-                                   "channels_last": cfg.channels_last, "precision": cfg.precision, "compile": cfg.compile,
-                                   "cuda_graphs": bool(meta.get("cuda_graphs")),
-                                   "parallel_clients": int(meta.get("parallel_clients", 1)),
-                                   "keep_host_memory": s.keep_memory, "async_checkpoint_writes": True,
-                                   "evaluations_per_round": 1}
+        out["fast"]["features"] = _features(s, cfg, meta)
         out["extraction"] = extraction(cfg, ds, state, device)
         if s.reference:
             out.update(_ratios(fasts, refs))
