@@ -90,6 +90,20 @@ def parse_settings(settings) -> dict:
     return out
 
 
+def _problems(state: dict, expected: dict) -> list[str]:
+    """Why ``state`` does not load strictly into a model of parameter shapes ``expected``:
+    the names missing, unexpected and of another shape (each count with its first three)."""
+    missing = [k for k in expected if k not in state]
+    extra = [k for k in state if k not in expected]
+    shapes = [f"{k} {tuple(state[k].shape)} (the model's {expected[k]})" for k in expected
+              if k in state and tuple(state[k].shape) != expected[k]]
+    out = []
+    for what, keys in (("missing", missing), ("unexpected", extra), ("of another shape", shapes)):
+        if keys:
+            out.append(f"{len(keys)} {what}: {', '.join(keys[:3])}{', ...' if len(keys) > 3 else ''}")
+    return out
+
+
 def model_check(model: str, dataset: str, data_root=None):
     """``fit(state, where) -> state``: the state under the registry model's own names, checked
     to load strictly (every name, every shape); None for a model outside the registry (its
@@ -116,15 +130,7 @@ def model_check(model: str, dataset: str, data_root=None):
     rename = MODELS.info(model).get("foreign_names")
 
     def problems(state: dict) -> list[str]:
-        missing = [k for k in expected if k not in state]
-        extra = [k for k in state if k not in expected]
-        shapes = [f"{k} {tuple(state[k].shape)} (the model's {expected[k]})" for k in expected
-                  if k in state and tuple(state[k].shape) != expected[k]]
-        out = []
-        for what, keys in (("missing", missing), ("unexpected", extra), ("of another shape", shapes)):
-            if keys:
-                out.append(f"{len(keys)} {what}: {', '.join(keys[:3])}{', ...' if len(keys) > 3 else ''}")
-        return out
+        return _problems(state, expected)
 
     def fit(state: dict, where: str) -> dict:
         bad = problems(state)
