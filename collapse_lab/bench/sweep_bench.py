@@ -35,6 +35,20 @@ def _same_global(a: Path, b: Path, r: int) -> bool:
     return RunDir(a).checkpoint_sha256(r) == RunDir(b).checkpoint_sha256(r)
 
 
+def _one_train(store: Path, alphas: list[str], seeds: int, rounds: int | None) -> float:
+    """Seconds of one ``collapse-lab train`` of every alpha and seed into ``store``."""
+    cmd = [sys.executable, "-m", "collapse_lab.cli", "train", "--store", str(store)]
+    for a in alphas:
+        cmd += ["--alpha", a]
+    for s in range(seeds):
+        cmd += ["--seed", str(s)]
+    if rounds:
+        cmd += ["--rounds", str(rounds)]
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True)
+    return time.perf_counter() - t0
+
+
 def sweep_bench(seeds: int, workers: int, rounds: int | None = None, say=None, stack: int | None = None) -> dict:
     from ..store import RunDir
     from ..sweep.backends import cores, run_local, units
@@ -49,17 +63,8 @@ def sweep_bench(seeds: int, workers: int, rounds: int | None = None, say=None, s
     stack = stack or -(-n // workers)  # one stack per worker
     with tempfile.TemporaryDirectory(prefix="collapse-lab-sweep-bench-") as tmp:
         tmp = Path(tmp)
-        cmd = [sys.executable, "-m", "collapse_lab.cli", "train", "--store", str(tmp / "seq")]
-        for a in alphas:
-            cmd += ["--alpha", a]
-        for s in range(seeds):
-            cmd += ["--seed", str(s)]
-        if rounds:
-            cmd += ["--rounds", str(rounds)]
         say(f"bench --sweep: {n} runs by one train invocation")
-        t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, capture_output=True)
-        seq = time.perf_counter() - t0
+        seq = _one_train(tmp / "seq", alphas, seeds, rounds)
         say(f"  {seq:.1f} s; now through the sweep's local backend, {workers} workers, one run each")
         t0 = time.perf_counter()
         plain = run_local(units(configs, 1, lambda c: None), tmp / "sweep", workers, lambda ev: None, tmp / "logs")
