@@ -19,6 +19,31 @@ RUNGS = ("rungs:\n- name: r3\n  set: {rounds: 3, local_epochs: 1}\n  seeds: [0, 
          "- name: r4\n  set: {rounds: 4, local_epochs: 1}\n  seeds: [0, 1]\n")
 
 
+def _check_record(r: dict, rounds: int, store) -> None:
+    """A rung's record against its runs in ``store``: each run's regime at ``rounds`` equals
+    its metrics file (accuracy, the plateau, the curve), its spectra are kept in order, and
+    every claim recomputed from the record alone equals the claim rendered from the store."""
+    from collapse_lab.analysis.ladder import claims_of
+
+    assert len(r["regime"]["runs"]) == 8 and len(r["claims"]) == 8 and r["format"] == 2
+    for m in r["regime"]["runs"]:
+        meta = json.loads((store / m["run"] / "run.json").read_text())
+        assert meta["rounds"] == 4 and m["round"] == rounds and 0 <= m["own_acc"] <= 1
+        assert meta["local_epochs"] == 1
+        acc = {e["round"]: e["test_acc"] for e in map(json.loads, (store / m["run"] / "metrics.jsonl")
+               .read_text().splitlines()) if e.get("event") == "round"}
+        assert m["test_acc"] == acc[rounds] and m["plateau_points"] == pytest.approx(
+            100 * (acc[rounds] - acc[rounds - 3]))
+        assert m["dead_units"] <= m["units"] == 128
+        # the evidence: the accuracy curve as logged, the spectra the claims are recomputed from
+        assert m["acc_curve"] == [round(100 * acc[q], 6) for q in range(1, rounds + 1)]
+        assert len(m["spectrum_global"]) == len(m["spectrum_client0"]) == 128
+        assert m["spectrum_global"] == sorted(m["spectrum_global"], reverse=True)
+    for stored, recomputed in zip(r["claims"], claims_of(r)[:len(r["claims"])]):
+        assert stored["verdict"] == recomputed["verdict"] and stored["claimed_way_in"] == recomputed["claimed_way_in"]
+        assert [e["mean"] for e in stored["effects"]] == pytest.approx([e["mean"] for e in recomputed["effects"]])
+
+
 @pytest.mark.slow
 def test_a_ladder_keeps_each_rung_and_never_trains_it_twice(tmp_path):
     (tmp_path / "rungs.yaml").write_text(RUNGS)
@@ -35,28 +60,7 @@ def test_a_ladder_keeps_each_rung_and_never_trains_it_twice(tmp_path):
                                                          ("r4", {"rounds": 4, "local_epochs": 1, "seeds": [0, 1]})]
     assert recs[0]["runs"] == recs[1]["runs"] and [r["rounds"] for r in recs] == [[3] * 8, [4] * 8]
     for r, rounds in zip(recs, (3, 4)):
-        assert len(r["regime"]["runs"]) == 8 and len(r["claims"]) == 8
-        for m in r["regime"]["runs"]:
-            meta = json.loads((tmp_path / "st" / m["run"] / "run.json").read_text())
-            assert meta["rounds"] == 4 and m["round"] == rounds and 0 <= m["own_acc"] <= 1
-            assert meta["local_epochs"] == 1
-            acc = {e["round"]: e["test_acc"] for e in map(json.loads, (tmp_path / "st" / m["run"] / "metrics.jsonl")
-                   .read_text().splitlines()) if e.get("event") == "round"}
-            assert m["test_acc"] == acc[rounds] and m["plateau_points"] == pytest.approx(
-                100 * (acc[rounds] - acc[rounds - 3]))
-            assert m["dead_units"] <= m["units"] == 128
-            # the evidence: the accuracy curve as logged, the spectra the claims are recomputed from
-            assert m["acc_curve"] == [round(100 * acc[q], 6) for q in range(1, rounds + 1)]
-            assert len(m["spectrum_global"]) == len(m["spectrum_client0"]) == 128
-            assert m["spectrum_global"] == sorted(m["spectrum_global"], reverse=True)
-        assert r["format"] == 2
-        # every claim recomputed from the record alone equals the claim rendered from the store
-        from collapse_lab.analysis.ladder import claims_of
-
-        again_ = claims_of(r)[:len(r["claims"])]
-        for stored, recomputed in zip(r["claims"], again_):
-            assert stored["verdict"] == recomputed["verdict"] and stored["claimed_way_in"] == recomputed["claimed_way_in"]
-            assert [e["mean"] for e in stored["effects"]] == pytest.approx([e["mean"] for e in recomputed["effects"]])
+        _check_record(r, rounds, tmp_path / "st")
     md = (tmp_path / "lad" / "LADDER.md").read_text()
     assert "| r3 | feddecorr-fig2 | rounds=3 local_epochs=1 seeds 0-1 |" in md and "## Claims x rungs" in md
     rows = (tmp_path / "lad" / "ladder.csv").read_text().splitlines()
