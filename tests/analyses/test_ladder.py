@@ -28,8 +28,7 @@ def _check_record(r: dict, rounds: int, store) -> None:
     assert len(r["regime"]["runs"]) == 8 and len(r["claims"]) == 8 and r["format"] == 2
     for m in r["regime"]["runs"]:
         meta = json.loads((store / m["run"] / "run.json").read_text())
-        assert meta["rounds"] == 4 and m["round"] == rounds and 0 <= m["own_acc"] <= 1
-        assert meta["local_epochs"] == 1
+        assert meta["rounds"] == 4 and meta["local_epochs"] == 1 and m["round"] == rounds and 0 <= m["own_acc"] <= 1
         acc = {e["round"]: e["test_acc"] for e in map(json.loads, (store / m["run"] / "metrics.jsonl")
                .read_text().splitlines()) if e.get("event") == "round"}
         assert m["test_acc"] == acc[rounds] and m["plateau_points"] == pytest.approx(
@@ -106,6 +105,20 @@ def test_a_ladder_keeps_each_rung_and_never_trains_it_twice(tmp_path):
     assert [(r["rung"], r["runs"], r["to_train"]) for r in dry5] == [("r5", 12, 12)]
 
 
+def _same_figure(one, two) -> None:
+    """Two renders of a figure (one from the store, one from kept evidence): the same panels,
+    series, seeds and labels, the same curves and numbers to round-off; the image drawn."""
+    f1, f2 = json.loads(one.read_text()), json.loads(two.read_text())
+    assert [p["title"] for p in f1["values"]["panels"]] == [p["title"] for p in f2["values"]["panels"]]
+    for p1, p2 in zip(f1["values"]["panels"], f2["values"]["panels"]):
+        assert [(s["n"], s["label"]) for s in p1["series"]] == [(s["n"], s["label"]) for s in p2["series"]]
+        assert {s["n"] for s in p1["series"]} == {2}
+        assert p2.get("metrics", {}) == pytest.approx(p1.get("metrics", {}))
+        for s1, s2 in zip(p1["series"], p2["series"]):
+            assert s2["y"] == pytest.approx(s1["y"], abs=1e-12) and s2["metrics"] == pytest.approx(s1["metrics"])
+    assert two.with_suffix(".png").stat().st_size > 10_000
+
+
 @pytest.mark.slow
 def test_a_rung_trained_over_two_machines_trains_each_run_once_and_gives_the_same_record(tmp_path):
     """Each run's evidence is kept as the run completes (records/runs/); a second machine
@@ -153,18 +166,8 @@ def test_a_rung_trained_over_two_machines_trains_each_run_once_and_gives_the_sam
         reg["runs"] = [{k: v for k, v in m.items() if k != "train_seconds"} for m in reg["runs"]]
         return {**{k: v for k, v in r.items() if k not in wall}, "regime": reg}
     assert [timeless(r) for r in json.loads(two.stdout)["records"]] == [timeless(r) for r in recs]
-    # the figures drawn from the evidence: the curves and numbers the store's render drew
-    for entry in entries:
-        f1, f2 = (json.loads((tmp_path / d / "r3" / f"{entry}.json").read_text()) for d in ("lad", "lad2"))
-        assert [p["title"] for p in f1["values"]["panels"]] == [p["title"] for p in f2["values"]["panels"]]
-        for p1, p2 in zip(f1["values"]["panels"], f2["values"]["panels"]):
-            assert [s["n"] for s in p1["series"]] == [s["n"] for s in p2["series"]]
-            assert {s["n"] for s in p1["series"]} == {2}
-            assert [s["label"] for s in p1["series"]] == [s["label"] for s in p2["series"]]
-            assert p2.get("metrics", {}) == pytest.approx(p1.get("metrics", {}))
-            for s1, s2 in zip(p1["series"], p2["series"]):
-                assert s2["y"] == pytest.approx(s1["y"], abs=1e-12) and s2["metrics"] == pytest.approx(s1["metrics"])
-        assert (tmp_path / "lad2" / "r3" / f"{entry}.png").stat().st_size > 10_000
+    for entry in entries:  # the figures drawn from the evidence: the curves and numbers the store's render drew
+        _same_figure(tmp_path / "lad" / "r3" / f"{entry}.json", tmp_path / "lad2" / "r3" / f"{entry}.json")
     # --no-train on a store that holds some of a rung's runs keeps their evidence and says how many
     for r in recs[0]["runs"][:2]:
         shutil.copytree(tmp_path / "st" / r, tmp_path / "st3" / r)
