@@ -76,6 +76,7 @@ def test_a_commands_data_root_and_model_factory_do_not_reach_the_next_command(tm
     import click
 
     from collapse_lab.cli import cli
+    from collapse_lab.actions.selection import features_of
     from collapse_lab.commands import common
 
     monkeypatch.delenv("COLLAPSE_LAB_DATA", raising=False)
@@ -87,7 +88,7 @@ def test_a_commands_data_root_and_model_factory_do_not_reach_the_next_command(tm
     @common.model_factory_options[0]
     @common.model_factory_options[1]
     def probe(data_root, model_factory, layer):  # each option arrives as an argument, nowhere else
-        fs = common.feature_source(data_root, model_factory, layer)
+        fs = features_of(data_root, model_factory, layer)
         seen.append((data_root, fs.factory_spec, fs.layer, fs.data_root))
 
     cli.add_command(probe)

@@ -3,21 +3,18 @@ path against the official-style reference loop; runs/hour of a sweep of small ru
 one ``train`` call; or collapse-lab's accuracy curves beside the released FedDecorr code's."""
 from __future__ import annotations
 
-import sys
 from typing import Callable
 
 from ..errors import CollapseLabError
+from .selection import say_stderr
 
-
-def _say(m: str) -> None:
-    print(m, file=sys.stderr)
 
 
 def bench(workload: str = "cpu", *, models=("cnn", "mobilenetv2"), device="auto", images=None, test_images=None,
           clients=None, local_epochs=None, reference_epochs=None, rounds=None, warmup=None, augment=None,
           precision=None, channels_last=None, compile=None, cuda_graphs=None, parallel_clients=None, workers=None,
           repeats=3, reference=True, official_evals=True, keep_memory=True, each=None,
-          say: Callable[[str], None] = _say) -> list[dict]:
+          say: Callable[[str], None] = say_stderr) -> list[dict]:
     """One timing of ``workload`` (cpu: the paper's round scaled down; paper-cifar10: the
     paper's CIFAR-10 round) per model: every setting resolved and checked as ``train`` checks
     it before anything is measured; ``repeats`` alternating measurements of the reference
@@ -43,7 +40,7 @@ def bench(workload: str = "cpu", *, models=("cnn", "mobilenetv2"), device="auto"
     return results
 
 
-def released_parity(released: str, *, data_root=None, store=None, say: Callable[[str], None] = _say) -> dict:
+def released_parity(released: str, *, data_root=None, store=None, say: Callable[[str], None] = say_stderr) -> dict:
     """collapse-lab's per-round accuracies beside the released code's (``released``: the file
     ``bench/released_driver.py`` writes) on the same partitions and initial weights."""
     from ..bench.parity import run
@@ -54,7 +51,7 @@ def released_parity(released: str, *, data_root=None, store=None, say: Callable[
 
 
 def sweep_bench(*, seeds: int = 10, workers: int | None = None, rounds: int | None = None, stack: int | None = None,
-                say: Callable[[str], None] = _say) -> dict:
+                say: Callable[[str], None] = say_stderr) -> dict:
     """Runs/hour of a grid of small runs (digits, 4 alphas x ``seeds``) through ``sweep`` on
     ``workers`` processes (default the cores) against one ``train`` call."""
     from ..bench.checks import check_sweep_counts

@@ -4,14 +4,12 @@ each entry rendered with its numbers and its claims checked (``catalogue``)."""
 from __future__ import annotations
 
 import json
-import sys
 import time
 from pathlib import Path
 from typing import Callable, Iterable
 
+from .selection import say_stderr
 
-def _say(m: str) -> None:
-    print(m, file=sys.stderr)
 
 
 class Rendered(list):
@@ -94,7 +92,7 @@ def figures(names: Iterable[str] = (), *, preset: str = "quick", store: str | Pa
             precision: str | None = None, overrides: dict | None = None, keep: str = "read",
             backend: str = "local", workers: int | None = None, stack: int = 8, address: str | None = None,
             time_limit: str | None = None, slurm=None, explain: Callable[[Exception], str] = str,
-            say: Callable[[str], None] = _say) -> Rendered:
+            say: Callable[[str], None] = say_stderr) -> Rendered:
     """Render the named figures (default: all): the runs the store lacks trained first
     (unless ``train`` is False; on ``backend`` local, ray at ``address``, or slurm with
     ``slurm``, a ``sweep.slurm.SlurmOptions``), each figure written to ``out`` with its JSON,
@@ -120,7 +118,7 @@ def tables(names: Iterable[str] = (), *, preset: str = "quick", store: str | Pat
            precision: str | None = None, overrides: dict | None = None, compare_paper: bool = False,
            keep: str = "read", backend: str = "local", workers: int | None = None, stack: int = 8,
            address: str | None = None, time_limit: str | None = None, slurm=None,
-           explain: Callable[[Exception], str] = str, say: Callable[[str], None] = _say) -> Rendered:
+           explain: Callable[[Exception], str] = str, say: Callable[[str], None] = say_stderr) -> Rendered:
     """The named tables (default: all) as ``figures`` renders figures (md, csv, tex, json in
     ``out``); one record per table (its cells with the runs they average) and its markdown
     in ``.markdown``; ``compare_paper``: the paper's printed value beside each cell."""

@@ -4,16 +4,13 @@ rendered, the regime measured and each claim judged over seeds; the records kept
 LADDER.md, ladder.csv, ladder.json and ladder.png written (``catalogue.climb``)."""
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from ..errors import CollapseLabError
+from .selection import say_stderr
 
-
-def _say(m: str) -> None:
-    print(m, file=sys.stderr)
 
 
 @dataclass
@@ -57,7 +54,7 @@ def _cells(names, rungs, preset, store, out, only, workers, stack, train, other_
 def ladder(names, *, rungs: str = "rungs", preset: str = "cpu", store: str | Path = "checkpoints",
            out: str | Path = "ladder", only=(), workers: int | None = None, stack: int = 8, train: bool = True,
            other_sample: str | None = None, seed_base: int = 0, data_root: str | None = None,
-           precision: str | None = None, say: Callable[[str], None] = _say) -> Laddered:
+           precision: str | None = None, say: Callable[[str], None] = say_stderr) -> Laddered:
     """Climb ``rungs`` (a YAML file or a packaged ladder: ``rungs``, ``rungs-gpu``) for the
     figure entries ``names`` from ``preset``: train what the store lacks (only the rungs in
     ``only``, when given; none with ``train`` False), keep each run's evidence and each
@@ -92,7 +89,7 @@ def ladder_preview(names, *, rungs: str = "rungs", preset: str = "cpu", store: s
                    out: str | Path = "ladder", only=(), workers: int | None = None, stack: int = 8,
                    other_sample: str | None = None, seed_base: int = 0, data_root: str | None = None,
                    precision: str | None = None, pilot_s: float | None = None,
-                   say: Callable[[str], None] = _say) -> list[dict]:
+                   say: Callable[[str], None] = say_stderr) -> list[dict]:
     """``ladder --dry-run``: each rung's runs, those to train and their estimated time (with
     ``pilot_s``, also measured on this machine now, as a range); nothing trains."""
     from ..catalogue.climb import dry_rows

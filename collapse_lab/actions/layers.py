@@ -3,25 +3,18 @@ tau and participation ratio of every layer's covariance over rounds, and the rou
 at which each run's collapse sets in against its IID twin (``analysis.onset``)."""
 from __future__ import annotations
 
-import sys
 
 from ..errors import CollapseLabError
 from ..spectra.constants import DEFAULT_TAU
-from .selection import features_of, iid_twins, runs_of, warn_stderr
+from .selection import features_of, iid_twins, runs_of, say_stderr, warn_stderr
 
 
-def _say(m: str) -> None:
-    print(m, file=sys.stderr)
-
-
-def _silent(label: str, total: int) -> None:
-    """No progress shown (the default from Python)."""
 
 
 def layers(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, methods=(), regs=(), round=None,
            client=0, tau=DEFAULT_TAU, split="test", feature_dtype="float64", device="auto", out="figures",
            rounds=None, layers=(), spectra_at=None, positions=0, logged=False, data_root=None, model_factory=None,
-           progress=None, say=_say, warn=warn_stderr) -> dict:
+           progress=None, say=say_stderr, warn=warn_stderr) -> dict:
     """Every layer (``layers``: names of ``model.named_modules()`` and ``z``; default the
     model's blocks, else its activations, then z) of the global model and client ``client``
     at ``rounds`` (all, A:B, A,B,C; default every kept round) or ``round``, from the
@@ -31,6 +24,7 @@ def layers(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, 
     ``progress(label, total)``: called as each model is read."""
     from ..analysis.layer_view import collapse_by_layer, groups, iid_groups
     from ..analysis.onset import summary
+    from ..analysis.select import no_progress
     from ..analysis.stored import check_analysis_options
 
     check_analysis_options(tau, client, None)
@@ -55,6 +49,6 @@ def layers(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, 
     fs = None if logged else features_of(data_root, model_factory, split=split, dtype=feature_dtype, device=device)
     rows, computed, paths = collapse_by_layer(selected, fs, rounds, round, client, list(layers), tau, positions,
                                               spectra_at, split, out, logged,
-                                              progress or _silent, warn)
+                                              progress or no_progress, warn)
     onset = summary(rows, iid_groups(selected, groups(selected)))
     return {"layers": rows, "tau": tau, "computed": computed, "onset": onset, "figures": [str(p) for p in paths]}

@@ -3,19 +3,15 @@
 representation measures, the rendered figures and the claims."""
 from __future__ import annotations
 
-import sys
 
 from ..errors import CollapseLabError
 from ..spectra.constants import DEFAULT_TAU
-from .selection import features_of, warn_stderr
+from .selection import features_of, say_stderr, warn_stderr
 
-
-def _say(m: str) -> None:
-    print(m, file=sys.stderr)
 
 
 def report(store="checkpoints", *, figures="figures", html=None, tau=DEFAULT_TAU, device="auto", data_root=None,
-           model_factory=None, layer=None, say=_say, warn=warn_stderr) -> dict:
+           model_factory=None, layer=None, say=say_stderr, warn=warn_stderr) -> dict:
     """Write the page of ``store``'s complete runs, with ``figures``' PNGs and claims, to
     ``html`` (default: report_<store name>.html beside the store): {"report": its path,
     "bytes", "runs": each run's numbers, "figures": those included}."""

@@ -1,9 +1,14 @@
-"""What the analysis actions share: the runs an analysis reads (a store, ``--run`` folders and
-the filters: ``analysis.select``) and the source of their representations."""
+"""What the actions share: where they say things by default (stderr: stdout stays for
+numbers), the runs an analysis reads (a store, ``--run`` folders and the filters:
+``analysis.select``) and the source of their representations."""
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+
+def say_stderr(msg: str) -> None:
+    print(msg, file=sys.stderr)
 
 
 def warn_stderr(msg: str) -> None:

@@ -8,9 +8,6 @@ from ..spectra.constants import DEFAULT_TAU
 from .selection import features_of, runs_of, warn_stderr
 
 
-def _silent(label: str, total: int) -> None:
-    """No progress shown (the default from Python)."""
-
 
 def cka(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, methods=(), regs=(), round=None,
         client=None, tau=DEFAULT_TAU, split="test", feature_dtype="float64", device="auto", out="figures", rounds=None,
@@ -19,6 +16,7 @@ def cka(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, met
     ``round`` (a heatmap per run in ``out``); with ``rounds`` also each client against the
     global model over the rounds: {"cka": one record per run}. ``client`` must stay None:
     every stored client is compared."""
+    from ..analysis.select import no_progress
     from ..analysis.similarity_view import cka as cka_runs
     from ..analysis.stored import check_analysis_options
 
@@ -28,7 +26,7 @@ def cka(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, met
                                "at the round; drop --client")
     selected = runs_of(store, alpha, runs, dataset, model, regs, methods, one_round=True, warn=warn)  # each run alone
     fs = features_of(data_root, model_factory, layer, split=split, dtype=feature_dtype, device=device)
-    return {"cka": cka_runs(selected, fs, rounds, round, out, progress or _silent, warn)}
+    return {"cka": cka_runs(selected, fs, rounds, round, out, progress or no_progress, warn)}
 
 
 def nc(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, methods=(), regs=(), round=None,
@@ -38,11 +36,12 @@ def nc(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, meth
     equiangularity of the class means and classifier rows), NC3 (self-duality) and NC4
     (nearest class centre) of the global model and client ``client`` at ``round`` or over
     ``rounds``: {"neural_collapse": rows, "figures"}."""
+    from ..analysis.select import no_progress
     from ..analysis.similarity_view import nc as nc_runs
     from ..analysis.stored import check_analysis_options
 
     check_analysis_options(tau, client, None)
     selected = runs_of(store, alpha, runs, dataset, model, regs, methods, one_round=True, warn=warn)  # each run alone
     fs = features_of(data_root, model_factory, layer, split=split, dtype=feature_dtype, device=device)
-    rows, figures = nc_runs(selected, fs, rounds, round, client, out, progress or _silent, warn)
+    rows, figures = nc_runs(selected, fs, rounds, round, client, out, progress or no_progress, warn)
     return {"neural_collapse": rows, "figures": figures}

@@ -3,21 +3,17 @@ evolution over rounds, and one run's local-vs-global gap R (``collapse-lab compa
 FedDecorr Fig. 2/3, the journal's Eq. 1 and Fig. 4/6."""
 from __future__ import annotations
 
-import sys
 
 from ..errors import CollapseLabError
 from ..spectra.constants import DEFAULT_TAU
-from .selection import features_of, iid_twins, runs_of, warn_stderr
+from .selection import features_of, iid_twins, runs_of, say_stderr, warn_stderr
 
-
-def _say(m: str) -> None:
-    print(m, file=sys.stderr)
 
 
 def spectrum(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, methods=(), regs=(), round=None,
              client=0, tau=DEFAULT_TAU, split="test", feature_dtype="float64", device="auto", out="figures",
              rounds=None, top=None, live_only=False, logged=False, data_root=None, model_factory=None, layer=None,
-             say=_say, warn=warn_stderr) -> dict:
+             say=say_stderr, warn=warn_stderr) -> dict:
     """The spectra of the selected runs' models at ``round`` (default: the last), drawn into
     ``out`` with the store's IID twins as the reference: {"spectra": rows, "seed_groups",
     "notes", "figures"}; with ``rounds`` (all, A:B, A,B,C) their evolution: {"rounds": rows,

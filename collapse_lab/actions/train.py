@@ -4,7 +4,6 @@ before any trains (``sweep.service.begin``), then trained one after another here
 on the local pool, each with per-round global and client checkpoints (FedDecorr Sec. 5.1)."""
 from __future__ import annotations
 
-import sys
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
@@ -12,11 +11,9 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import CollapseLabError
+from .selection import say_stderr
 from .train_report import TrainReport
 
-
-def _say(m: str) -> None:
-    print(m, file=sys.stderr)
 
 
 @dataclass
@@ -35,7 +32,7 @@ class TrainResult:
 
 def train(store: str | Path = "checkpoints", *, flags: dict | None = None, options: dict | None = None,
           config_file: str | None = None, overwrite: bool = False, resume: bool = False, workers: int | None = None,
-          time_limit: str | None = None, log_to=(), say: Callable[[str], None] = _say, bar=None,
+          time_limit: str | None = None, log_to=(), say: Callable[[str], None] = say_stderr, bar=None,
           log: Callable[[str], None] | None = None, stop=None, on_diverged: str = "continue") -> TrainResult:
     """Train the runs the options ask for into ``store``.
 

@@ -1,7 +1,7 @@
 """Options several commands share and that only set where things are read from. Each
-arrives as an argument of the command's function, which passes it down: the data root to the
-resolver and the catalogue, ``feature_source(data_root, model_factory, layer)`` to the
-analyses. Nothing is kept in a module or in click's context."""
+arrives as an argument of the command's function, which passes it down to its action
+(``actions``: the data root, the model factory and layer of a model from elsewhere). Nothing
+is kept in a module or in click's context."""
 from __future__ import annotations
 
 import sys
@@ -16,15 +16,6 @@ def checked_data_root(value: str | None, check: bool = True) -> str | None:
     (exit 2). ``check=False``: as given (``train``: the resolver says first when the data set
     reads no files, then the loader names a missing folder)."""
     return value if value is None or not check else check_data_root(value)
-
-
-def feature_source(data_root: str | None = None, model_factory: str | None = None, layer: str | None = None,
-                   **options):
-    """A FeatureSource for the running command: its options plus its ``--data-root``,
-    ``--model-factory`` and ``--layer``, each passed as an argument."""
-    from ..analysis.features import FeatureSource
-
-    return FeatureSource(**options, data_root=checked_data_root(data_root), model_factory=model_factory, layer=layer)
 
 
 # Declared once, for every command (train, sweep, the catalogue, the analyses, theory,

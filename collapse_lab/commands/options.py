@@ -23,11 +23,6 @@ precision_option = click.option(
          "names differ); a stored run asked for without --precision keeps the precision it trained in.")
 
 
-def chosen_precision(value: str | None) -> str | None:
-    """The precision a command passes on: None where the user left it to auto."""
-    return None if value in (None, "auto") else value
-
-
 # one declaration each, one meaning everywhere
 json_option = click.option("--json", "as_json", is_flag=True,
                            help="Print what the command computes as JSON on stdout (its progress lines stay on stderr).")
