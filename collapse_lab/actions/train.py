@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..errors import CollapseLabError
+from ..timelimit import TIME_LIMIT, continue_command
 from .selection import say_stderr
 from .train_report import TrainReport
 
@@ -28,6 +29,35 @@ class TrainResult:
     seconds: float
     paths: list[Path] = field(default_factory=list)
     stopped: dict | None = None
+
+    def lines(self) -> list[str]:
+        """Each run's final accuracy (or status), then how many trained and which diverged."""
+        out = [f"{s['run']}: " + (f"test acc {s['final_test_acc']:.4f}" if "final_test_acc" in s else s["status"])
+               for s in self.runs]
+        return out + [f"{self.trained - len(self.diverged)} run(s) trained in {self.seconds:.1f} s"
+                      + (f"; {len(self.diverged)} diverged: {', '.join(self.diverged)}" if self.diverged else "")]
+
+    def as_json(self) -> dict:
+        """The summaries and seconds; where it stopped and the command that continues."""
+        out: dict = {"runs": self.runs}
+        if self.stopped is not None:
+            st = self.stopped
+            out["stopped"] = {"run": str(st["run"]), "round": st["round"], "reason": st["reason"],
+                              "continue": continue_command(resume=True)}
+        return {**out, "seconds": round(self.seconds, 2)}
+
+    def stopped_line(self) -> str:
+        """Ctrl-C, SIGTERM or the time limit stopped the runs: where, and the command that continues."""
+        st, cmd = self.stopped, continue_command(resume=True)
+        if st["run"] is None:  # the pool: the runs under way stopped at their last complete round
+            return f"{st['reason']}: the runs under way stopped at their last complete round. Continue with: {cmd}"
+        where = f"after client {st['client']}" if st["client"] is not None else "before storing any client"
+        if st["reason"] == TIME_LIMIT and st["client"] is None:
+            where = "before it started (the next round would not end in time)"
+        left = st["left"]
+        return (f"{st['reason']}: stopped {st['run'].name} in round {st['round']} {where}; rounds up to "
+                f"{st['round'] - 1} are stored" + (f"; {left} more run(s) to train" if left else "")
+                + f". Continue with: {cmd}")
 
 
 def train(store: str | Path = "checkpoints", *, flags: dict | None = None, options: dict | None = None,
