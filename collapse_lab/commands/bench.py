@@ -9,6 +9,7 @@ import click
 from ..errors import CollapseLabError
 from .common import data_root_option
 from .options import device_option, json_option, precision_option
+from .run_options import run_option
 
 
 @click.command("bench")
@@ -32,14 +33,12 @@ from .options import device_option, json_option, precision_option
 @click.option("--rounds", type=int, default=None, help="Timed rounds (1).")
 @click.option("--warmup", type=int, default=None, help="Untimed first rounds (paper-cifar10: 1, for compilation and kernel choice; cpu: 0, "
                    "each path then gets one untimed warm-up epoch).")
-@click.option("--augment", default=None, help="Augmentation (crop+flip, the paper's CIFAR-10 setting).")
+@run_option("--augment")
 @precision_option
-@click.option("--channels-last/--no-channels-last", default=None, help="Fast path memory format (on).")
-@click.option("--compile", default=None, help="Fast path torch.compile mode: off, default, reduce-overhead, max-autotune "
-                                              "(default: off; see docs/fast-path.md for when it pays).")
-@click.option("--cuda-graphs", default=None, help="Fast path: capture local steps as CUDA graphs: auto, on, off.")
-@click.option("--parallel-clients", type=int, default=None, help="Fast path clients trained at once "
-                                                                 "(0: automatic, as in train).")
+@run_option("--channels-last")
+@run_option("--compile")
+@run_option("--cuda-graphs")
+@run_option("--parallel-clients")
 @click.option("--workers", type=int, default=None, help="Reference DataLoader workers (6 on CUDA as the official code, 0 on CPU).")
 @click.option("--repeats", type=int, default=3, show_default=True,
               help="Alternating measurements (reference, fast, reference, fast, ...); median and spread are reported.")

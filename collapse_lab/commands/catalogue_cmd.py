@@ -8,7 +8,6 @@ import json
 
 import click
 
-from ..errors import CollapseLabError
 
 
 def run_action(kind: str, names, preset: str, store: str, out: str, o: dict, flags: dict, **own):
@@ -18,14 +17,11 @@ def run_action(kind: str, names, preset: str, store: str, out: str, o: dict, fla
     ``o``: the catalogue options (``catalogue_options``); ``flags``: the command's own
     options that conflict with --list or --no-train."""
     from ..actions import figures as action
-    from ..runspec.backend import check_catalogue
-    from .options import check_pilot
+    from ..runspec.backend import check_catalogue, check_pilot
 
     check_catalogue(o["workers"], o["stack"], o["backend"], o["address"], o["list_"], o["no_train"],
                     o.get("slurm_flags") or {},
                     **{**flags, "--dry-run": o["dry_run_"], "--time-limit": o["time_limit"]})
-    if o["dry_run_"] and o["time_limit"]:
-        raise CollapseLabError("--time-limit has no effect with --dry-run (nothing trains); drop it")
     check_pilot(o.get("pilot_s"), o["dry_run_"])
     if o["dry_run_"] or o["list_"]:
         return (dry_run if o["dry_run_"] else list_entries)(kind, names, preset, store, out, o)

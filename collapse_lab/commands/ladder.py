@@ -10,7 +10,7 @@ import click
 
 from ..errors import CollapseLabError
 from .common import data_root_option
-from .options import check_pilot, json_option, pilot_option, precision_option, preset_option, stack_option
+from .options import json_option, pilot_option, precision_option, preset_option, stack_option
 from .options import store_option, workers_option
 
 
@@ -62,6 +62,7 @@ def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_
                seed_base, pilot_s, precision, data_root):
     """The ladder of scales (``HELP``): check, climb, write."""
     from ..actions import ladder as action
+    from ..runspec.backend import check_pilot
     from ..sweep.backends import SweepInterrupted
 
     check_pilot(pilot_s, dry_run_)

@@ -42,10 +42,9 @@ def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client
     if as_json:
         click.echo(json.dumps(got, indent=1))
         return
-    click.echo(f"{'run':<48} {'model':<9} {'round':>5} {'layer':<14} {'width':>6} {'n>tau':>6} {'erank':>8} {'PR':>8}")
-    for e in rows:
-        click.echo(f"{e['run']:<48} {e['model']:<9} {e['round']:>5} {e['layer']:<14} {e['width']:>6} "
-                   f"{e['n_significant']:>6} {e['effective_rank']:>8.2f} {e['participation_ratio']:>8.2f}")
+    from ..analysis.text import layers_lines
+
+    click.echo("\n".join(layers_lines(rows)))
     click.echo(f"{computed} model(s) read; figures: " + ", ".join(str(p) for p in paths))
     for s in onset:
         click.echo(f"layers: {line(s)}")

@@ -120,15 +120,6 @@ def writable_out(ctx, param, value):
     return value
 
 
-def check_pilot(pilot_s: float | None, dry_run: bool) -> None:
-    """``--pilot``: only with ``--dry-run``, 1 to 600 seconds."""
-    from ..errors import CollapseLabError
-
-    if pilot_s is not None and (not dry_run or not 0 < pilot_s <= 600):
-        raise CollapseLabError("--pilot measures this machine for --dry-run's estimate: give it with --dry-run"
-                               if not dry_run else f"--pilot {pilot_s:g}: give 1 to 600 seconds")
-
-
 pilot_option = click.option(
     "--pilot", "pilot_s", type=float, default=None,
     help="With --dry-run: time SECONDS of training steps of each model here, now (at the threads and workers the runs "

@@ -29,11 +29,10 @@ def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, t
     if as_json:
         click.echo(json.dumps({"cka": out}, indent=1))
         return
-    for rec in out:
-        mean = sum(rec["cka_with_global"].values()) / len(rec["cka_with_global"])
-        click.echo(f"{rec['run']} round {rec['round']}: CKA(client, global) mean {mean:.4f}, "
-                   + ", ".join(f"{k.split()[1]}: {v:.3f}" for k, v in rec["cka_with_global"].items()))
-        click.echo("figures: " + ", ".join(rec["figures"]))
+    from ..analysis.text import cka_lines
+
+    for line in cka_lines(out):
+        click.echo(line)
 
 
 @click.command("nc")
@@ -55,9 +54,8 @@ def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, ta
     if as_json:
         click.echo(json.dumps({"neural_collapse": rows, "figures": figures}, indent=1))
         return
-    click.echo(f"{'run':<48} {'model':<9} {'round':>5} {'NC1':>9} {'NC2 eqn':>8} {'NC2 eqa':>8} {'NC3':>7} {'NC4':>6}")
-    for e in rows:
-        click.echo(f"{e['run']:<48} {e['model']:<9} {e['round']:>5} {e['nc1']:>9.4f} {e['nc2_means']['equinorm']:>8.4f} "
-                   f"{e['nc2_means']['equiangular']:>8.4f} {e['nc3']:>7.4f} {e['nc4']:>6.3f}")
+    from ..analysis.text import nc_lines
+
+    click.echo("\n".join(nc_lines(rows)))
     if figures:
         click.echo("figures: " + ", ".join(figures))

@@ -5,7 +5,7 @@ import json
 
 import click
 
-from ..analysis.run_rows import COLUMNS, cell
+from ..analysis.run_rows import COLUMNS
 from ..errors import CollapseLabError
 from .options import json_option, store_option
 
@@ -34,8 +34,6 @@ def runs_cmd(store, filters, as_json):
     if not rows:
         click.echo(f"no runs in {store}" + (" match the filters" if wanted else ""))
         return
-    widths = {c: max(len(c), *(len(cell(r, c)) for r in rows)) for c in COLUMNS}
-    click.echo("  ".join(c.ljust(widths[c]) for c in COLUMNS))
-    for r in rows:
-        click.echo("  ".join(cell(r, c).ljust(widths[c]) for c in COLUMNS))
-    click.echo(f"{len(rows)} run(s), {sum(r['size'] for r in rows) / 1e6:.1f} MB")
+    from ..analysis.text import runs_lines
+
+    click.echo("\n".join(runs_lines(rows)))

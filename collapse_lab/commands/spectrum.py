@@ -7,28 +7,7 @@ import json
 import click
 
 from .options import analysis_options, rounds_option, top_option
-from ..spectra.constants import TOP
 from .selection import warn
-
-
-def _table(rows: list[dict], kind: str) -> None:
-    if kind == "spectra":
-        click.echo(f"{'run':<48} {'model':<9} {'alpha':>6} {'round':>5} {'n>tau':>6} {'eff.rank':>9} {'dead':>5} "
-                   f"{'RankMe':>8} {'st.rank':>8}")
-        for e in rows:
-            click.echo(f"{e['run']:<48} {e['model']:<9} {e['alpha']:>6} {e['round']:>5} {e['n_significant']:>6} "
-                       f"{e['effective_rank']:>9.3f} {e.get('dead_units', '-'):>5} "
-                       f"{e.get('rankme', float('nan')):>8.3f} {e.get('stable_rank', float('nan')):>8.3f}")
-    elif kind == "rounds":
-        click.echo(f"{'run':<48} {'round':>5} {'n>tau g':>8} {'n>tau l':>8} {'R':>8}")
-        for e in rows:
-            rv = f"{e['R']:.4f}" if "R" in e else ""
-            click.echo(f"{e['run']:<48} {e['round']:>5} {e['n_significant_global']:>8} "
-                       f"{e.get('n_significant_local', ''):>8} {rv:>8}")
-    else:  # logged
-        click.echo(f"{'run':<48} {'round':>5} {'n>tau':>6} {'dead':>5}")
-        for e in rows:
-            click.echo(f"{e['run']:<48} {e['round']:>5} {e['n_significant_top']:>6} {e['dead_units']:>5}")
 
 
 def _print(key: str, kind: str, rows: list[dict], paths, as_json: bool, notes=(), **extra) -> None:
@@ -37,9 +16,9 @@ def _print(key: str, kind: str, rows: list[dict], paths, as_json: bool, notes=()
     if as_json:
         click.echo(json.dumps({key: rows, **extra, "figures": [str(p) for p in paths]}, indent=1))
         return
-    _table(rows, kind)
-    for line in notes:
-        click.echo(line)
+    from ..analysis.text import spectrum_lines
+
+    click.echo("\n".join([*spectrum_lines(rows, kind), *notes]))
     click.echo("figures: " + ", ".join(str(p) for p in paths))
 
 
@@ -79,9 +58,10 @@ def compare_cmd(alpha, runs, store, dataset, model, methods, regs, round_, clien
     if as_json:
         click.echo(json.dumps({"compare": results, "figures": [str(p) for p in paths]}, indent=1))
         return
-    for e in results:
-        click.echo(f"{e['run']}: round {e['round']}, client {e['client']}: R = {e['R']:.4f} over K = {e['K']} "
-                   f"({e['R_is']}; the figures' R is R_top over the top {TOP})")
+    from ..analysis.text import compare_lines
+
+    for line in compare_lines(results):
+        click.echo(line)
     click.echo("figures: " + ", ".join(str(p) for p in paths))
 
 

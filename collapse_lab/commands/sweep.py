@@ -10,6 +10,7 @@ import sys
 import click
 
 from ..sweep.backends import SweepInterrupted
+from ..timelimit import continue_command
 from .options import address_option, backend_option, json_option, pilot_option, stack_option, store_option, workers_option
 from .common import data_root_option, time_limit_option
 from .slurm_options import slurm_options
@@ -51,8 +52,7 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     runs are kept; running the same command again continues the sweep), 75 when
     --time-limit stopped it (the same command continues)."""
     from ..actions import sweep as action
-    from ..runspec.backend import check_sweep
-    from .options import check_pilot
+    from ..runspec.backend import check_pilot, check_sweep
 
     check_sweep(backend, workers, address, cpus_per_run, gpus_per_run, stack, dry_run, max_runs, wait, status_,
                 time_limit)  # every flag's conflicts, before the spec is read
@@ -70,7 +70,7 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
         from ..signals import exit_status
 
         click.echo(f"sweep interrupted ({e.signame}): finished runs are kept, the ones under way stopped after their "
-                   f"current client; continue with: {resume_command()}", err=True)
+                   f"current client; continue with: {continue_command()}", err=True)
         sys.exit(exit_status(e.signame))
     if done.submitted is not None:
         if as_json:
@@ -80,7 +80,7 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
         click.echo(json.dumps({"results": done.results, "seconds": done.seconds}, indent=1))
     from ..sweep.outcome import outcome
 
-    lines, status = outcome(done.results, done.total, done.todo, done.seconds, resume_command())
+    lines, status = outcome(done.results, done.total, done.todo, done.seconds, continue_command())
     click.echo("\n".join(lines), err=True)
     if status:
         sys.exit(status)
@@ -104,6 +104,3 @@ def _report(spec, store, backend, workers, cpus_per_run, stack, max_runs, data_r
                                pilot_s=pilot_s, say=say)
     click.echo(json.dumps(got, indent=1) if as_json else "\n".join(preview_lines(got)))
 
-
-def resume_command() -> str:
-    return " ".join(shlex.quote(a) for a in ["collapse-lab", *sys.argv[1:]])

@@ -63,23 +63,13 @@ def thm_options(f):
     return f
 
 
-def _settings(what: str, dataset, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed,
-              fig_dir, data_root) -> dict:
-    """The options as the action's arguments, with progress on stderr."""
-    return dict(dataset=dataset, data_root=data_root, alpha=alpha, client=client, clients=clients, depth=depth,
-                width=width, scale=scale, eta=eta, horizon=horizon, grow_factor=grow_factor, seed=seed, out=fig_dir,
-                progress=progress_callback(what))
-
-
 @theory.command("thm1", short_help="Theorem 1 on a deep linear network, with the Fig. 6 heatmaps.")
 @thm_options
-def thm1_cmd(dataset, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
-             as_json, data_root):
+def thm1_cmd(fig_dir, as_json, **settings):
     """Theorem 1 on an (L+1)-layer linear network: Eq. 40 and Eq. 32/46 against measured d sigma_k/dt."""
     from ..actions.theory import thm1
 
-    out = thm1(**_settings("theory thm1", dataset, alpha, client, clients, depth, width, scale, eta, horizon,
-                           grow_factor, seed, fig_dir, data_root))
+    out = thm1(**settings, out=fig_dir, progress=progress_callback("theory thm1"))
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return
@@ -90,13 +80,11 @@ def thm1_cmd(dataset, alpha, client, clients, depth, width, scale, eta, horizon,
 
 @theory.command("align", short_help="The Fig. 6 alignment heatmaps alone.")
 @thm_options
-def align_cmd(dataset, alpha, client, clients, depth, width, scale, eta, horizon, grow_factor, seed, fig_dir,
-              as_json, data_root):
+def align_cmd(fig_dir, as_json, **settings):
     """The Fig. 6 heatmaps alone: alignment of Pi's left and W_{L+1}'s right singular vectors."""
     from ..actions.theory import align
 
-    got = align(**_settings("theory align", dataset, alpha, client, clients, depth, width, scale, eta, horizon,
-                            grow_factor, seed, fig_dir, data_root))
+    got = align(**settings, out=fig_dir, progress=progress_callback("theory align"))
     if as_json:
         click.echo(json.dumps({"alignment": got["alignment"], "figures": got["figures"]}, indent=1))
         return

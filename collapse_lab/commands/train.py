@@ -1,6 +1,6 @@
 """``collapse-lab train``: federated runs into the run store, one at a time here or on the
 local pool (``--workers``), each with per-round global and client checkpoints. The run's
-options come from their one table (``runspec.flags``); this file adds the command's own."""
+options come from their one table (``run_options``); this file adds the command's own."""
 from __future__ import annotations
 
 import json
@@ -9,43 +9,11 @@ import sys
 import click
 from click.core import ParameterSource
 
-from ..runspec.flags import FLAG, FLAGS, KEY_VALUE, SWITCH, field_of, registry
 from ..signals import exit_status, install_stop_handlers, restore_handlers
 from ..timelimit import deadline
 from .common import data_root_option, time_limit_option
 from .options import device_option, json_option, precision_option, store_option
-
-
-class PluginOption(click.Option):
-    """An option whose help ends with the names its registry holds (found when help is shown)."""
-
-    def __init__(self, *args, registry: str, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.registry = registry
-
-    def get_help_record(self, ctx):
-        base = self.help
-        self.help = f"{base} One of: {registry(self.registry).help()}."
-        try:
-            return super().get_help_record(ctx)
-        finally:
-            self.help = base
-
-
-def _option(flag: str, kind, multiple: bool, plugin: str | None, help: str):
-    """One click option of the run's table."""
-    if kind == SWITCH:
-        return click.option(f"{flag}/--no-{flag[2:]}", field_of(flag), default=None, help=help)
-    extra = {"cls": PluginOption, "registry": plugin} if plugin else {}
-    typed = ({"is_flag": True} if kind == FLAG else {"metavar": KEY_VALUE} if kind == KEY_VALUE
-             else {"type": kind} if kind is not str else {})
-    return click.option(flag, field_of(flag), multiple=multiple, help=help, **typed, **extra)
-
-
-def run_options(f):
-    for flag in reversed(FLAGS):
-        f = _option(flag, *FLAGS[flag])(f)
-    return f
+from .run_options import run_options
 
 
 @click.command()

@@ -26,18 +26,6 @@ def units_cmd(run_path, round_, client, epochs, as_json, data_root):
     if as_json:
         click.echo(json.dumps(out, indent=1))
         return
-    click.echo(f"{out['run']}: round {out['round']}, client {out['client']} ({out['images']} images), {out['reg']} "
-               f"beta {out['beta']} {out['reg_options']}; {out['units']} units")
-    for label in ("with", "without"):
-        click.echo(f"{label} the regularizer:")
-        click.echo(f"  {'epoch':>5} {'CE':>8} {'beta R':>10} {'dead':>5} {'died':>5} {'|dz| CE':>9} {'|dz| R':>9} "
-                   f"{'dying CE':>9} {'dying R':>9}  layer grad norms CE / R")
-        for e in out[label]:
-            if e["epoch"] == 0:
-                click.echo(f"  {0:>5} {'':>8} {'':>10} {e['dead']:>5}")
-                continue
-            lay = ", ".join(f"{k} {v['grad_ce']:.3g}/{v['grad_reg']:.3g}" for k, v in e["layers"].items())
-            g = lambda v: "-" if v is None else f"{v:.3g}"  # noqa: E731
-            click.echo(f"  {e['epoch']:>5} {e['ce']:>8.4f} {e['beta_reg']:>10.4g} {e['dead']:>5} {e['died']:>5} "
-                       f"{e['z_unit_grad_ce']:>9.3g} {e['z_unit_grad_reg']:>9.3g} {g(e['dying_unit_grad_ce']):>9} "
-                       f"{g(e['dying_unit_grad_reg']):>9}  {lay}")
+    from ..analysis.text import units_lines
+
+    click.echo("\n".join(units_lines(out)))

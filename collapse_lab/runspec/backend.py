@@ -26,8 +26,7 @@ def check_sweep(backend: str, workers: int | None, address, cpus_per_run: int, g
         raise CollapseLabError("--workers has no effect with --backend ray (Ray places tasks by --cpus-per-run); drop it")
     if max_runs < 1:
         raise CollapseLabError(f"--max-runs must be >= 1 (got {max_runs})")
-    if dry_run and time_limit:
-        raise CollapseLabError("--time-limit has no effect with --dry-run (nothing trains); drop it")
+    check_dry_run(dry_run, time_limit)
     if stack < 1:
         raise CollapseLabError(f"--stack must be >= 1 (got {stack}); 1 trains every run on its own")
     if cpus_per_run < 1 or gpus_per_run < 0:
@@ -61,6 +60,7 @@ def check_catalogue(workers: int | None, stack: int, backend: str = "local", add
     if no_train and (workers is not None or address or backend != "local" or with_list.get("--time-limit")):
         raise CollapseLabError("--workers, --backend, --address and --time-limit have no effect with --no-train "
                                "(nothing trains); drop them")
+    check_dry_run(with_list.get("--dry-run"), with_list.get("--time-limit"))
 
 
 def check_backend(backend: str, given: dict) -> None:
@@ -68,3 +68,16 @@ def check_backend(backend: str, given: dict) -> None:
     if backend != "slurm" and given:
         flag = sorted(given)[0]
         raise CollapseLabError(f"{flag} has no effect with --backend {backend}; drop it or add --backend slurm")
+
+
+def check_dry_run(dry_run: bool, time_limit) -> None:
+    """``--dry-run`` trains nothing: a time limit beside it would be ignored."""
+    if dry_run and time_limit:
+        raise CollapseLabError("--time-limit has no effect with --dry-run (nothing trains); drop it")
+
+
+def check_pilot(pilot_s: float | None, dry_run: bool) -> None:
+    """``--pilot``: only with ``--dry-run``, 1 to 600 seconds."""
+    if pilot_s is not None and (not dry_run or not 0 < pilot_s <= 600):
+        raise CollapseLabError("--pilot measures this machine for --dry-run's estimate: give it with --dry-run"
+                               if not dry_run else f"--pilot {pilot_s:g}: give 1 to 600 seconds")
