@@ -1,18 +1,14 @@
-"""The round loop: prepared run -> clients -> server rounds -> run store.
+"""One run trained: everything before its rounds (model, method, lanes, the run folder
+created or reopened at its last complete round), the rounds (``training.rounds``) and the end.
 
 ``training.prepare`` checks everything that can be checked without training and writes nothing;
-``train`` then runs the rounds and writes the store. Each round: the participants' local
-training on the trainer's lanes (``training.trainer``, ``training.schedule``), their checkpoints
-stored in client order, the method's aggregation, the global checkpoint and method state,
-an evaluation; the round counts as complete once all its files exist.
+``train`` then runs the rounds and writes the store.
 """
 from __future__ import annotations
 
 import contextlib
 import copy
-import math
 import time
-from dataclasses import dataclass, field
 from typing import Callable, Generator, Iterator
 
 import torch
@@ -22,53 +18,17 @@ from ..errors import CollapseLabError
 from ..faults import Faults
 from .writer import AsyncWriter
 from ..regularizers import build_regularizer
-from ..seeds import PURPOSE_AUGMENT, PURPOSE_BATCHES, seed_for
-from ..data import SMOKE_SAMPLES
 from ..store import RunDir, parse_keep_global, parse_keep_local, retention
 from . import fast as fastpath
-from ..methods.evaluate import evaluate
 from .local import cpu_state
-from ..methods import ClientResult, EvalData, Method, make_method
-from .probe import Probe
-from .probing import log_layers, make_probe, probe_round
+from ..methods import EvalData, Method, make_method
+from .probing import make_probe
 from ..store import lock
-from ..timelimit import TIME_LIMIT
 from .prepare import Prepared, init_model, take_lock
-from .sampling import sample_clients
+from .rounds import RunContext, run_rounds
 from .schedule import train_round
-from .stops import Interrupted, StopFlag, diverged, non_finite
+from .stops import StopFlag
 from .trainer import Job, Lane, StepSpec, Trained
-
-
-@dataclass
-class RunContext:
-    """Everything the rounds of one run share."""
-
-    p: Prepared
-    run: RunDir
-    model: torch.nn.Module  # the engine's model: evaluations, and lane 0 when there is one lane
-    method: Method
-    lanes: list[Lane]
-    eval_data: EvalData
-    x_train: torch.Tensor
-    y_train: torch.Tensor
-    client_idx: list[torch.Tensor]
-    stop: StopFlag = field(default_factory=StopFlag)
-    faults: Faults = field(default_factory=Faults)
-    on_step: Callable[[], None] | None = None
-    log: Callable[[str], None] | None = None
-    probe: Probe | None = None  # the global spectrum on a fixed probe set, logged each round
-    on_round: Callable[[int], None] = lambda r: None  # told each round once it is stored (live logs: train --log)
-    # train_seconds of the starts before this one (a resumed run sums every start) and when this one began
-    seconds_before: float = 0.0
-    t0: float = field(default_factory=time.time)
-
-    def train_seconds(self) -> float:
-        return round(self.seconds_before + time.time() - self.t0, 2)
-
-    @property
-    def cfg(self):
-        return self.p.config
 
 
 class Session:
@@ -107,28 +67,13 @@ class Session:
                 **({"domains": list(ds.domains)} if ds.domains and len(ds.domains) <= 100 else {}), **(extra or {})}
         probe = make_probe(cfg, ds, device)
         take_lock(p)  # one writer per run (store.lock); released when the session ends
-        self.writer = writer = AsyncWriter()
-        self.global_state = cpu_state(model.state_dict())
-        self.seconds_before = 0.0
+        self.writer = AsyncWriter()
         try:
-            if p.start == 0:
-                run = RunDir.create(p.path.parent, p.path.name, cfg.to_json(), part, self.global_state, info, writer,
-                                    faults.point)
-                run.log({"event": "round", "round": 0, **method.evaluate(model, self.global_state, eval_data)})
-                if probe is not None:
-                    model.load_state_dict(self.global_state)
-                    run.log({"event": "probe", "round": 0, **probe(model)})
-                    if cfg.probe_layers:
-                        run.log({"event": "probe_layers", "round": 0, "model": "global", **probe.layers(model)})
-            else:
-                run = RunDir(p.path, writer, faults.point)
-                self.seconds_before = float(run.meta.get("train_seconds") or 0.0)
-                # provenance as a fresh run records it (the resolved lanes and graphs, not the options' "auto")
-                self.global_state = _resume(run, p, model, method, device, log,
-                                            {"stacked": 1, "parallel_clients": plan.lanes, "cuda_graphs": plan.capture,
-                                             **(extra or {})})
+            run, self.global_state, self.seconds_before = _open_run(
+                p, model, method, eval_data, probe, info, self.writer, faults, device, log,
+                {"stacked": 1, "parallel_clients": plan.lanes, "cuda_graphs": plan.capture, **(extra or {})})
         except BaseException:
-            writer.close()  # pending checkpoint writes finish; the error in flight is the one to report
+            self.writer.close()  # pending checkpoint writes finish; the error in flight is the one to report
             lock.release(p.path)
             raise
         self.t0 = time.time()
@@ -141,7 +86,7 @@ class Session:
         """Yields each round's jobs, takes back the trained clients (``Trained`` in job
         order); returns the last evaluation. Any error closes the writer first."""
         try:
-            return (yield from _rounds(self.ctx, self.global_state))
+            return (yield from run_rounds(self.ctx, self.global_state))
         except BaseException:
             self.writer.close()
             lock.release(self.ctx.p.path)
@@ -181,6 +126,29 @@ def train(p: Prepared, on_step: Callable[[], None] | None = None, log: Callable[
     return s.finish(ev)
 
 
+def _open_run(p: Prepared, model, method: Method, eval_data: EvalData, probe, info: dict, writer: AsyncWriter,
+              faults: Faults, device, log, provenance: dict) -> tuple[RunDir, dict, float]:
+    """The run folder created with round 0 evaluated (and probed), or reopened at its last
+    complete round (``_resume``, recording ``provenance``: the resolved lanes and graphs, not
+    the options' "auto", as a fresh run records them); the global state and the training
+    seconds of the starts before this one."""
+    cfg = p.config
+    global_state = cpu_state(model.state_dict())
+    if p.start > 0:
+        run = RunDir(p.path, writer, faults.point)
+        seconds_before = float(run.meta.get("train_seconds") or 0.0)
+        return run, _resume(run, p, model, method, device, log, provenance), seconds_before
+    run = RunDir.create(p.path.parent, p.path.name, cfg.to_json(), p.partition, global_state, info, writer,
+                        faults.point)
+    run.log({"event": "round", "round": 0, **method.evaluate(model, global_state, eval_data)})
+    if probe is not None:
+        model.load_state_dict(global_state)
+        run.log({"event": "probe", "round": 0, **probe(model)})
+        if cfg.probe_layers:
+            run.log({"event": "probe_layers", "round": 0, "model": "global", **probe.layers(model)})
+    return run, global_state, 0.0
+
+
 def _resume(run: RunDir, p: Prepared, model, method: Method, device, log, extra: dict | None = None) -> dict:
     """The global state and method state of the last complete round; later files discarded."""
     start, cfg = p.start, p.config
@@ -211,141 +179,3 @@ def _resume(run: RunDir, p: Prepared, model, method: Method, device, log, extra:
     if log:
         log(f"{p.path.name}: resuming after round {start}/{cfg.rounds}")
     return global_state
-
-
-def _jobs(ctx: RunContext, r: int, participants: list[int], global_state: dict) -> list[Job]:
-    cfg, device = ctx.cfg, ctx.x_train.device
-    # once per round; replicas load it device to device
-    start_state = global_state if device.type == "cpu" else {n: v.to(device) for n, v in global_state.items()}
-    jobs = []
-    for k in participants:
-        ix = ctx.client_idx[k]
-        if cfg.smoke:  # a smoke run: one step on the client's first few samples (the split stays whole)
-            ix = ix[:SMOKE_SAMPLES]
-        # Augmentation draws from its own stream, so the batch order is the same with and
-        # without it, and a resumed run augments exactly as an uninterrupted one.
-        jobs.append(Job(k, ctx.x_train[ix], ctx.y_train[ix],
-                        torch.Generator().manual_seed(seed_for(cfg.seed, PURPOSE_BATCHES, r, k)),
-                        torch.Generator().manual_seed(seed_for(cfg.seed, PURPOSE_AUGMENT, r, k)),
-                        start=lambda m, k=k: ctx.method.client_start(k, r, m, start_state),
-                        on_step=_step_hook(ctx, r, k)))
-    return jobs
-
-
-def _rounds(ctx: RunContext, global_state: dict) -> Generator[list[Job], Iterator[Trained], dict]:
-    """The rounds after ``p.start``: yields each round's jobs and takes back their trained
-    clients; returns the last evaluation of the global model."""
-    cfg, run, method = ctx.cfg, ctx.run, ctx.method
-    keep, keep_global = parse_keep_local(cfg.keep_local), parse_keep_global(cfg.keep_global)
-    start = ctx.p.start
-    ev = None
-    if start >= cfg.rounds:  # killed after its last round was stored: only the status is left
-        ev = method.evaluate(ctx.model, global_state, ctx.eval_data)
-    t0 = time.time()
-    longest = 0.0  # this run's longest round here: what the next one is expected to take
-    for r in range(start + 1, cfg.rounds + 1):
-        if not ctx.stop.fits(longest or ctx.stop.longest_round):  # --time-limit: stop before, not during
-            ctx.stop.request(TIME_LIMIT)
-            raise Interrupted(ctx.p.path, r, None, TIME_LIMIT)
-        t_round = time.time()
-        busy0 = run.writer.busy_seconds
-        prep0 = sum(lane.prepare_seconds for lane in ctx.lanes)
-        participants = sample_clients(cfg, r)
-        results, last, local_s = [], None, 0.0
-        trained = yield _jobs(ctx, r, participants, global_state)
-        while True:
-            t_local = time.time()
-            t = next(trained, None)
-            local_s += time.time() - t_local
-            if t is None:
-                # trained elsewhere (``training.stacked``): the round's local seconds come with the results
-                local_s = getattr(trained, "seconds", local_s)
-                break
-            results.append(_take_client(ctx, r, t))
-            last = t.client
-        if len(results) < len(participants):  # SIGINT/SIGTERM: clients not started are not stored
-            raise Interrupted(ctx.p.path, r, last, ctx.stop.requested or "SIGINT")
-        t_server = time.time()
-        global_state = _server_step(ctx, r, global_state, results)
-        t_eval = time.time()
-        ev = _evaluate(ctx, r, global_state)
-        tw = time.time()
-        run.flush()  # the checkpoints were written while the next clients trained
-        run.log({"event": "round", "round": r, "clients": participants, "seconds": round(time.time() - t0, 3),
-                 "local_seconds": round(local_s, 3),
-                 **({"prepare_seconds": round(sum(lane.prepare_seconds for lane in ctx.lanes) - prep0, 3)}
-                    if ctx.lanes[0].capture else {}),
-                 "aggregate_seconds": round(t_eval - t_server, 3),
-                 "eval_seconds": round(tw - t_eval, 3), "write_wait_seconds": round(time.time() - tw, 4),
-                 "write_seconds": round(run.writer.busy_seconds - busy0, 4), **ev})
-        probe_round(ctx, r, global_state)
-        # The round counts as complete only once all its files exist; pruning comes after,
-        # so the state a resume needs is never deleted before a newer round is recorded.
-        run.update(rounds_complete=r, train_seconds=ctx.train_seconds())  # a later start adds its own
-        run.prune(r, keep_global, keep, cfg.rounds)
-        ctx.on_round(r)  # live logs (train --log) read the stored round
-        longest = max(longest, time.time() - t_round)
-        ctx.stop.longest_round = max(ctx.stop.longest_round, longest)
-        if ctx.log:
-            ctx.log(f"{ctx.p.path.name} round {r}/{cfg.rounds}: test acc {ev['test_acc']:.4f} "
-                    f"({time.time() - t0:.1f} s)")
-        if ctx.stop.is_set() and r < cfg.rounds:  # a stop during the round's last client
-            raise Interrupted(ctx.p.path, r + 1, None, ctx.stop.requested)
-    return ev
-
-
-def _take_client(ctx: RunContext, r: int, t: Trained) -> ClientResult:
-    """A trained client of round r: its epochs logged, divergence checked, the optional test
-    evaluation, its checkpoint stored and its result handed to the method."""
-    cfg, run, k = ctx.cfg, ctx.run, t.client
-    run.log(*({"event": "local_epoch", "round": r, "client": k, **h} for h in t.history))
-    bad = next((f"loss in epoch {h['epoch']}" for h in t.history if not math.isfinite(h["loss"])), None)
-    bad = bad or (f"weight ({name})" if (name := non_finite(t.state)) else None)
-    if bad:
-        diverged(ctx, r, k, bad)
-    if cfg.local_eval:  # optional (off by default): the client's model on the test set
-        ctx.model.load_state_dict(t.state)
-        run.log({"event": "local_eval", "round": r, "client": k,
-                 **evaluate(ctx.model, ctx.eval_data.x, ctx.eval_data.y, ctx.eval_data.to_float,
-                            ctx.eval_data.batch_size)})
-    run.save_client(r, k, t.state)
-    if ctx.probe is not None and cfg.probe_layers and k == 0:  # --probe-layers: client 0 as it left local training
-        ctx.model.load_state_dict(t.state)
-        log_layers(ctx, r, k, "client_0")
-    result = ClientResult(k, t.state, len(ctx.client_idx[k]), t.steps)
-    ctx.method.client_end(k, r, t.hooks, result)
-    ctx.faults.point(f"client:{r}:{k}")
-    return result
-
-
-def _server_step(ctx: RunContext, r: int, global_state: dict, results: list[ClientResult]) -> dict:
-    """Aggregate round r's clients, check the new weights and the method's server state,
-    store both; returns the new global state."""
-    method = ctx.method
-    global_state = method.aggregate(r, global_state, results)
-    if (name := non_finite(global_state)) is not None:
-        diverged(ctx, r, None, f"weight ({name})")
-    if (name := non_finite(method.server_state())) is not None:  # a server step (FedAvgM, FedOpt, FedDyn)
-        diverged(ctx, r, None, f"server state ({name})")
-    ctx.run.save_global(r, global_state)
-    ctx.run.save_method_state(r, method.server_state(), method.client_state())
-    return global_state
-
-
-def _evaluate(ctx: RunContext, r: int, global_state: dict) -> dict:
-    ev = ctx.method.evaluate(ctx.model, global_state, ctx.eval_data)
-    if not all(math.isfinite(v) for key, v in ev.items() if key.startswith("test_") and isinstance(v, float)):
-        # finite but huge weights (a server step of 1e38) first show here
-        diverged(ctx, r, None, f"test loss ({ev.get('test_loss')})")
-    return ev
-
-
-def _step_hook(ctx: RunContext, r: int, k: int):
-    name, point, on_step = f"step:{r}:{k}", ctx.faults.point, ctx.on_step
-
-    def hook():
-        point(name)
-        if on_step is not None:
-            on_step()
-
-    return hook

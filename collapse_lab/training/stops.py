@@ -63,7 +63,7 @@ def non_finite(state: dict[str, torch.Tensor]) -> str | None:
 
 def diverged(ctx, r: int, k: int | None, what: str) -> None:
     """Record the divergence in run.json (the run is never 'complete') and stop it
-    (``ctx``: the engine's ``RunContext``)."""
+    (``ctx``: ``training.rounds.RunContext``)."""
     ctx.run.flush()
     ctx.run.update(status="diverged", diverged={"round": r, "client": k, "what": what})
     raise Diverged(ctx.p.path, r, k, what)

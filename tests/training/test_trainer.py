@@ -16,6 +16,7 @@ import torch
 from collapse_lab.config import RunConfig
 from collapse_lab.errors import CollapseLabError
 from collapse_lab.training import engine as E
+from collapse_lab.training.stops import Interrupted, StopFlag
 from collapse_lab.training import fast as fastpath
 from collapse_lab.partition import make_partition
 from collapse_lab.runspec.resolve import finalize
@@ -257,14 +258,14 @@ def test_a_stop_lets_the_clients_under_way_finish_and_starts_no_other(tmp_path):
         cfg = finalize(dataclasses.replace(BASE, parallel_clients=lanes, rounds=1), dataset=ds)
         part = make_partition(cfg, ds)
         p = P.Prepared(cfg, ds, part, tmp_path / f"{lanes}" / cfg.run_name(), "train")
-        steps, stop = [], E.StopFlag()
+        steps, stop = [], StopFlag()
 
         def on_step():
             steps.append(1)
             if len(steps) == 3:  # SIGINT arrives while the first client(s) train
                 stop.request("SIGINT")
 
-        with pytest.raises(E.Interrupted) as info:
+        with pytest.raises(Interrupted) as info:
             E.train(p, on_step=on_step, keep_memory=False, stop=stop)
         run = RunDir(p.path)
         assert info.value.round == 1 and run.meta["rounds_complete"] == 0 and run.meta["status"] == "running"
