@@ -37,7 +37,7 @@ class _Later:
     """A RunWriter to open once the number of clients is known (``record(strategy, STORE, config)``)."""
 
     def __init__(self, store, config: dict, kwargs: dict):
-        from .store.writer import run_config
+        from .store.recorded import run_config
 
         if not isinstance(config, dict):
             raise CollapseLabError("flower record: give the run's options as a dict (record(strategy, STORE, {...}))")

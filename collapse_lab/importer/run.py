@@ -24,7 +24,7 @@ def import_run(src, store, global_pattern: str, client_pattern: str | None = Non
     from ..methods import METHODS
     from ..regularizers import REGULARIZERS
     from ..store.whole_run import write_whole_run
-    from ..store.writer import run_config
+    from ..store.recorded import run_config
 
     src = Path(src)
     DATASETS.get(dataset)  # an unknown data set is one line listing the known

@@ -16,9 +16,7 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import time
 from pathlib import Path
 from typing import Callable
 
@@ -26,12 +24,11 @@ import torch
 
 from ..errors import CollapseLabError
 from ..faults import no_fault
-from ..files import append_jsonl, read_jsonl, temp_dir, write_bytes, write_json
+from ..files import append_jsonl, read_jsonl, write_json
 from ..tensor_files import load_tensors, save_tensors
 from ..partition import Partition
-from .paths import child, is_run_folder
 from .retention import keeps_global, parse_keep_global, parse_keep_local  # noqa: F401  (the store's API)
-from . import retention
+from . import layout, retention
 from .format import FORMAT_VERSION, NewerFormatError, check_format, package_versions  # noqa: F401  (the store's API)
 
 
@@ -99,13 +96,13 @@ class RunDir:
                                    "move the run folder away or retrain it") from None
 
     def round_dir(self, r: int) -> Path:
-        return self.path / f"round_{r}"
+        return layout.round_dir(self.path, r)
 
     def global_path(self, r: int) -> Path:
-        return self.round_dir(r) / "global.safetensors"
+        return layout.global_path(self.path, r)
 
     def client_path(self, r: int, k: int) -> Path:
-        return self.round_dir(r) / f"client_{k}.safetensors"
+        return layout.client_path(self.path, r, k)
 
     def load_global(self, r: int) -> dict[str, torch.Tensor]:
         return load_tensors(self.global_path(r))
@@ -201,38 +198,11 @@ class RunDir:
     def create(out: Path, name: str, config_json: dict, partition: Partition | None,
                init_state: dict[str, torch.Tensor] | None, extra: dict, writer=None,
                fault: Callable[[str], None] = no_fault) -> "RunDir":
-        """Create the run folder complete with run.json, partition and round_0, then
-        rename it into place, so a failure leaves no half-written run behind. (A run
-        recorded from elsewhere, ``store.writer``, may lack the partition or round 0.)"""
-        out = Path(out)
-        out.mkdir(parents=True, exist_ok=True)
-        _remove_stale_temps(out, name)
-        tmp = temp_dir(out, f".{name}.")
-        try:
-            run = RunDir(tmp)
-            if partition is not None:
-                partition.save(tmp / "partition.safetensors", fault)
-            if init_state is not None:
-                save_tensors(run.global_path(0), init_state, metadata={"round": "0", "model": "global"}, fault=fault)
-            (tmp / "metrics.jsonl").touch()
-            # The resolved config sits at the top level, beside the run's bookkeeping.
-            meta = {**config_json, "name": name, "format_version": FORMAT_VERSION, "status": "running", "rounds_complete": 0,
-                    "partition_hash": None if partition is None else partition.content_hash(),
-                    "versions": package_versions(),
-                    "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"), **extra}
-            write_json(tmp / "run.json", meta, fault)
-            final = child(out, name)
-            if final.exists() or final.is_symlink():
-                # --overwrite (checked by training.prepare): only ever a collapse-lab run folder
-                if not is_run_folder(final):
-                    raise CollapseLabError(f"{final} exists and is not a collapse-lab run folder; it is left alone: "
-                                           "move it away or choose another --store or --tag")
-                shutil.rmtree(final)
-            os.replace(tmp, final)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        return RunDir(final, writer, fault)
+        """The run folder created whole (``store.lifecycle.create``): run.json, partition and
+        round_0 written, then renamed into place."""
+        from .lifecycle import create
+
+        return RunDir(create(out, name, config_json, partition, init_state, extra, fault), writer, fault)
 
     def update(self, **fields) -> None:
         meta = self.meta
@@ -266,32 +236,11 @@ class RunDir:
         return out[0], out[1]
 
     def discard_after(self, r: int) -> None:
-        """Before a resume from round r: remove later (partial) rounds, temporary files and
-        the metrics events of later rounds, so the continued run writes them afresh (and
-        forget that later rounds were pruned: they are written again)."""
-        meta = self.meta
-        if isinstance(meta.get("pruned"), dict):
-            self.update(pruned=retention.forget_after(meta, r))
-        for d in self.path.glob("round_*"):
-            try:
-                q = int(d.name.split("_", 1)[1])
-            except ValueError:
-                continue
-            if q > r:
-                shutil.rmtree(d)
-        for tmp in list(self.path.glob(".*.tmp")) + list(self.path.glob("round_*/.*.tmp")):
-            tmp.unlink(missing_ok=True)
-        p = self.path / "metrics.jsonl"
-        keep = []
-        for line in (p.read_text().splitlines() if p.exists() else []):
-            try:
-                e = json.loads(line)
-                q = int(e.get("round", 0))
-            except (ValueError, TypeError, AttributeError):
-                continue  # the torn last line of a killed write, or a line that is not an event
-            if q <= r:
-                keep.append(line + "\n")
-        write_bytes(p, "".join(keep).encode(), self.fault)
+        """Before a resume from round r: later rounds, temporary files and events removed
+        (``store.lifecycle.discard_after``)."""
+        from .lifecycle import discard_after
+
+        discard_after(self, r)
 
     def drop_checkpoints(self, why: str) -> None:
         """Remove every round's checkpoints of a finished run, keeping run.json, the
@@ -320,19 +269,6 @@ class RunDir:
     def prune(self, r: int, keep_global: tuple[str, int], keep_local: tuple[str, int], final_round: int) -> None:
         """Apply --keep-global and --keep-local after round r completes (``store.retention.prune``)."""
         retention.prune(self, r, keep_global, keep_local, final_round)
-
-
-def _remove_stale_temps(out: Path, name: str) -> None:
-    """A creation that was killed (SIGKILL, a crash) leaves its hidden temporary folder; the
-    run's writer holds the run's lock now, so any temporary folder of the same name is a dead
-    creator's and goes (``files.temp_dir``'s names: the prefix and 8 random characters)."""
-    import re
-
-    prefix = f".{name}."
-    for stale in out.iterdir():
-        if (stale.name.startswith(prefix) and re.fullmatch(r"[a-z0-9_]{8}", stale.name[len(prefix):])
-                and stale.is_dir() and not stale.is_symlink()):
-            shutil.rmtree(stale, ignore_errors=True)
 
 
 def find_runs(out: Path, warn: Callable[[str], None] | None = None) -> list[RunDir]:
