@@ -95,7 +95,8 @@ def run(released_file, data_root=None, store=None, progress=None) -> dict:
     from ..store import RunDir, lock
     from ..store.paths import check_store_for_writing
     from ..training.engine import train
-    from ..training.prepare import check_disk, prepare, take_lock
+    from ..training.disk import check_disk
+    from ..training.prepare import prepare, take_lock
 
     rec = read_released(released_file)
     seeds = sorted(int(k) for k in rec["seeds"])

@@ -32,6 +32,7 @@ from ..config import RunConfig, clients_per_round
 from ..errors import CollapseLabError
 from ..data import SMOKE_SAMPLES, SMOKE_TEST
 from ..store import keeps_global, parse_keep_global, parse_keep_local
+from ..training.disk import human_bytes
 
 # (model, its forward MFLOP per image at the measured input, training images/s, where measured)
 MEASURED = {
@@ -156,14 +157,6 @@ def estimate(configs: list[RunConfig]) -> dict:
              "hours": {d: sum(r["hours"][d] for r in per_model.values()) for d in MEASURED}}
     return {"total": total, "models": sorted(per_model.values(), key=lambda r: -r["bytes"]),
             "sources": {d: sorted(s) for d, s in sources.items()}, "unknown_size": unknown}
-
-
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KB", "MB", "GB", "TB", "PB"):
-        if n < 1000 or unit == "PB":
-            return f"{n:,.1f} {unit}" if unit != "B" else f"{int(n)} B"
-        n /= 1000
-    return f"{n} B"
 
 
 def lines(plan: dict, label: str) -> list[str]:

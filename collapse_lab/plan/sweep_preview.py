@@ -42,7 +42,7 @@ def preview(planned, configs, store: Path, lanes: int, pilot_s: float | None = N
     """Every run with its status, the runs to train, the checkpoints' bytes, the store's ETA
     and the project's per-device estimate (``plan.estimate``); with ``pilot_s``, this
     machine's time now as a range (``plan.pilot``, as every dry-run's)."""
-    from ..training.prepare import estimate_bytes
+    from ..training.disk import estimate_bytes
     from .estimate import estimate
     from .pilot import hours_here, pilot
 

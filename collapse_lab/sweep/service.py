@@ -93,7 +93,7 @@ def check(p: SweepPlan, store: Path, work: list[list], workers: int, smoke_ok: b
     ``workers`` largest units in flight must fit). The command checks ``--time-limit``
     against a round of its first run (``plan.estimate.check_time_limit``)."""
     from ..store.paths import check_store_for_writing
-    from ..training.prepare import check_disk, estimate_bytes
+    from ..training.disk import check_disk, estimate_bytes
 
     pending = p.pending
     if not pending:
@@ -141,7 +141,8 @@ def begin(configs, store, option: str = "--store", overwrite: bool = False, resu
     ``--time-limit``) given the runs that train, the disk checked, and a lock taken on each
     of them (one writer per run), all before anything trains. Returns every Prepared."""
     from ..store.paths import check_store_for_writing
-    from ..training.prepare import check_disk, prepare, take_lock
+    from ..training.disk import check_disk
+    from ..training.prepare import prepare, take_lock
 
     out = check_store_for_writing(store, option)
     prepared = prepare(configs, out, overwrite=overwrite, resume=resume)

@@ -8,7 +8,6 @@ names, folders, sizes, no partition drawn); each run is prepared where it trains
 from __future__ import annotations
 
 import dataclasses
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -23,7 +22,7 @@ from ..partition import Partition, make_partition
 from ..seeds import PURPOSE_INIT, seed_for
 from ..tensor_files import safetensors_problem
 from ..store.paths import check_writable
-from ..store import RunDir, keeps_global, lock, retention, package_versions, parse_keep_global, parse_keep_local, run_path
+from ..store import RunDir, lock, retention, package_versions, run_path
 from ..store.run_dir import NewerFormatError
 from . import fast as fastpath
 from ..store.integrity import can_restart_after, first_damage
@@ -237,70 +236,6 @@ def _repair(path: Path, cfg: RunConfig, run: RunDir, part: Partition, meta: dict
                                "set files changed); use --overwrite to start over")
     _rewrite_partition(path, part)
     return "resume", q - 1, notes + (f"{path.name}: {what}; rounds {q} on are trained again",)
-
-
-def estimate_bytes(p: Prepared, keep_spec: str | None = None) -> int:
-    """Checkpoint volume a run will still write: the global models --keep-global retains
-    (two coexist for a moment: the previous one goes once the next round is complete), the
-    client models --keep-local retains, and the method's state (``Method.server_copies`` /
-    ``client_copies`` model-sized copies per round)."""
-    cfg = p.config
-    mode, n = parse_keep_local(keep_spec or cfg.keep_local)
-    start = p.start
-    rounds = list(range(start + 1, cfg.rounds + 1))
-    per_round = clients_per_round(cfg)
-    if mode == "all":
-        kept_rounds = len(rounds)
-    elif mode == "every":
-        kept_rounds = sum(1 for r in rounds if r % n == 0 or r == cfg.rounds)
-    elif mode == "last":  # the previous round's clients go only once the next round is complete: two coexist
-        kept_rounds = min(len(rounds), 2)
-    else:  # none: a round's clients are written, then removed once it is complete
-        kept_rounds = min(len(rounds), 1)
-    cls = METHODS.get(cfg.method)
-    # per-client method state follows the client files; last/none briefly hold two rounds
-    client_state_rounds = kept_rounds if mode in ("all", "every") else min(len(rounds), 2)
-    keep_g = parse_keep_global(cfg.keep_global)
-    new = ([0] if start == 0 else []) + rounds
-    kept = lambda qs: max(min(len(qs), 2), sum(keeps_global(keep_g, q, cfg.rounds, cfg.rounds) for q in qs))  # noqa: E731
-    copies = (kept(new)                                         # global models (round 0 included)
-              + kept_rounds * per_round                         # client models
-              + kept(rounds) * cls.server_copies                # server method state (rounds >= 1) follows them
-              + client_state_rounds * cfg.clients * cls.client_copies)  # per-client method state
-    return int(copies * p.state_bytes)
-
-
-def check_disk(prepared: list[Prepared], out: Path) -> dict:
-    """Compare the checkpoint volume of the runs to be trained with the free space of
-    ``out``; raise CollapseLabError with a --keep-local setting that fits, if one does."""
-    todo = [p for p in prepared if p.action in ("train", "resume")]
-    need = sum(estimate_bytes(p) for p in todo)
-    probe = Path(out)
-    while not probe.exists() and probe != probe.parent:
-        probe = probe.parent
-    free = shutil.disk_usage(probe).free
-    info = {"estimate_bytes": need, "free_bytes": free}
-    if need <= free:
-        return info
-    gb = human_bytes
-    fits = None
-    for spec in ("every:10", "every:5", "last", "none"):
-        alt = sum(estimate_bytes(p, spec) for p in todo)
-        if alt <= free:
-            fits = (spec, alt)
-            break
-    hint = (f"--keep-local {fits[0]} would need about {gb(fits[1])}" if fits else
-            "even --keep-local none does not fit; free some space or choose another --store")
-    raise CollapseLabError(f"the runs would write about {gb(need)} of checkpoints to {out} but only {gb(free)} is free; "
-                           f"{hint}")
-
-
-def human_bytes(b: float) -> str:
-    """1.23 GB, 45.6 MB, 789 kB, 12 B: never "0.00 GB" for a small but real amount."""
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if b >= size:
-            return f"{b / size:.{2 if unit == 'GB' else 1}f} {unit}"
-    return f"{int(b)} B"
 
 
 def total_steps(p: Prepared) -> int:

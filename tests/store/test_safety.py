@@ -109,7 +109,8 @@ def test_keep_local_last_counts_the_two_rounds_of_client_files_that_coexist(tmp_
     complete, so the peak holds two rounds of client files (the disk-full case of issue 29)."""
     from collapse_lab.config import RunConfig
     from collapse_lab.runspec.resolve import finalize
-    from collapse_lab.training.prepare import estimate_bytes, prepare
+    from collapse_lab.training.disk import estimate_bytes
+    from collapse_lab.training.prepare import prepare
 
     base = dict(dataset="gaussian", dataset_options={"dim": 8, "train_per_class": 30, "test_per_class": 10},
                 rounds=5, clients=4, local_epochs=1, batch_size=16, alpha=0.5)
@@ -123,7 +124,8 @@ def test_estimate_matches_what_a_run_writes(tmp_path):
     from collapse_lab.config import RunConfig
     from collapse_lab.training.engine import train
     from collapse_lab.runspec.resolve import finalize
-    from collapse_lab.training.prepare import estimate_bytes, prepare
+    from collapse_lab.training.disk import estimate_bytes
+    from collapse_lab.training.prepare import prepare
 
     cfg = RunConfig(dataset="gaussian", dataset_options={"dim": 8, "train_per_class": 30, "test_per_class": 10},
                     rounds=3, clients=3, local_epochs=1, batch_size=16, alpha=0.5, method="scaffold")
