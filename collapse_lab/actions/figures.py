@@ -95,7 +95,7 @@ def figures(names: Iterable[str] = (), *, preset: str = "quick", store: str | Pa
             say: Callable[[str], None] = say_stderr) -> Rendered:
     """Render the named figures (default: all): the runs the store lacks trained first
     (unless ``train`` is False; on ``backend`` local, ray at ``address``, or slurm with
-    ``slurm``, a ``sweep.slurm.SlurmOptions``), each figure written to ``out`` with its JSON,
+    ``slurm``, a ``sweep.slurm_options.SlurmOptions``), each figure written to ``out`` with its JSON,
     the claims merged into ``out/CLAIMS-<preset>.md``. ``overrides``: ``--set``'s
     ``{key: value}``; ``precision`` None is ``auto``; ``time_limit``: training stops by it
     (then nothing renders: ``stopped``); ``explain``: an entry's error as said (the command

@@ -18,7 +18,7 @@ def train_missing(configs, store: Path, backend: str, workers: int | None, stack
     ``timing`` (the timing tables) train last, one at a time on all the cores, unstacked:
     their ``train_seconds`` is what a round costs. ``time_limit``: runs stop by it
     (``timelimit``); theirs are ``time-limit`` outcomes. ``slurm``: the jobs' options
-    (``sweep.slurm.SlurmOptions``) with ``backend`` "slurm". ``on_complete(run path)``: called
+    (``sweep.slurm_options.SlurmOptions``) with ``backend`` "slurm". ``on_complete(run path)``: called
     as each run this command trains completes (the ladder keeps its evidence then)."""
     timed = [c for c in configs if c.tag == "timing"]
     rest = [c for c in configs if c.tag != "timing"]

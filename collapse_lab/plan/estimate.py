@@ -226,7 +226,7 @@ def check_time_limit(limit: str | None, configs) -> None:
 
 
 def check_job_time(o, configs) -> None:
-    """SLURM (``o``: ``sweep.slurm.SlurmOptions``): refuse a job time whose training time is shorter than one round of the first run
+    """SLURM (``o``: ``sweep.slurm_options.SlurmOptions``): refuse a job time whose training time is shorter than one round of the first run
     (estimated as ``--time-limit`` is: ``plan.estimate.round_seconds``): every job would
     stop before its first round and be requeued for nothing."""
     if not configs:

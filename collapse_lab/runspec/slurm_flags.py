@@ -1,5 +1,5 @@
 """The SLURM options as the command line names them (``--slurm-time``, ...): each flag's
-``sweep.slurm.SlurmOptions`` field, its key in a sweep spec's ``slurm:`` mapping, its type
+``sweep.slurm_options.SlurmOptions`` field, its key in a sweep spec's ``slurm:`` mapping, its type
 and help, and ``--slurm-option KEY=VALUE`` parsed; read by the commands that declare them
 and by ``sweep.slurm_flags``, which builds the options."""
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The SLURM options of ``sweep``, ``figures`` and ``tables`` (``--backend slurm``) as the
 command line names them ({flag: value}, ``runspec.slurm_flags``), or a ``slurm:`` mapping in
-a sweep spec (a flag wins): checked, and built into ``sweep.slurm.SlurmOptions``."""
+a sweep spec (a flag wins): checked, and built into ``sweep.slurm_options.SlurmOptions``."""
 from __future__ import annotations
 
 from ..errors import CollapseLabError
@@ -9,7 +9,7 @@ from ..runspec.slurm_flags import FLAGS, parse_extra
 def given_slurm(given: dict, spec_section: dict | None = None, time_limit: str | None = None,
                 where: str = "sweep spec"):
     """The SlurmOptions of this command: the spec's ``slurm:`` mapping, then the flags given."""
-    from .slurm import SlurmOptions, check_options
+    from .slurm_options import SlurmOptions, check_options
 
     values, extra, from_spec = {}, (), {}
     if spec_section is not None:

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from collapse_lab.cli import cli
 from collapse_lab.errors import CollapseLabError
-from collapse_lab.sweep.slurm import SlurmOptions, check_options, margin, parse_slurm_time, sbatch_flags, \
+from collapse_lab.sweep.slurm_options import SlurmOptions, check_options, margin, parse_slurm_time, sbatch_flags, \
     sbatch_options
 
 SPEC = "base: {rounds: 3, local_epochs: 1, clients: 4}\ngrid: {alpha: [0.1, 1.0]}\nseeds: [0]\n"
