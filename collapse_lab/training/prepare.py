@@ -149,7 +149,16 @@ def _existing(path: Path, cfg: RunConfig, part: Partition, overwrite: bool, resu
     if diff:
         raise CollapseLabError(f"{path} holds a run with a different configuration (differs in: {', '.join(diff)}); "
                                "use another --store or --tag, or --overwrite to replace it")
-    status, done, had = meta.get("status"), int(meta.get("rounds_complete", 0)), int(old.get("rounds", 0))
+    return _same_configuration(existing, cfg, part, meta, int(old.get("rounds", 0)), resume, notes)
+
+
+def _same_configuration(existing: RunDir, cfg: RunConfig, part: Partition, meta: dict, had: int, resume: bool,
+                        notes: tuple) -> tuple[str, int, tuple]:
+    """A stored run of this configuration (``had`` rounds long): skipped when complete at
+    ``cfg.rounds``, repaired or continued when damaged or unfinished, extended when shorter;
+    a diverged one refused."""
+    path = existing.path
+    status, done = meta.get("status"), int(meta.get("rounds_complete", 0))
     if status == "diverged":
         d = meta.get("diverged", {})
         raise CollapseLabError(f"{path} diverged in round {d.get('round')} ({d.get('what')}); resuming would diverge "
