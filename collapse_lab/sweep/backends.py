@@ -46,10 +46,10 @@ class SweepInterrupted(Exception):
 
 
 def units(configs: list[RunConfig], stack: int, reason: Callable[[RunConfig], str | None]) -> list[list[RunConfig]]:
-    """The runs in units of work: with ``stack`` > 1, runs of one ``training.stacked.stack_key``
+    """The runs in units of work: with ``stack`` > 1, runs of one ``training.stackable.stack_key``
     that can stack (``reason`` None) in groups of at most ``stack``, as even as possible
     (40 runs, stack 20: two of 20); every other run alone. Largest units first."""
-    from ..training.stacked import stack_key
+    from ..training.stackable import stack_key
 
     if stack <= 1:
         return [[c] for c in configs]

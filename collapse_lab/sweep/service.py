@@ -75,8 +75,8 @@ def plan(configs, store: Path, each: bool = False, say: Callable[[str], None] | 
 
 def work_units(p: SweepPlan, stack: int) -> tuple[list[list], list]:
     """The pending runs in units (``backends.units``) and the runs that cannot stack with
-    the reason of the first (``training.stacked.prepared_reason``)."""
-    from ..training.stacked import prepared_reason
+    the reason of the first (``training.stackable.prepared_reason``)."""
+    from ..training.stackable import prepared_reason
 
     pending = p.pending
     reasons = {q.config.run_name(): prepared_reason(q) for q in pending} if stack > 1 else {}

@@ -36,65 +36,12 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ..config import RunConfig
-from ..regularizers import build_masked_regularizer, has_masked_form
+from ..regularizers import build_masked_regularizer
 from . import fast as fastpath
 from ..methods.hooks import NO_HOOKS
 from .local import at_least_fp32, batches, epoch_record
-from ..methods import build_run_model, method_capturable
+from .stackable import stack_key, stack_reason
 from .trainer import Job, StepSpec, Trained
-
-# What stacked runs must share: everything their local step computes with, besides data
-# and starting weights (their partitions, seeds, lengths and server rules may differ).
-SHARED = ("dataset", "data_root", "dataset_options", "image_size", "model", "model_revision", "reg", "reg_options", "beta",
-          "local_epochs", "batch_size", "lr", "momentum", "weight_decay", "device", "augment", "precision", "compile")
-
-
-def stack_key(cfg: RunConfig) -> tuple:
-    """Runs with equal keys can train as one stack (if ``stack_reason`` allows)."""
-    return tuple(repr(getattr(cfg, k)) for k in SHARED)
-
-
-def config_reason(cfg: RunConfig) -> str | None:
-    """Why a run cannot be stacked, from its (resolved) configuration alone (None: it can,
-    unless its model has buffers: ``prepared_reason``)."""
-    if not method_capturable(cfg):
-        return f"--method {cfg.method} changes local training beyond plain SGD"
-    if not has_masked_form(cfg.reg):
-        return f"--reg {cfg.reg} has no form for padded batches"
-    if cfg.augment not in ("none", "auto"):
-        return "augmentation"
-    if cfg.compile != "off":
-        return "--compile"
-    if cfg.local_eval:
-        return "--local-eval"
-    return None
-
-
-def model_reason(cfg: RunConfig, model: nn.Module) -> str | None:
-    if any(True for _ in model.buffers()):
-        return f"--model {cfg.model} has buffers (BatchNorm statistics)"
-    if any(not p.requires_grad for p in model.parameters()):
-        return "frozen parameters"
-    return None
-
-
-def prepared_reason(p) -> str | None:
-    """Why a prepared run (``training.prepare``) cannot be stacked, None if it can: its
-    configuration, then its model (built once on the CPU to look at it)."""
-    return config_reason(p.config) or model_reason(
-        p.config, build_run_model(p.config, p.dataset.num_classes, p.dataset.input_shape))
-
-
-def stack_reason(cfg: RunConfig, model: nn.Module, spec: StepSpec) -> str | None:
-    """Why this run, as the engine built it, cannot be stacked (None: it can)."""
-    reason = config_reason(cfg) or model_reason(cfg, model)
-    if reason:
-        return reason
-    if spec.fast.augment:
-        return "augmentation"
-    return None
-
 
 class Delivered:
     """A round's trained clients handed to ``engine.Session.rounds`` (an iterator), with
@@ -152,13 +99,7 @@ def train_stacked(template: nn.Module, spec: StepSpec, masked_reg: Callable | No
     x_all = torch.cat([j.x for j in jobs])
     y_all = torch.cat([j.y for j in jobs])
     idx, mask, epoch_of = _schedule(epochs, batch_size, order, plans, offsets, device)
-    params = {k: torch.empty((len(jobs), *v.shape), dtype=v.dtype, device=device)
-              for k, v in template.named_parameters()}
-    for pos, i in enumerate(order):
-        if jobs[i].start(scratch) is not NO_HOOKS:
-            raise RuntimeError(f"client {jobs[i].client}: the method returned local hooks; it cannot be stacked")
-        for k, v in scratch.named_parameters():
-            params[k][pos].copy_(v.detach())
+    params = _start_params(template, scratch, jobs, order, device)
     bufs = {k: torch.zeros_like(v) for k, v in params.items()} if spec.momentum != 0 else None
     sums = torch.zeros(len(jobs), epochs, 3, dtype=torch.float64, device=device)
     step_grad = torch.func.vmap(torch.func.grad(_stack_loss(meta, spec, masked_reg, device), has_aux=True))
@@ -179,12 +120,30 @@ def train_stacked(template: nn.Module, spec: StepSpec, masked_reg: Callable | No
         for h in hooks[:m]:
             if h is not None:
                 h()
+    return _unstack(jobs, order, params, names, sums.cpu(), plans, steps, spec.beta)
+
+
+def _start_params(template: nn.Module, scratch: nn.Module, jobs: list[Job], order: list[int], device) -> dict:
+    """Each member's starting weights (``Job.start`` on a scratch copy), stacked in
+    ``order``: parameter name -> (members, *shape)."""
+    params = {k: torch.empty((len(jobs), *v.shape), dtype=v.dtype, device=device)
+              for k, v in template.named_parameters()}
+    for pos, i in enumerate(order):
+        if jobs[i].start(scratch) is not NO_HOOKS:
+            raise RuntimeError(f"client {jobs[i].client}: the method returned local hooks; it cannot be stacked")
+        for k, v in scratch.named_parameters():
+            params[k][pos].copy_(v.detach())
+    return params
+
+
+def _unstack(jobs: list[Job], order: list[int], params: dict, names: list[str], sums: torch.Tensor, plans: list,
+             steps: list[int], beta: float) -> list[Trained]:
+    """The stack taken apart: each member's weights and epoch records, in job order."""
     out: list[Trained | None] = [None] * len(jobs)
-    sums = sums.cpu()
     for pos, i in enumerate(order):
         state = {k: params[k][pos].detach().to("cpu", copy=True).contiguous() for k in names}
         counts = [(sum(len(b) for b in e), len(e)) for e in plans[i]]
-        records = [epoch_record(e + 1, ce, rg, ex, n_seen, st, spec.beta)
+        records = [epoch_record(e + 1, ce, rg, ex, n_seen, st, beta)
                    for e, ((ce, rg, ex), (n_seen, st)) in enumerate(zip(sums[pos].tolist(), counts))]
         out[i] = Trained(jobs[i].client, records, state, steps[i], NO_HOOKS)
     return out
@@ -229,24 +188,11 @@ def train_together(preps: list, *, log: Callable[[str], None] | None = None, sto
     the exception that ended it (``Diverged``, ``Interrupted``, ``CollapseLabError``, or any
     other error of that run alone); the others go on. A stop request is seen between
     rounds: the round under way finishes."""
-    from .engine import Session
     from .stops import StopFlag
 
     stop = stop or StopFlag()
     out: list = [None] * len(preps)
-    live: list[list] = []  # [index, session, rounds generator, this round's jobs]
-    for i, p in enumerate(preps):
-        try:
-            s = Session(p, on_step, log, stop=stop, faults=faults, extra={"stacked": len(preps)})
-            reason = stack_reason(p.config, s.ctx.model, s.spec)
-            if reason:
-                raise ValueError(f"{p.path.name} cannot be stacked: {reason}")
-            gen = s.rounds()
-            live.append([i, s, gen, next(gen)])
-        except StopIteration as done:
-            out[i] = s.finish(done.value)
-        except Exception as e:  # noqa: BLE001 -- this run's outcome; the others go on
-            out[i] = e
+    live = _start(preps, out, on_step, log, stop, faults)
     masked = {}  # stack key -> the regularizer's masked form
     for entry in live:
         c = entry[1].ctx.cfg
@@ -256,17 +202,7 @@ def train_together(preps: list, *, log: Callable[[str], None] | None = None, sto
     with fastpath.no_tf32():
         while live:
             t0 = time.time()
-            results: dict[int, list[Trained]] = {}
-            groups: dict[tuple, list[list]] = {}
-            for entry in live:
-                groups.setdefault(stack_key(entry[1].ctx.cfg), []).append(entry)
-            for key, group in ([] if stop.is_set() else groups.items()):
-                first = group[0][1]
-                jobs = [j for entry in group for j in entry[3]]
-                trained = train_stacked(first.ctx.model, first.spec, masked[key], jobs,
-                                        epochs=first.ctx.cfg.local_epochs, batch_size=first.ctx.cfg.batch_size)
-                for entry in group:
-                    results[entry[0]], trained = trained[: len(entry[3])], trained[len(entry[3]) :]
+            results = {} if stop.is_set() else _train_round(live, masked)
             seconds = time.time() - t0
             still = []
             for entry in live:
@@ -280,3 +216,42 @@ def train_together(preps: list, *, log: Callable[[str], None] | None = None, sto
                     out[i] = e
             live = still
     return out
+
+
+def _start(preps: list, out: list, on_step, log, stop, faults) -> list[list]:
+    """Each run's session opened and its first round's jobs taken: [index, session, rounds
+    generator, this round's jobs]; a run that cannot start, or is complete already, has its
+    outcome in ``out`` (the others go on)."""
+    from .engine import Session
+
+    live: list[list] = []
+    for i, p in enumerate(preps):
+        try:
+            s = Session(p, on_step, log, stop=stop, faults=faults, extra={"stacked": len(preps)})
+            reason = stack_reason(p.config, s.ctx.model, s.spec)
+            if reason:
+                raise ValueError(f"{p.path.name} cannot be stacked: {reason}")
+            gen = s.rounds()
+            live.append([i, s, gen, next(gen)])
+        except StopIteration as done:
+            out[i] = s.finish(done.value)
+        except Exception as e:  # noqa: BLE001 -- this run's outcome; the others go on
+            out[i] = e
+    return live
+
+
+def _train_round(live: list[list], masked: dict) -> dict[int, list[Trained]]:
+    """One round's clients of every live run, each ``stack_key``'s as one stack: run index
+    -> its trained clients in job order."""
+    results: dict[int, list[Trained]] = {}
+    groups: dict[tuple, list[list]] = {}
+    for entry in live:
+        groups.setdefault(stack_key(entry[1].ctx.cfg), []).append(entry)
+    for key, group in groups.items():
+        first = group[0][1]
+        jobs = [j for entry in group for j in entry[3]]
+        trained = train_stacked(first.ctx.model, first.spec, masked[key], jobs,
+                                epochs=first.ctx.cfg.local_epochs, batch_size=first.ctx.cfg.batch_size)
+        for entry in group:
+            results[entry[0]], trained = trained[: len(entry[3])], trained[len(entry[3]) :]
+    return results

@@ -222,7 +222,7 @@ def test_a_diverged_run_fails_the_sweep_once_and_is_then_left_alone(tmp_path):
 
 def test_units_group_runs_that_stack_evenly_and_leave_the_rest_alone():
     from collapse_lab.config import RunConfig
-    from collapse_lab.training.stacked import config_reason
+    from collapse_lab.training.stackable import config_reason
     from collapse_lab.sweep.backends import units
 
     cfgs = [RunConfig(alpha=a, seed=s) for a in (0.1, 1.0) for s in range(5)]  # 10 that stack

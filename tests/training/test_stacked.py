@@ -17,7 +17,8 @@ from collapse_lab.training import prepare as P
 from collapse_lab.training.engine import train
 from collapse_lab.training.stops import Diverged
 from collapse_lab.methods.hooks import NO_HOOKS
-from collapse_lab.training.stacked import config_reason, stack_key, train_stacked, train_together
+from collapse_lab.training.stackable import config_reason, stack_key
+from collapse_lab.training.stacked import train_stacked, train_together
 from collapse_lab.training.trainer import Job, Lane, StepSpec
 from collapse_lab.linalg import correlation_matrix, masked_correlation_matrix
 from collapse_lab.models import build_model
