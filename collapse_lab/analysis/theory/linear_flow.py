@@ -151,15 +151,20 @@ def simulate(x: torch.Tensor, y: torch.Tensor, classes: int, depth: int = 2, wid
             if s == steps:
                 res.M_drift, res.balance_drift = _drifts(ws_now, sh_full, sig, m0, depth, kmax)
                 break
-        logits = params[-1] @ product(params[:-1]) @ x
-        loss = torch.nn.functional.cross_entropy(logits.T, y, reduction="sum")  # Eq. 35: summed
-        grads = torch.autograd.grad(loss, params)
-        with torch.no_grad():
-            for p, gr in zip(params, grads):
-                p -= eta * gr
+        _descend(params, x, y, eta)
     res.sigma_all = sig_traj
     _record(res, pending, sig_traj, record_steps, kmax, eta)
     return res
+
+
+def _descend(params: list[torch.Tensor], x: torch.Tensor, y: torch.Tensor, eta: float) -> None:
+    """One full-batch gradient-descent step of every factor on the summed cross-entropy (Eq. 35)."""
+    logits = params[-1] @ product(params[:-1]) @ x
+    loss = torch.nn.functional.cross_entropy(logits.T, y, reduction="sum")  # Eq. 35: summed
+    grads = torch.autograd.grad(loss, params)
+    with torch.no_grad():
+        for p, gr in zip(params, grads):
+            p -= eta * gr
 
 
 def _predicted(x, y, yoh, logits, gamma, resid, g, u, sig, vh, uh, sgn, sh_full, m0, head_now, depth: int,
