@@ -95,7 +95,7 @@ def test_sigterm_to_a_sweep_stops_its_workers_and_the_rerun_completes(tmp_path):
     store = tmp_path / "ck"
     runs, code, err = _sigterm_after_round(store, 2, "sweep", spec, "--store", store, "--workers", "2")
     assert code == 143, err
-    assert "sweep interrupted (SIGTERM)" in err and "continue with: collapse-lab" in err and "Traceback" not in err
+    assert "sweep interrupted (SIGTERM)" in err and "the same command continues: collapse-lab" in err and "Traceback" not in err
     time.sleep(0.5)
     assert _workers_of(store) == []  # none orphaned
     done = {r: json.loads((r / "run.json").read_text())["rounds_complete"] for r in runs}

@@ -17,6 +17,8 @@ def run_action(kind: str, names, preset: str, store: str, out: str, o: dict, fla
     ``o``: the catalogue options (``catalogue_options``); ``flags``: the command's own
     options that conflict with --list or --no-train."""
     from ..actions import figures as action
+    from ..sweep.backends import SweepInterrupted
+    from .failure import training_stopped
     from ..runspec.backend import check_catalogue, check_pilot
 
     check_catalogue(o["workers"], o["stack"], o["backend"], o["address"], o["list_"], o["no_train"],
@@ -37,24 +39,11 @@ def run_action(kind: str, names, preset: str, store: str, out: str, o: dict, fla
             data_root=o["data_root"], precision=o["precision"], overrides=o["overrides"], keep=o["keep"],
             backend=o["backend"], workers=o["workers"], stack=o["stack"], address=o["address"],
             time_limit=o["time_limit"], slurm=slurm, explain=missing_line, say=say, **own)
-    except Exception as e:
-        interrupted(e, say, "figures " if kind == "figures" else "")
-        raise
+    except SweepInterrupted as e:
+        training_stopped(kind, e.signame)
     if result.stopped == "time-limit":
         _say_late(result.failed_runs, say)
     return result
-
-
-def interrupted(e: Exception, say, prefix: str = "") -> None:
-    """Ctrl-C or SIGTERM while runs trained (``sweep.backends.SweepInterrupted``): said, and the
-    exit status 130 or 143; other errors pass."""
-    from ..sweep.backends import SweepInterrupted
-
-    if isinstance(e, SweepInterrupted):
-        from ..signals import exit_status
-
-        say(f"{prefix}interrupted ({e.signame}): finished runs are kept; the same command continues")
-        raise SystemExit(exit_status(e.signame)) from None
 
 
 def missing_line(err: Exception) -> str:

@@ -79,12 +79,10 @@ def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_
         return
     try:
         done = action.ladder(names, train=not no_train, **o)
-    except SweepInterrupted as e:  # Ctrl-C, SIGTERM: finished runs and kept records stay
-        from ..signals import exit_status
+    except SweepInterrupted as e:
+        from .failure import training_stopped
 
-        say(f"ladder interrupted ({e.signame}): finished runs and the rungs' records are kept; the same command "
-            "continues")
-        raise SystemExit(exit_status(e.signame)) from None
+        training_stopped("ladder", e.signame, "finished runs and the rungs' records are kept")
     if as_json:
         click.echo(json.dumps({"records": done.records, "files": [str(f) for f in done.files]}, indent=1,
                               default=str))

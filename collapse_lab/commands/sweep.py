@@ -67,11 +67,9 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
                             wait=wait, time_limit=time_limit, data_root=data_root, slurm=slurm_flags, watch=watch,
                             say=say)
     except SweepInterrupted as e:
-        from ..signals import exit_status
+        from .failure import training_stopped
 
-        click.echo(f"sweep interrupted ({e.signame}): finished runs are kept, the ones under way stopped after their "
-                   f"current client; continue with: {continue_command()}", err=True)
-        sys.exit(exit_status(e.signame))
+        training_stopped("sweep", e.signame)
     if done.submitted is not None:
         if as_json:
             click.echo(json.dumps(done.submitted, indent=1))
