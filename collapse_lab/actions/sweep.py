@@ -3,6 +3,7 @@ expanded through ``train``'s resolver, complete runs skipped, unfinished ones co
 rest trained on a local pool, on Ray or as one SLURM job each (docs/sweeps.md)."""
 from __future__ import annotations
 
+import shlex
 import sys
 import time
 from dataclasses import dataclass
@@ -54,12 +55,12 @@ def _grid(spec, store, backend, workers, address, cpus_per_run, gpus_per_run, st
 def sweep(spec: str, *, store: str | Path = "checkpoints", backend: str = "local", workers: int | None = None,
           address: str | None = None, cpus_per_run: int = 1, gpus_per_run: float = 0.0, stack: int = 1,
           max_runs: int = 10_000, wait: bool = False, time_limit: str | None = None, data_root: str | None = None,
-          slurm: dict | None = None, watch: str = "", say: Callable[[str], None] = _say) -> Swept:
+          slurm: dict | None = None, watch: str | None = None, say: Callable[[str], None] = _say) -> Swept:
     """Train SPEC's runs into ``store``: on ``backend`` local (``workers`` processes, default
     the cores), ray (``address``, ``cpus_per_run``/``gpus_per_run`` a task) or slurm (one job
     a run; ``slurm``: the SLURM options as the flags name them, {"--slurm-time": "4h"}, over
     the spec's ``slurm:``; returns once submitted unless ``wait``; ``watch``: the command that
-    shows their state). ``stack``: runs trained together as one stacked model. Ctrl-C raises
+    shows their state, default ``collapse-lab sweep SPEC --store STORE --status``). ``stack``: runs trained together as one stacked model. Ctrl-C raises
     ``sweep.backends.SweepInterrupted`` once the runs under way stopped."""
     from ..plan.sweep_preview import check_before_training
     from ..runspec.expand import precision_line
@@ -84,7 +85,8 @@ def sweep(spec: str, *, store: str | Path = "checkpoints", backend: str = "local
         from ..sweep.slurm import submit
 
         jobs = submit(work, Path(store), options, say) if work else []
-        got, line = submitted(jobs, todo, total, watch)
+        got, line = submitted(jobs, todo, total, watch or " ".join(
+            shlex.quote(str(a)) for a in ["collapse-lab", "sweep", spec, "--store", store, "--status"]))
         say(line)
         return Swept([], 0.0, total, len(todo), got)
     t0 = time.time()

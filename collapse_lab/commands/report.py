@@ -6,7 +6,8 @@ import json
 
 import click
 
-from .options import device_option, json_option, store_option, tau_option, writable_out
+from .analysis_options import tau_option
+from .options import device_option, json_option, store_option, writable_out
 from ..errors import CollapseLabError
 from .common import data_root_option, model_factory_options
 

@@ -8,7 +8,7 @@ import click
 
 from .common import progress_callback
 from .selection import warn
-from .options import analysis_options, rounds_option
+from .analysis_options import analysis_options, rounds_option
 
 
 @click.command("cka")

@@ -6,7 +6,7 @@ import json
 
 import click
 
-from .options import analysis_options, rounds_option, top_option
+from .analysis_options import analysis_options, rounds_option, top_option
 from .selection import warn
 
 

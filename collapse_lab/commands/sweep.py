@@ -4,7 +4,6 @@ continued. Options, checks and printing only."""
 from __future__ import annotations
 
 import json
-import shlex
 import sys
 
 import click
@@ -13,6 +12,7 @@ from ..sweep.backends import SweepInterrupted
 from ..timelimit import continue_command
 from .options import address_option, backend_option, json_option, pilot_option, stack_option, store_option, workers_option
 from .common import data_root_option, time_limit_option
+from .failure import training_stopped
 from .slurm_options import slurm_options
 
 
@@ -60,15 +60,11 @@ def sweep_cmd(spec, store, backend, workers, address, cpus_per_run, gpus_per_run
     if status_ or dry_run:
         return _report(spec, store, backend, workers, cpus_per_run, stack, max_runs, data_root, slurm_flags, pilot_s,
                        as_json, status_)
-    watch = " ".join(shlex.quote(a) for a in ["collapse-lab", "sweep", spec, "--store", str(store), "--status"])
     try:
         done = action.sweep(spec, store=store, backend=backend, workers=workers, address=address,
                             cpus_per_run=cpus_per_run, gpus_per_run=gpus_per_run, stack=stack, max_runs=max_runs,
-                            wait=wait, time_limit=time_limit, data_root=data_root, slurm=slurm_flags, watch=watch,
-                            say=say)
+                            wait=wait, time_limit=time_limit, data_root=data_root, slurm=slurm_flags, say=say)
     except SweepInterrupted as e:
-        from .failure import training_stopped
-
         training_stopped("sweep", e.signame)
     if done.submitted is not None:
         if as_json:
