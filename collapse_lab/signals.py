@@ -120,3 +120,13 @@ def install_stop_handlers(stop, say) -> dict:
 def restore_handlers(old: dict) -> None:
     for sig, h in old.items():
         signal.signal(sig, h)
+
+
+class SweepInterrupted(Exception):
+    """Ctrl-C or SIGTERM while runs trained (a sweep, the catalogue's commands, train on the
+    pool): the runs under way were stopped after their current client. ``signame``: SIGINT or
+    SIGTERM (exit status 130 or 143)."""
+
+    def __init__(self, signame: str = "SIGINT"):
+        super().__init__(signame)
+        self.signame = signame

@@ -61,7 +61,7 @@ def sweep(spec: str, *, store: str | Path = "checkpoints", backend: str = "local
     a run; ``slurm``: the SLURM options as the flags name them, {"--slurm-time": "4h"}, over
     the spec's ``slurm:``; returns once submitted unless ``wait``; ``watch``: the command that
     shows their state, default ``collapse-lab sweep SPEC --store STORE --status``). ``stack``: runs trained together as one stacked model. Ctrl-C raises
-    ``sweep.backends.SweepInterrupted`` once the runs under way stopped."""
+    ``signals.SweepInterrupted`` once the runs under way stopped."""
     from ..plan.sweep_preview import check_before_training
     from ..runspec.expand import precision_line
     from ..sweep import service

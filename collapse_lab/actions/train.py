@@ -193,7 +193,7 @@ def _on_pool(prepared, store: Path, workers: int, time_limit, report: TrainRepor
     from ..store import RunDir, lock
     from ..store.paths import sweep_logs
     from ..sweep import service
-    from ..sweep.backends import SweepInterrupted
+    from ..signals import SweepInterrupted
 
     todo = [p for p in prepared if p.action in ("train", "resume")]
     for p in todo:

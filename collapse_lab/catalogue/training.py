@@ -1,6 +1,6 @@
 """Training the runs the catalogue's entries lack, through the sweep engine: the data
 checked first, runs another collapse-lab process trains waited for, the timing runs last and
-alone. Interrupts (``sweep.backends.SweepInterrupted``) reach the caller."""
+alone. Interrupts (``signals.SweepInterrupted``) reach the caller."""
 from __future__ import annotations
 
 import time

@@ -17,7 +17,7 @@ def run_action(kind: str, names, preset: str, store: str, out: str, o: dict, fla
     ``o``: the catalogue options (``catalogue_options``); ``flags``: the command's own
     options that conflict with --list or --no-train."""
     from ..actions import figures as action
-    from ..sweep.backends import SweepInterrupted
+    from ..signals import SweepInterrupted
     from .failure import training_stopped
     from ..runspec.backend import check_catalogue, check_pilot
 

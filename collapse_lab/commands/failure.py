@@ -100,7 +100,7 @@ def _internal(e: BaseException) -> None:
 
 
 def training_stopped(command: str, signame: str, kept: str = "finished runs are kept") -> None:
-    """Ctrl-C or SIGTERM stopped the runs a command trained (``sweep.backends.SweepInterrupted``):
+    """Ctrl-C or SIGTERM stopped the runs a command trained (``signals.SweepInterrupted``):
     what is kept and the command that continues, one line; exit status 130 or 143."""
     from ..timelimit import continue_command
 

@@ -63,7 +63,7 @@ def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_
     """The ladder of scales (``HELP``): check, climb, write."""
     from ..actions import ladder as action
     from ..runspec.backend import check_pilot
-    from ..sweep.backends import SweepInterrupted
+    from ..signals import SweepInterrupted
 
     check_pilot(pilot_s, dry_run_)
     say = (lambda m: click.echo(m, err=True))

@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from ..sweep.backends import SweepInterrupted
+from ..signals import SweepInterrupted
 from ..timelimit import continue_command
 from .options import address_option, backend_option, json_option, pilot_option, stack_option, store_option, workers_option
 from .common import data_root_option, time_limit_option

@@ -20,7 +20,7 @@ from typing import Callable
 from ..config import RunConfig
 from ..errors import CollapseLabError
 from ..files import make_dirs
-from ..signals import signame_of
+from ..signals import SweepInterrupted, signame_of  # noqa: F401  (SweepInterrupted: raised here, imported from here)
 
 
 def cores() -> int:
@@ -34,15 +34,6 @@ def threads_per_worker(workers: int) -> int:
     """Each worker's share of the cores: two trainings on 2 cores that both use 2 threads
     ran 10x slower than one."""
     return max(1, cores() // max(1, workers))
-
-
-class SweepInterrupted(Exception):
-    """Ctrl-C or SIGTERM during a sweep: the runs under way were stopped after their current
-    client. ``signame``: SIGINT or SIGTERM (exit status 130 or 143)."""
-
-    def __init__(self, signame: str = "SIGINT"):
-        super().__init__(signame)
-        self.signame = signame
 
 
 def units(configs: list[RunConfig], stack: int, reason: Callable[[RunConfig], str | None]) -> list[list[RunConfig]]:

@@ -111,7 +111,7 @@ def execute(work: list[list], store: Path, backend: str, workers: int, report: C
             time_limit: str | None = None, address: str | None = None, cpus_per_run: int = 1,
             gpus_per_run: float = 0.0, slurm=None, say: Callable[[str], None] = lambda m: None) -> list[dict]:
     """Train the units; every run's outcome ({"run", "status", ...}). Ctrl-C or SIGTERM
-    raises ``backends.SweepInterrupted`` once the runs under way have stopped (on SLURM: the
+    raises ``signals.SweepInterrupted`` once the runs under way have stopped (on SLURM: the
     jobs go on; the same command waits for them again). ``slurm``: the SlurmOptions
     (``time_limit`` is then each job's training time, in them)."""
     if backend == "slurm":
@@ -120,9 +120,9 @@ def execute(work: list[list], store: Path, backend: str, workers: int, report: C
         try:
             return cluster.wait(cluster.submit(work, store, slurm, say), store, slurm, report, say)
         except KeyboardInterrupt as e:
-            from ..signals import signame_of
+            from ..signals import SweepInterrupted, signame_of
 
-            raise backends.SweepInterrupted(signame_of(e)) from None
+            raise SweepInterrupted(signame_of(e)) from None
     from .progress import RoundProgress
 
     until = deadline(time_limit)
