@@ -18,21 +18,11 @@ import click
 from ..errors import CollapseLabError
 from ..signals import exit_status, received, signame_of, sigterm_as_interrupt
 from .lazy import LazyGroup
-from .os_errors import os_error_line
+from .os_errors import os_error_line, quiet_pipe
 
 
 def one_line(text: str) -> str:
     return " ".join(str(text).split())
-
-
-def _quiet_pipe() -> int:
-    """stdout's reader went away: nothing more to say to it (Python would complain at exit)."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):
-        pass
-    return 141
 
 
 class Group(LazyGroup):
@@ -74,7 +64,7 @@ class Group(LazyGroup):
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
         except BrokenPipeError:
-            ctx.exit(_quiet_pipe())
+            ctx.exit(quiet_pipe())
         except OSError as e:
             line = os_error_line(e, ctx.invoked_subcommand)
             if line is None or os.environ.get("COLLAPSE_LAB_DEBUG"):

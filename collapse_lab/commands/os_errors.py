@@ -1,11 +1,12 @@
 """An ``OSError`` a user can act on, as one line and an exit status: a full disk (with the
 space left there and what to do, which depends on what the command was writing), a folder
-that cannot be written, a file where a folder belongs, a link loop, a name too long. Any
-other ``OSError`` is a bug (``failure`` says so)."""
+that cannot be written, a file where a folder belongs, a link loop, a name too long; a
+closed pipe ends quietly. Any other ``OSError`` is a bug (``failure`` says so)."""
 from __future__ import annotations
 
 import errno
 import os
+import sys
 
 
 TRAINS = ("train", "sweep")  # the commands continued with --resume
@@ -36,6 +37,16 @@ def os_error_line(e: OSError, command: str | None = "train") -> tuple[str, int] 
     if e.errno == errno.ENAMETOOLONG:
         return f"{str(e.filename)[:120]}: file name too long; choose a shorter --store, --out or --tag", 2
     return None
+
+
+def quiet_pipe() -> int:
+    """stdout's reader went away: nothing more to say to it (Python would complain at exit)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    return 141
 
 
 def _free_space(path) -> str:
