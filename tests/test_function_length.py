@@ -11,6 +11,7 @@ from pathlib import Path
 PKG = Path(__file__).resolve().parents[1] / "collapse_lab"
 LIMIT = 50
 FILE_LIMIT = 300
+COMMAND_FILE_LIMIT = 100  # a command parses, calls its action and prints: collapse_lab/commands/
 
 
 def lengths(pkg: Path = PKG) -> list[tuple[int, str]]:
@@ -40,6 +41,11 @@ def test_the_counts_are_def_to_last_line_and_a_files_lines(tmp_path):
 
 def test_no_file_is_longer_than_the_limit():
     long = [f"{n} lines: {where}" for n, where in file_lengths() if n > FILE_LIMIT]
+    assert not long, "\n".join(long)
+
+
+def test_no_command_file_is_longer_than_its_limit():
+    long = [f"{n} lines: {where}" for n, where in file_lengths(PKG / "commands") if n > COMMAND_FILE_LIMIT]
     assert not long, "\n".join(long)
 
 
