@@ -45,8 +45,8 @@ def train(ctx, **params):
     from ..training.stops import StopFlag
 
     own = ("out", "config", "overwrite", "resume", "workers", "time_limit", "log_to", "as_json")
-    given = (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None)  # the resolver owns the defaults
-    flags = {k: v for k, v in params.items() if k not in own and ctx.get_parameter_source(k) not in given}
+    unset = (ParameterSource.DEFAULT, ParameterSource.DEFAULT_MAP, None)  # the resolver owns the defaults
+    flags = {k: v for k, v in params.items() if k not in own and ctx.get_parameter_source(k) not in unset}
     stop = StopFlag(deadline(params["time_limit"]))
     old_handlers = install_stop_handlers(stop, lambda m: click.echo(m, err=True))
     try:

@@ -133,11 +133,11 @@ def _open_run(p: Prepared, model, method: Method, eval_data: EvalData, probe, in
     the options' "auto", as a fresh run records them); the global state and the training
     seconds of the starts before this one."""
     cfg = p.config
-    global_state = cpu_state(model.state_dict())
     if p.start > 0:
         run = RunDir(p.path, writer, faults.point)
         seconds_before = float(run.meta.get("train_seconds") or 0.0)
         return run, _resume(run, p, model, method, device, log, provenance), seconds_before
+    global_state = cpu_state(model.state_dict())
     run = RunDir.create(p.path.parent, p.path.name, cfg.to_json(), p.partition, global_state, info, writer,
                         faults.point)
     run.log({"event": "round", "round": 0, **method.evaluate(model, global_state, eval_data)})
