@@ -14,7 +14,7 @@ table and the module-level circles (0).
                                                          plots, renderers given runs)
       <- plan (the catalogue's planning: an entry's runs at a preset), bench, importer
       <- catalogue <- actions (one function per user action) <- api
-      <- commands <- cli <- entry
+      <- commands; cli (the group: names the commands, loads each when called) <- entry
 
 Training and analysis stand side by side above the store: neither imports the other, and
 the catalogue's planning (``plan``) stands above both.
@@ -60,7 +60,7 @@ ALLOWED = {
     "importer": CORE | BELOW_BOTH | {"store", "runspec"},  # other code's checkpoints recorded as a run
     "flower": CORE | {"store"},  # records a Flower run into the store (the flower extra)
     "api": CORE | BELOW_BOTH | {"judging", "labels", "store", "training", "runspec", "sweep", "analysis", "plan", "importer", "actions"},
-    "cli": CORE | {"commands"},  # the group and its command table
+    "cli": CORE,  # the group, its command table (commands named, loaded when called) and how a command ends
     "entry": {"cli", "faults"},  # the start-up fault points (tests stop it at a chosen moment)
 }
 
@@ -160,6 +160,25 @@ def violations(edges: dict[str, set[str]]) -> dict[str, list[str]]:
         if wrong:
             bad[mod] = wrong
     return bad
+
+
+def dangling() -> list[tuple[str, str]]:
+    """(module, what it imports from) where the module imported from is no file of the
+    package: a relative import that counts one dot wrong fails only when its line runs."""
+    files = {module_of(p): p for p in PKG.rglob("*.py")} | {"collapse_lab.analyses": None}
+    out = []
+    for mod, path in files.items():
+        if path is None:
+            continue
+        for t in imports_of(path.read_text(), mod, path.name == "__init__.py"):
+            source = t.rsplit(".", 1)[0]  # ``from SOURCE import name``, or the package of ``import a.b``
+            if source not in files and t not in files:
+                out.append((mod, t))
+    return sorted(out)
+
+
+def test_every_import_names_a_module_that_exists():
+    assert dangling() == []
 
 
 def test_every_package_has_a_row():

@@ -18,7 +18,7 @@ def run_action(kind: str, names, preset: str, store: str, out: str, o: dict, fla
     options that conflict with --list or --no-train."""
     from ..actions import figures as action
     from ..signals import SweepInterrupted
-    from .failure import training_stopped
+    from .stopped import training_stopped
     from ..runspec.backend import check_catalogue, check_pilot
 
     check_catalogue(o["workers"], o["stack"], o["backend"], o["address"], o["list_"], o["no_train"],

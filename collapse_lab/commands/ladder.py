@@ -80,7 +80,7 @@ def ladder_cmd(names, rungs_file, preset, store, out, only, workers, stack, dry_
     try:
         done = action.ladder(names, train=not no_train, **o)
     except SweepInterrupted as e:
-        from .failure import training_stopped
+        from .stopped import training_stopped
 
         training_stopped("ladder", e.signame, "finished runs and the rungs' records are kept")
     if as_json:

@@ -12,7 +12,7 @@ from ..signals import SweepInterrupted
 from ..timelimit import continue_command
 from .options import address_option, backend_option, json_option, pilot_option, stack_option, store_option, workers_option
 from .common import data_root_option, time_limit_option
-from .failure import training_stopped
+from .stopped import training_stopped
 from .slurm_options import slurm_options
 
 

@@ -6,7 +6,7 @@ the flags. ``--alpha``, ``--seed`` and ``--classes-per-client`` (and a file's ``
 ``seeds``) expand into one run each. Every option that can be checked without reading the
 data is checked here, with a one-line error that names it; ``training.prepare`` adds what needs
 the data (the regularizer's class-count defaults, one client per domain). ``train`` and
-``bench`` both go through here; ``cli.py`` only parses flags.
+``bench`` both go through here; ``commands/`` only parses flags.
 """
 from __future__ import annotations
 

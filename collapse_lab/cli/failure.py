@@ -88,12 +88,3 @@ def _internal(e: BaseException) -> None:
     click.echo(f"internal error: {type(e).__name__}: {first} (a bug in collapse-lab, not in your input; "
                "rerun with COLLAPSE_LAB_DEBUG=1 for the traceback and report it)", err=True)
 
-
-def training_stopped(command: str, signame: str, kept: str = "finished runs are kept") -> None:
-    """Ctrl-C or SIGTERM stopped the runs a command trained (``signals.SweepInterrupted``):
-    what is kept and the command that continues, one line; exit status 130 or 143."""
-    from ..timelimit import continue_command
-
-    click.echo(f"{command} interrupted ({signame}): {kept}, the runs under way stopped after their current client; "
-               f"the same command continues: {continue_command()}", err=True)
-    raise SystemExit(exit_status(signame))

@@ -1,7 +1,7 @@
 """A command group whose sub-commands are imported when called, so ``collapse-lab --help``
 loads neither torch nor numpy (well under a second).
 
-Each lazy command is declared once, in ``cli.py``, with its module and its one-line help;
+Each lazy command is declared once, in ``cli/__init__.py``, with its module and its one-line help;
 the help text lives there alone and is given to the command when it is loaded.
 """
 from __future__ import annotations

@@ -1,23 +1,24 @@
-"""The ``collapse-lab`` command line: the group and its command table; each command lives in
-``commands/`` and is imported when called (``commands.lazy``)."""
+"""The ``collapse-lab`` command line: the group and its command table. Each command lives in
+``commands/`` and is imported when called (``cli.lazy``); how every command parses
+(``cli.strict``) and ends when it cannot finish (``cli.failure``) is here, beside the table."""
 from __future__ import annotations
 
 import click
 
-from .commands.failure import Group
-from .commands.strict import strict
+from .failure import Group
+from .strict import strict
 
 
 @click.group(cls=Group)
 @click.version_option(package_name="collapse-lab")
 def cli():
     """Dimensional collapse of representations in heterogeneous federated learning."""
-    from .faults import startup
+    from ..faults import startup
 
     startup("command")
 
 
-# The commands, each imported when called (``commands.lazy``): name, where it lives, and its
+# The commands, each imported when called (``cli.lazy``): name, where it lives, and its
 # line in the command table (its one home).
 for _name, _target, _help in (
         ("train", "train:train", "Train federated runs into the run store."),
@@ -45,6 +46,3 @@ strict(cli)
 def main():
     cli(prog_name="collapse-lab")
 
-
-if __name__ == "__main__":
-    main()
