@@ -138,27 +138,34 @@ def package_with_plugins(tmp_path_factory):
     return root, env
 
 
-@pytest.mark.slow
-def test_one_file_per_plugin_is_found_and_trains(package_with_plugins, tmp_path):
+def _runs(folder):
+    return [json.loads((p / "run.json").read_text()) for p in sorted(folder.iterdir()) if (p / "run.json").is_file()]
+
+
+@pytest.fixture(scope="module")
+def plugin_calls(package_with_plugins, tmp_path_factory):
+    """The commands below, run once in one interpreter on the copy with the new plugins:
+    {name: {code, stdout, stderr}}, the store folder, and what the driver saw."""
     root, env = package_with_plugins
+    tmp = tmp_path_factory.mktemp("plugin-runs")
     small = ["--clients", "2", "--rounds", "1", "--local-epochs", "1", "--batch-size", "8", "--device", "cpu"]
     base = ["train", "--dataset", "toyset", "--partition", "halves", "--reg", "zsquare", *small]
-    (tmp_path / "c.yaml").write_text("partition_options: {first: 0.75}\nreg_options: {scale: 2.0}\npreset: quick\n")
+    (tmp / "c.yaml").write_text("partition_options: {first: 0.75}\nreg_options: {scale: 2.0}\npreset: quick\n")
     calls = {
         "all": ["train", "--dataset", "toyset", "--partition", "halves", "--method", "fedtoy", "--method-option",
-                "gain=2", "--reg", "zsquare", *small, "--store", str(tmp_path / "ck"), "--json"],
+                "gain=2", "--reg", "zsquare", *small, "--store", str(tmp / "ck"), "--json"],
         # the partition's new option and the regularizer's options (a number, and text with its
         # choices and a preset's value), each declared in its one file, from the command line
         # and from a config file
-        "flags": [*base, "--store", str(tmp_path / "flags"), "--partition-option", "first=0.25", "--reg-option",
+        "flags": [*base, "--store", str(tmp / "flags"), "--partition-option", "first=0.25", "--reg-option",
                   "scale=3.0", "--reg-option", "pool=max"],
-        "file": [*base, "--store", str(tmp_path / "file"), "--config", str(tmp_path / "c.yaml")],
+        "file": [*base, "--store", str(tmp / "file"), "--config", str(tmp / "c.yaml")],
         # a partition of its own that takes alpha: each --alpha is a run, as with dirichlet (the
         # resolver asks the partition what it takes, not its name)
         "tilted": ["train", "--dataset", "toyset", "--partition", "tilted", "--alpha", "1", "--alpha", "3", *small,
-                   "--store", str(tmp_path / "tilted")],
-        "bad_partition": [*base, "--store", str(tmp_path / "bad"), "--partition-option", "second=1"],
-        "bad_reg": [*base, "--store", str(tmp_path / "bad"), "--reg-option", "pool=median"],
+                   "--store", str(tmp / "tilted")],
+        "bad_partition": [*base, "--store", str(tmp / "bad"), "--partition-option", "second=1"],
+        "bad_reg": [*base, "--store", str(tmp / "bad"), "--reg-option", "pool=median"],
         "help": ["train", "--help"],
         "bad_name": ["train", "--reg", "nope"],
     }
@@ -167,34 +174,54 @@ def test_one_file_per_plugin_is_found_and_trains(package_with_plugins, tmp_path)
     assert res.returncode == 0, res.stderr[-800:]
     got = json.loads(res.stdout)
     assert got["where"].startswith(str(root))  # the copy, not the installed package
+    return dict(zip(calls, got["calls"])), tmp, got
+
+
+@pytest.mark.slow
+def test_one_file_per_plugin_is_found_and_trains(plugin_calls):
+    out, tmp, got = plugin_calls
     assert set(got["inverted"]) <= {10, 245} and len(got["inverted"]) == 2  # the new step ran
-    out = dict(zip(calls, got["calls"]))
-    for name in ("all", "flags", "file", "tilted", "help"):
-        assert out[name]["code"] == 0, (name, out[name]["stderr"][-800:])
-    (run,) = [p for p in (tmp_path / "ck").iterdir() if (p / "run.json").is_file()]
-    meta = json.loads((run / "run.json").read_text())
+    assert out["all"]["code"] == 0, out["all"]["stderr"][-800:]
+    (meta,) = _runs(tmp / "ck")
     assert (meta["dataset"], meta["model"], meta["partition"], meta["method"], meta["reg"]) == (
         "toyset", "toynet", "halves", "fedtoy", "zsquare")
     assert meta["method_options"] == {"gain": 2.0} and meta["beta"] == 0.5 and meta["feature_dim"] == 6
     assert meta["client_sizes"] == [20, 20] and meta["status"] == "complete"
+    (run,) = [p for p in (tmp / "ck").iterdir() if (p / "run.json").is_file()]
     events = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
     assert all(e["reg"] > 0 for e in events if e["event"] == "local_epoch")  # the regularizer was applied
     assert meta["reg_options"] == {"scale": 1.0, "pool": "mean"}  # the declared defaults, recorded
+    assert out["help"]["code"] == 0
+    for name in ("toyset", "toynet", "halves", "fedtoy", "zsquare", "invert"):
+        assert name in out["help"]["stdout"], name
+
+
+@pytest.mark.slow
+def test_a_plugins_options_come_from_flags_and_from_a_config_file(plugin_calls):
+    out, tmp, _ = plugin_calls
     for how, first, scale in (("flags", 0.25, 3.0), ("file", 0.75, 2.0)):
-        (run,) = [p for p in (tmp_path / how).iterdir() if (p / "run.json").is_file()]
-        meta = json.loads((run / "run.json").read_text())
+        assert out[how]["code"] == 0, (how, out[how]["stderr"][-800:])
+        (meta,) = _runs(tmp / how)
         assert meta["partition_options"] == {"first": first} and meta["reg_options"] == {"scale": scale, "pool": "max"}
         assert meta["client_sizes"] == [round(40 * first), 40 - round(40 * first)]
-    metas = sorted((json.loads((p / "run.json").read_text()) for p in (tmp_path / "tilted").iterdir()
-                    if (p / "run.json").is_file()), key=lambda m: float(m["alpha"]))
+
+
+@pytest.mark.slow
+def test_a_partition_plugin_that_takes_alpha_makes_a_run_per_alpha(plugin_calls):
+    out, tmp, _ = plugin_calls
+    assert out["tilted"]["code"] == 0, out["tilted"]["stderr"][-800:]
+    metas = sorted(_runs(tmp / "tilted"), key=lambda m: float(m["alpha"]))
     assert [(m["alpha"], m["client_sizes"]) for m in metas] == [("1", [20, 20]), ("3", [30, 10])]
+
+
+@pytest.mark.slow
+def test_a_plugins_bad_option_or_name_is_one_line_and_writes_nothing(plugin_calls):
+    out, tmp, _ = plugin_calls
     bad = out["bad_partition"]
     assert bad["code"] == 2 and "partition halves has no such option; its options: first" in bad["stderr"]
     bad = out["bad_reg"]
     assert bad["code"] == 2 and "regularizer zsquare option pool='median': use mean or max" in bad["stderr"]
-    assert not (tmp_path / "bad").exists()
-    for name in ("toyset", "toynet", "halves", "fedtoy", "zsquare", "invert"):
-        assert name in out["help"]["stdout"], name
+    assert not (tmp / "bad").exists()
     bad = out["bad_name"]
     assert bad["code"] == 2 and "zsquare" in bad["stderr"] and "feddecorr" in bad["stderr"]
 

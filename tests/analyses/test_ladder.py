@@ -43,11 +43,17 @@ def _check_record(r: dict, rounds: int, store) -> None:
         assert [e["mean"] for e in stored["effects"]] == pytest.approx([e["mean"] for e in recomputed["effects"]])
 
 
-@pytest.mark.slow
-def test_a_ladder_keeps_each_rung_and_never_trains_it_twice(tmp_path):
-    (tmp_path / "rungs.yaml").write_text(RUNGS)
-    args = ["ladder", "feddecorr-fig2", "--preset", "quick", "--rungs", tmp_path / "rungs.yaml",
-            "--store", tmp_path / "st", "--out", tmp_path / "lad"]
+def _stamps(store) -> dict:
+    return {p: p.stat().st_mtime_ns for p in store.glob("*/run.json")}
+
+
+def _outputs(folder) -> dict:
+    return {p.name: p.read_bytes() for p in folder.iterdir() if p.is_file() and p.suffix != ".pdf"}
+
+
+def _climb_once(args, tmp_path) -> list[dict]:
+    """The dry run says what trains; the climb trains it and writes a record per rung, the
+    page and the table."""
     dry = invoke(*args, "--dry-run", "--json")
     assert dry.exit_code == 0, dry.output
     plan = json.loads(dry.stdout)
@@ -64,45 +70,66 @@ def test_a_ladder_keeps_each_rung_and_never_trains_it_twice(tmp_path):
     assert "| r3 | feddecorr-fig2 | rounds=3 local_epochs=1 seeds 0-1 |" in md and "## Claims x rungs" in md
     rows = (tmp_path / "lad" / "ladder.csv").read_text().splitlines()
     assert len(rows) == 1 + 2 * 8 and rows[0].startswith("rung,entry,claim,text,form,verdict")
-    # from the records alone: the store gone, --no-train writes the same bytes
-    outs = {p.name: p.read_bytes() for p in (tmp_path / "lad").iterdir() if p.is_file() and p.suffix != ".pdf"}
+    return recs
+
+
+def _again_from_what_is_kept(args, tmp_path, recs) -> None:
+    """The store gone, --no-train writes the same bytes from the records alone; with the store
+    back, the same command trains nothing and gives the same numbers."""
+    outs = _outputs(tmp_path / "lad")
     (tmp_path / "st").rename(tmp_path / "st-away")
     alone = invoke(*args, "--no-train")
     assert alone.exit_code == 0, alone.output
-    assert {p.name: p.read_bytes() for p in (tmp_path / "lad").iterdir() if p.is_file() and p.suffix != ".pdf"} == outs
+    assert _outputs(tmp_path / "lad") == outs
     (tmp_path / "st-away").rename(tmp_path / "st")
     assert (tmp_path / "lad" / "ladder.png").stat().st_size > 10_000
-    # again: every record is kept, nothing trains, the same numbers come back
-    stamp = {p: p.stat().st_mtime_ns for p in (tmp_path / "st").glob("*/run.json")}
+    stamp = _stamps(tmp_path / "st")
     again = invoke(*args, "--json")
     assert again.exit_code == 0, again.output
     assert again.stderr.count("(not trained again)") == 2 and "runs trained" not in again.stderr
-    assert json.loads(again.stdout)["records"] == recs
-    assert stamp == {p: p.stat().st_mtime_ns for p in (tmp_path / "st").glob("*/run.json")}
+    assert json.loads(again.stdout)["records"] == recs and _stamps(tmp_path / "st") == stamp
     dry = json.loads(invoke(*args, "--dry-run", "--json").stdout)
     assert [(r["runs"], r["to_train"], r["kept"]) for r in dry] == [(0, 0, ["feddecorr-fig2"])] * 2
-    # --no-train: the outputs from what is kept; a rung without runs says so and trains nothing
+
+
+def _a_new_rung_untrained(args, tmp_path, recs) -> None:
+    """A rung without runs: --no-train says so and trains nothing; a kept record's cost is the
+    estimate as it is now; --rung trains only the rungs it names."""
+    stamp = _stamps(tmp_path / "st")
     (tmp_path / "rungs.yaml").write_text(RUNGS + "- name: r5\n  set: {rounds: 5, local_epochs: 1}\n")
     res = invoke(*args, "--no-train", "--json")
     assert res.exit_code == 0, res.output
     recs3 = json.loads(res.stdout)["records"]
     assert recs3[:2] == recs and recs3[2]["na"].startswith("not trained yet")
-    # a kept record's cost is the project's estimate as it is now, not as it was when it trained
     kept = tmp_path / "lad" / "records" / "r3--feddecorr-fig2.json"
     kept.write_text(json.dumps({**json.loads(kept.read_text()), "estimated_seconds": 12345.6}))
     recs4 = json.loads(invoke(*args, "--no-train", "--json").stdout)["records"]
     assert recs4[0]["estimated_seconds"] == recs[0]["estimated_seconds"] != 12345.6 and recs4[:2] == recs
     assert "| r5 | feddecorr-fig2 | rounds=5 local_epochs=1 | not trained yet" in (tmp_path / "lad" / "LADDER.md").read_text()
-    assert stamp == {p: p.stat().st_mtime_ns for p in (tmp_path / "st").glob("*/run.json")}
-    # --rung: only the named rungs may train; r5 is left untrained and says why, the kept ones are read
-    only = invoke(*args, "--rung", "r4", "--json")
+    only = invoke(*args, "--rung", "r4", "--json")  # r5 is left untrained and says why, the kept ones are read
     assert only.exit_code == 0, only.output
     recs5 = json.loads(only.stdout)["records"]
     assert recs5[:2] == recs and recs5[2]["na"] == "not trained yet (--rung r4 trained the others)"
-    assert "runs trained" not in only.stderr
-    assert stamp == {p: p.stat().st_mtime_ns for p in (tmp_path / "st").glob("*/run.json")}
+    assert "runs trained" not in only.stderr and _stamps(tmp_path / "st") == stamp
     dry5 = json.loads(invoke(*args, "--rung", "r5", "--dry-run", "--json").stdout)
     assert [(r["rung"], r["runs"], r["to_train"]) for r in dry5] == [("r5", 12, 12)]
+
+
+@pytest.mark.slow
+def test_a_ladder_keeps_each_rung_and_never_trains_it_twice(tmp_path):
+    (tmp_path / "rungs.yaml").write_text(RUNGS)
+    args = ["ladder", "feddecorr-fig2", "--preset", "quick", "--rungs", tmp_path / "rungs.yaml",
+            "--store", tmp_path / "st", "--out", tmp_path / "lad"]
+    recs = _climb_once(args, tmp_path)
+    _again_from_what_is_kept(args, tmp_path, recs)
+    _a_new_rung_untrained(args, tmp_path, recs)
+
+
+def _timeless(r: dict) -> dict:
+    """A record less the seconds a training took (the machine's, not the run's)."""
+    reg = {k: v for k, v in r["regime"].items() if k != "train_seconds_sum"}
+    reg["runs"] = [{k: v for k, v in m.items() if k != "train_seconds"} for m in reg["runs"]]
+    return {**{k: v for k, v in r.items() if k not in ("wall_seconds", "rung_wall_seconds", "figure")}, "regime": reg}
 
 
 def _same_figure(one, two) -> None:
@@ -117,6 +144,26 @@ def _same_figure(one, two) -> None:
         for s1, s2 in zip(p1["series"], p2["series"]):
             assert s2["y"] == pytest.approx(s1["y"], abs=1e-12) and s2["metrics"] == pytest.approx(s1["metrics"])
     assert two.with_suffix(".png").stat().st_size > 10_000
+
+
+def _no_train_keeps_what_a_store_holds(ladder, tmp_path, recs) -> None:
+    """--no-train on a store that holds some of a rung's runs keeps their evidence and says how
+    many; evidence of other images is not taken for these runs (a record names its test split's hash)."""
+    import shutil
+
+    for r in recs[0]["runs"][:2]:
+        shutil.copytree(tmp_path / "st" / r, tmp_path / "st3" / r)
+    three = ladder("st3", "lad3", "--no-train")
+    assert three.exit_code == 0, three.output
+    assert [r["na"] for r in json.loads(three.stdout)["records"]] == [
+        "not trained yet (6 of 8 runs; the ladder without --no-train trains them; the evidence of 2 kept)",
+        "not trained yet (6 of 8 runs; the ladder without --no-train trains them)"]  # the same runs, kept once
+    assert sorted(p.name for p in (tmp_path / "lad3" / "records" / "runs").iterdir()) == sorted(
+        f"{r}-r3.json" for r in recs[0]["runs"][:2])
+    # evidence of other images is not taken for these: a record names its test split's hash
+    bad = tmp_path / "lad3" / "records" / "runs" / f"{recs[0]['runs'][0]}-r3.json"
+    bad.write_text(json.dumps({**json.loads(bad.read_text()), "data": {"test_sha256": "0" * 64}}))
+    assert [(r["to_train"]) for r in json.loads(ladder("st4", "lad3", "--dry-run").stdout)] == [7]
 
 
 @pytest.mark.slow
@@ -159,29 +206,10 @@ def test_a_rung_trained_over_two_machines_trains_each_run_once_and_gives_the_sam
     two = ladder("st2", "lad2")
     assert two.exit_code == 0, two.output
     assert "training 3 run(s)" in two.stderr and len(list((tmp_path / "st2").glob("*/run.json"))) == 3
-    wall = ("wall_seconds", "rung_wall_seconds", "figure")
-
-    def timeless(r):  # the seconds a training took are the machine's, not the run's
-        reg = {k: v for k, v in r["regime"].items() if k != "train_seconds_sum"}
-        reg["runs"] = [{k: v for k, v in m.items() if k != "train_seconds"} for m in reg["runs"]]
-        return {**{k: v for k, v in r.items() if k not in wall}, "regime": reg}
-    assert [timeless(r) for r in json.loads(two.stdout)["records"]] == [timeless(r) for r in recs]
+    assert [_timeless(r) for r in json.loads(two.stdout)["records"]] == [_timeless(r) for r in recs]
     for entry in entries:  # the figures drawn from the evidence: the curves and numbers the store's render drew
         _same_figure(tmp_path / "lad" / "r3" / f"{entry}.json", tmp_path / "lad2" / "r3" / f"{entry}.json")
-    # --no-train on a store that holds some of a rung's runs keeps their evidence and says how many
-    for r in recs[0]["runs"][:2]:
-        shutil.copytree(tmp_path / "st" / r, tmp_path / "st3" / r)
-    three = ladder("st3", "lad3", "--no-train")
-    assert three.exit_code == 0, three.output
-    assert [r["na"] for r in json.loads(three.stdout)["records"]] == [
-        "not trained yet (6 of 8 runs; the ladder without --no-train trains them; the evidence of 2 kept)",
-        "not trained yet (6 of 8 runs; the ladder without --no-train trains them)"]  # the same runs, kept once
-    assert sorted(p.name for p in (tmp_path / "lad3" / "records" / "runs").iterdir()) == sorted(
-        f"{r}-r3.json" for r in recs[0]["runs"][:2])
-    # evidence of other images is not taken for these: a record names its test split's hash
-    bad = tmp_path / "lad3" / "records" / "runs" / f"{recs[0]['runs'][0]}-r3.json"
-    bad.write_text(json.dumps({**json.loads(bad.read_text()), "data": {"test_sha256": "0" * 64}}))
-    assert [(r["to_train"]) for r in json.loads(ladder("st4", "lad3", "--dry-run").stdout)] == [7]
+    _no_train_keeps_what_a_store_holds(ladder, tmp_path, recs)
 
 
 def test_kept_evidence_spares_training_only_where_the_figure_can_be_drawn_from_it(tmp_path):
