@@ -99,14 +99,15 @@ def _global_evaluate(server_round: int, arrays: ArrayRecord) -> MetricRecord:
     return MetricRecord({"accuracy": _accuracy(m, ds.test_x, ds.test_y), "loss": 0.0})
 
 
-@pytest.mark.slow
-def test_flower_quickstart_shape_recorded_with_the_documented_lines_is_analysed(tmp_path, monkeypatch):
+@pytest.fixture(scope="module")
+def flower_run(tmp_path_factory):
+    """The quickstart's shape simulated once, with the lines docs/flower.md adds: (run, store, tmp)."""
     import collapse_lab as cl
-    from collapse_lab.cli import cli
     from collapse_lab.flower import record
     from flwr.simulation import run_simulation
 
-    store = tmp_path / "ck"
+    tmp = tmp_path_factory.mktemp("flower")
+    store = tmp / "ck"
     server_app = ServerApp()
 
     @server_app.main()
@@ -120,10 +121,17 @@ def test_flower_quickstart_shape_recorded_with_the_documented_lines_is_analysed(
         strategy.start(grid=grid, initial_arrays=ArrayRecord(global_model.state_dict()), num_rounds=ROUNDS,
                        train_config=ConfigRecord({"lr": LR}), evaluate_fn=_global_evaluate)
 
-    monkeypatch.setenv("RAY_DEDUP_LOGS", "0")
-    run_simulation(server_app=server_app, client_app=client_app, num_supernodes=CLIENTS,
-                   backend_config={"client_resources": {"num_cpus": 1}, "init_args": {"num_cpus": 2}})
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("RAY_DEDUP_LOGS", "0")
+        run_simulation(server_app=server_app, client_app=client_app, num_supernodes=CLIENTS,
+                       backend_config={"client_resources": {"num_cpus": 1}, "init_args": {"num_cpus": 2}})
     (run,) = cl.open_store(store)
+    return run, store, tmp
+
+
+@pytest.mark.slow
+def test_a_flower_run_is_recorded_with_what_flower_ran(flower_run):
+    run, _, _ = flower_run
     assert run.status == "complete" and run.rounds == [0, 1, 2] and run.clients(2) == list(range(CLIENTS))
     meta = run.meta
     # what Flower ran, not collapse-lab's defaults; the sizes and label counts from the replies
@@ -137,32 +145,43 @@ def test_flower_quickstart_shape_recorded_with_the_documented_lines_is_analysed(
     parts = [_part(k) for k in range(CLIENTS)]
     assert meta["client_sizes"] == [len(p) for p in parts]
     assert meta["client_label_counts"] == [np.bincount(ds.train_y.numpy()[p], minlength=10).tolist() for p in parts]
+
+
+@pytest.mark.slow
+def test_a_flower_runs_rounds_are_its_evaluations_and_fedavg_of_its_clients(flower_run):
+    run, _, _ = flower_run
+    ds = _data()
     events = run.metrics()
     assert [e["round"] for e in events] == [0, 1, 2]
     m0 = Net()  # round 0: Flower's evaluation of the initial model, as evaluate_fn returned it
     m0.load_state_dict(run.state(0))
     assert events[0]["test_acc"] == pytest.approx(_accuracy(m0, ds.test_x, ds.test_y), abs=0)
     assert events[0]["test_acc_from"] == "server evaluate_fn" and "accuracy" in events[0]["server_eval"]
-    events = events[1:]
-    for e in events:  # the id is not averaged into the train metrics; Flower's own accuracy is the run's
+    for e in events[1:]:  # the id is not averaged into the train metrics; Flower's own accuracy is the run's
         assert "partition-id" not in e["train_metrics"] and e["test_acc_from"] == "server evaluate_fn"
         m = Net()
         m.load_state_dict(run.state(e["round"]))
         assert e["test_acc"] == pytest.approx(_accuracy(m, ds.test_x, ds.test_y), abs=0)
         assert 0 <= e["eval_metrics"]["eval_acc"] <= 1
     # the stored global model is FedAvg of the stored clients, weighted by their sizes
-    sizes = [len(p) for p in parts]
+    sizes = [len(_part(k)) for k in range(CLIENTS)]
     for name, g in run.state(2).items():
         avg = sum(n * run.state(2, k)[name].double() for k, n in enumerate(sizes)) / sum(sizes)
         assert torch.allclose(g.double(), avg, rtol=0, atol=1e-6), name
-    # the spectrum is of the inputs the model saw: the app's Normalize(0.5, 0.5), in float64
-    m = Net()
+
+
+@pytest.mark.slow
+def test_a_flower_run_is_analysed_on_the_inputs_its_model_saw(flower_run):
+    import collapse_lab as cl
+    from collapse_lab.cli import cli
+
+    run, store, tmp = flower_run
+    ds = _data()
+    m = Net()  # the spectrum is of the inputs the model saw: the app's Normalize(0.5, 0.5), in float64
     m.load_state_dict(run.state(2))
-    direct = cl.features(m, _inputs(ds.test_x, torch.float64))
-    sv, _ = cl.spectrum(direct)
+    sv, _ = cl.spectrum(cl.features(m, _inputs(ds.test_x, torch.float64)))
     factory = ["--model-factory", "tests.test_flower:Net"]
-    res = CliRunner().invoke(cli, ["spectrum", "--store", str(store), "--out", str(tmp_path / "fig"), "--json",
-                                   *factory])
+    res = CliRunner().invoke(cli, ["spectrum", "--store", str(store), "--out", str(tmp / "fig"), "--json", *factory])
     assert res.exit_code == 0, res.output
     glob = next(e for e in json.loads(res.stdout)["spectra"] if e["model"] == "global")
     assert glob["singular_values"] == sv[:100].tolist() and glob["n_significant"] == cl.n_significant(sv)
@@ -170,10 +189,10 @@ def test_flower_quickstart_shape_recorded_with_the_documented_lines_is_analysed(
     other = cl.spectrum(cl.features(m, ds.to_float(ds.test_x, torch.float64)))[0]
     assert not torch.allclose(other, sv)
     res = CliRunner().invoke(cli, ["runs", "--store", str(store), "--json"])
-    assert json.loads(res.stdout)[0]["acc"] == events[-1]["test_acc"]
-    for cmd in (["compare", "--store", str(store), "--out", str(tmp_path / "fig"), *factory],
-                ["cka", "--store", str(store), "--out", str(tmp_path / "fig"), *factory],
-                ["report", "--store", str(store), "--html", str(tmp_path / "r.html"), *factory]):
+    assert json.loads(res.stdout)[0]["acc"] == run.metrics()[-1]["test_acc"]
+    for cmd in (["compare", "--store", str(store), "--out", str(tmp / "fig"), *factory],
+                ["cka", "--store", str(store), "--out", str(tmp / "fig"), *factory],
+                ["report", "--store", str(store), "--html", str(tmp / "r.html"), *factory]):
         res = CliRunner().invoke(cli, cmd)
         assert res.exit_code == 0, (cmd, res.output)
 
