@@ -104,6 +104,7 @@ CASES = [
     (["bench", "--workload", "huge"], "--workload 'huge': choose one of cpu, paper-cifar10"),
     (["bench", "--repeats", "0"], "--repeats must be >= 1"),
     (["bench", "--images", "0"], "--images must be >= 1"),
+    (["bench", "--loader-workers", "-1"], "--loader-workers must be >= 0"),
     (["bench", "--model", "vit"], "unknown model 'vit'"),
 ]
 

@@ -12,21 +12,22 @@ from .selection import say_stderr
 
 def bench(workload: str = "cpu", *, models=("cnn", "mobilenetv2"), device="auto", images=None, test_images=None,
           clients=None, local_epochs=None, reference_epochs=None, rounds=None, warmup=None, augment=None,
-          precision=None, channels_last=None, compile=None, cuda_graphs=None, parallel_clients=None, workers=None,
-          repeats=3, reference=True, official_evals=True, keep_memory=True, each=None,
+          precision=None, channels_last=None, compile=None, cuda_graphs=None, parallel_clients=None,
+          loader_workers=None, repeats=3, reference=True, official_evals=True, keep_memory=True, each=None,
           say: Callable[[str], None] = say_stderr) -> list[dict]:
     """One timing of ``workload`` (cpu: the paper's round scaled down; paper-cifar10: the
     paper's CIFAR-10 round) per model: every setting resolved and checked as ``train`` checks
     it before anything is measured; ``repeats`` alternating measurements of the reference
-    loop (unless ``reference`` is False) and the fast path. ``each(result)``: as each model ends."""
+    loop (unless ``reference`` is False) and the fast path. ``each(result)``: as each model
+    ends. ``loader_workers``: the reference loop's DataLoader workers."""
     from ..bench.checks import check_counts
     from ..bench.run import bench as time_model, settings_for
 
-    check_counts(images, test_images, clients, local_epochs, reference_epochs, rounds, repeats, warmup, workers)
+    check_counts(images, test_images, clients, local_epochs, reference_epochs, rounds, repeats, warmup, loader_workers)
     settings = [settings_for(workload, model=m, device=device, images=images, test_images=test_images, clients=clients,
                              local_epochs=local_epochs, reference_epochs=reference_epochs, rounds=rounds, warmup=warmup,
                              augment=augment, precision=precision, channels_last=channels_last, compile=compile,
-                             cuda_graphs=cuda_graphs, parallel_clients=parallel_clients, workers=workers,
+                             cuda_graphs=cuda_graphs, parallel_clients=parallel_clients, workers=loader_workers,
                              repeats=repeats, reference=reference, official_evals=official_evals,
                              keep_memory=keep_memory) for m in models]
     for s in settings:

@@ -23,7 +23,7 @@ def check_counts(images=None, test_images=None, clients=None, local_epochs=None,
     if warmup is not None and warmup < 0:
         raise CollapseLabError(f"--warmup must be >= 0 (got {warmup})")
     if workers is not None and workers < 0:
-        raise CollapseLabError(f"--workers must be >= 0 (got {workers})")
+        raise CollapseLabError(f"--loader-workers must be >= 0 (got {workers})")
 
 
 def check_sweep_counts(seeds: int, workers=None, rounds=None, stack=None) -> None:

@@ -7,7 +7,7 @@ import click
 
 from ..spectra.constants import DEFAULT_TAU
 from .common import data_root_option, model_factory_options
-from .options import device_option, json_option, store_option, writable_out
+from .options import device_option, figure_out_option, json_option, store_option
 
 
 def rounds_option(what: str):
@@ -48,8 +48,7 @@ def analysis_options(f=None, *, foreign_layer: bool = True):
         click.option("--split", default="test", show_default=True, help="Evaluation set: test (as in the paper) or train."),
         click.option("--feature-dtype", default="float64", show_default=True, help="Forward pass precision for z."),
         device_option,
-        click.option("--out", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False),
-                     callback=writable_out, help="Figure folder."),
+        figure_out_option,
         json_option,
         data_root_option,
         *(model_factory_options if foreign_layer else model_factory_options[:1]),

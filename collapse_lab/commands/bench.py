@@ -39,7 +39,8 @@ from .run_options import run_option
 @run_option("--compile")
 @run_option("--cuda-graphs")
 @run_option("--parallel-clients")
-@click.option("--workers", type=int, default=None, help="Reference DataLoader workers (6 on CUDA as the official code, 0 on CPU).")
+@click.option("--loader-workers", type=int, default=None,
+              help="Reference DataLoader workers (6 on CUDA as the official code, 0 on CPU).")
 @click.option("--repeats", type=int, default=3, show_default=True,
               help="Alternating measurements (reference, fast, reference, fast, ...); median and spread are reported.")
 @click.option("--no-reference", is_flag=True, help="Time the fast path only.")
@@ -56,7 +57,7 @@ from .run_options import run_option
                    "test set before and after local training, the global model on the training and test sets.")
 @json_option
 def bench_cmd(preset, model, device, images, test_images, clients, local_epochs, reference_epochs, rounds, warmup,
-              augment, precision, channels_last, compile, cuda_graphs, parallel_clients, workers, repeats, no_reference,
+              augment, precision, channels_last, compile, cuda_graphs, parallel_clients, loader_workers, repeats, no_reference,
               sweep, sweep_seeds, sweep_workers, sweep_rounds, sweep_stack, keep_memory, official_evals, as_json,
               released_file, store, data_root):
     """Benchmark the fast path against the official-style reference loop (or, with --sweep,
@@ -87,7 +88,7 @@ def bench_cmd(preset, model, device, images, test_images, clients, local_epochs,
                            clients=clients, local_epochs=local_epochs, reference_epochs=reference_epochs,
                            rounds=rounds, warmup=warmup, augment=augment, precision=precision,
                            channels_last=channels_last, compile=compile, cuda_graphs=cuda_graphs,
-                           parallel_clients=parallel_clients, workers=workers, repeats=repeats,
+                           parallel_clients=parallel_clients, loader_workers=loader_workers, repeats=repeats,
                            reference=not no_reference, official_evals=official_evals, keep_memory=keep_memory,
                            each=None if as_json else (lambda r: click.echo(text(r))), say=say)
     if as_json:

@@ -73,3 +73,8 @@ pilot_option = click.option(
     "--pilot", "pilot_s", type=float, default=None,
     help="With --dry-run: time SECONDS of training steps of each model here, now (at the threads and workers the runs "
          "will use), and give the time on this machine as a range beside the idle-machine estimate.")
+
+
+# the folder the analyses (spectrum, compare, layers, cka, nc, theory) draw their figures into
+figure_out_option = click.option("--out", "fig_dir", default="figures", show_default=True,
+                                 type=click.Path(file_okay=False), callback=writable_out, help="Figure folder.")

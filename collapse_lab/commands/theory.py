@@ -6,7 +6,7 @@ import json
 
 import click
 
-from .options import json_option, store_option, writable_out
+from .options import figure_out_option, json_option, store_option
 from .common import data_root_option, progress_callback
 
 
@@ -15,8 +15,12 @@ def theory():
     """Numerical checks of Proposition 1 and Theorem 1 (FedDecorr App. A, B)."""
 
 
+# the random draws of a check (matrices, initial weights, data order), for prop1 and the theorem's checks
+seed_option = click.option("--seed", type=int, default=0, show_default=True, help="Seed of the check's random draws.")
+
+
 @theory.command("prop1", short_help="Proposition 1 on random and real correlation matrices.")
-@click.option("--seed", type=int, default=0, show_default=True)
+@seed_option
 @store_option("Run store: the newest run's final global model gives a real correlation matrix.")
 @json_option
 @click.pass_context
@@ -53,9 +57,8 @@ def thm_options(f):
         click.option("--eta", type=float, default=2e-4, show_default=True, help="Gradient-descent step (time per step)."),
         click.option("--horizon", type=float, default=0.4, show_default=True, help="Gradient-flow time simulated."),
         click.option("--grow-factor", type=float, default=2.0, show_default=True, help="sigma_k 'grows' when sigma_k(T) >= factor * sigma_k(0)."),
-        click.option("--seed", type=int, default=0, show_default=True),
-        click.option("--out", "fig_dir", default="figures", show_default=True, type=click.Path(file_okay=False),
-                     callback=writable_out),
+        seed_option,
+        figure_out_option,
         json_option,
     ]
     for o in reversed(opts):
@@ -92,5 +95,3 @@ def align_cmd(fig_dir, as_json, **settings):
 
     click.echo("\n".join(align_lines(got["results"], got["figures"])))
 
-
-__all__ = ["theory"]

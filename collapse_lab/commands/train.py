@@ -12,7 +12,7 @@ from click.core import ParameterSource
 from ..signals import exit_status, install_stop_handlers, restore_handlers
 from ..timelimit import deadline
 from .common import data_root_option, time_limit_option
-from .options import device_option, json_option, precision_option, store_option
+from .options import device_option, json_option, precision_option, store_option, workers_option
 from .run_options import run_options
 
 
@@ -31,8 +31,7 @@ from .run_options import run_options
               help="Also log each run's metrics as its rounds end: tensorboard DIR (event files) or wandb DIR (a W&B "
                    "run, offline unless WANDB_MODE=online); repeatable.")
 @time_limit_option
-@click.option("--workers", type=int, default=None,
-              help="Runs trained at once, each in its own process (default 1); each run stores the same bytes.")
+@workers_option("Runs trained at once, each in its own process (default 1); each run stores the same bytes.")
 @json_option
 @click.pass_context
 def train(ctx, **params):
