@@ -54,9 +54,10 @@ def _analysis() -> list:
             ([cmd, "--bogus"], "No such option"),
             ([cmd, "extra"], "unexpected extra argument"),
         ]
-    cases += [(["spectrum", "--top", "0"], "--top must be >= 1"), (["spectrum", "--rounds", "a:b"], "--rounds 'a:b'"),
-              (["spectrum", "--rounds", ""], "--rounds"), (["cka", "--rounds", "3:1"], "runs backwards"),
-              (["nc", "--rounds", "0:x"], "--rounds '0:x'"), (["compare", "--top", "-2"], "--top must be >= 1")]
+    cases += [(["spectrum", "--top", "0"], "--top must be >= 1"), (["spectrum", "--over-rounds", "a:b"], "--over-rounds 'a:b'"),
+              (["spectrum", "--over-rounds", ""], "--over-rounds"), (["cka", "--over-rounds", "3:1"], "runs backwards"),
+              (["nc", "--over-rounds", "0:x"], "--over-rounds '0:x'"), (["compare", "--top", "-2"], "--top must be >= 1"),
+              (["spectrum", "--rounds", "all"], "--over-rounds")]  # the analyses' old name: pointed to the new
     return cases
 
 
@@ -176,7 +177,7 @@ SPECS = {
 }
 # issue 47: what was accepted, dropped silently or an internal error
 G = ["--dataset", "gaussian"]
-IMP = ["--dataset", "digits", "--global", "round_{round}/global.pt"]
+IMP = ["--dataset", "digits", "--global-files", "round_{round}/global.pt"]
 ISSUE47 = [
     (T + ["--probe", "-5"], "--probe must be >= 0"),
     (T + ["--parallel-clients", "-1"], "--parallel-clients must be >= 0"),

@@ -163,9 +163,9 @@ def test_spectrum_over_rounds_says_a_deleted_round_and_skips_a_pruned_one(tmp_pa
     assert run("train", *FAST, "--alpha", "0.5", "--rounds", "2", "--store", out).exit_code == 0
     assert run("train", *FAST, "--alpha", "0.5", "--rounds", "2", "--store", kept, "--keep-global", "last").exit_code == 0
     (run_dir(out) / "round_1" / "global.safetensors").unlink()
-    res = run("spectrum", "--store", out, "--rounds", "all", "--out", tmp_path / "f")
+    res = run("spectrum", "--store", out, "--over-rounds", "all", "--out", tmp_path / "f")
     assert res.exit_code == 2 and "round_1/global.safetensors is missing, and the run did not prune it" in res.stderr
-    res = run("spectrum", "--store", kept, "--rounds", "all", "--out", tmp_path / "g", "--json")
+    res = run("spectrum", "--store", kept, "--over-rounds", "all", "--out", tmp_path / "g", "--json")
     assert res.exit_code == 0 and {e["round"] for e in json.loads(res.stdout)["rounds"]} == {2}  # 0 and 1 pruned
 
 

@@ -10,10 +10,10 @@ from .selection import features_of, runs_of, warn_stderr
 
 
 def cka(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, methods=(), regs=(), round=None,
-        client=None, tau=DEFAULT_TAU, split="test", feature_dtype="float64", device="auto", out="figures", rounds=None,
+        client=None, tau=DEFAULT_TAU, split="test", feature_dtype="float64", device="auto", out="figures", over_rounds=None,
         data_root=None, model_factory=None, layer=None, progress=None, warn=warn_stderr) -> dict:
     """Linear CKA (unbiased HSIC) between the global model and every client stored at
-    ``round`` (a heatmap per run in ``out``); with ``rounds`` also each client against the
+    ``round`` (a heatmap per run in ``out``); with ``over_rounds`` also each client against the
     global model over the rounds: {"cka": one record per run}. ``client`` must stay None:
     every stored client is compared."""
     from ..analysis.select import no_progress
@@ -26,16 +26,16 @@ def cka(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, met
                                "at the round; drop --client")
     selected = runs_of(store, alpha, runs, dataset, model, regs, methods, one_round=True, warn=warn)  # each run alone
     fs = features_of(data_root, model_factory, layer, split=split, dtype=feature_dtype, device=device)
-    return {"cka": cka_runs(selected, fs, rounds, round, out, progress or no_progress, warn)}
+    return {"cka": cka_runs(selected, fs, over_rounds, round, out, progress or no_progress, warn)}
 
 
 def nc(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, methods=(), regs=(), round=None,
-       client=0, tau=DEFAULT_TAU, split="test", feature_dtype="float64", device="auto", out="figures", rounds=None,
+       client=0, tau=DEFAULT_TAU, split="test", feature_dtype="float64", device="auto", out="figures", over_rounds=None,
        data_root=None, model_factory=None, layer=None, progress=None, warn=warn_stderr) -> dict:
     """NC1 (within-class variability relative to between-class), NC2 (equinorm and
     equiangularity of the class means and classifier rows), NC3 (self-duality) and NC4
     (nearest class centre) of the global model and client ``client`` at ``round`` or over
-    ``rounds``: {"neural_collapse": rows, "figures"}."""
+    ``over_rounds``: {"neural_collapse": rows, "figures"}."""
     from ..analysis.select import no_progress
     from ..analysis.similarity_view import nc as nc_runs
     from ..analysis.stored import check_analysis_options
@@ -43,5 +43,5 @@ def nc(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, meth
     check_analysis_options(tau, client, None)
     selected = runs_of(store, alpha, runs, dataset, model, regs, methods, one_round=True, warn=warn)  # each run alone
     fs = features_of(data_root, model_factory, layer, split=split, dtype=feature_dtype, device=device)
-    rows, figures = nc_runs(selected, fs, rounds, round, client, out, progress or no_progress, warn)
+    rows, figures = nc_runs(selected, fs, over_rounds, round, client, out, progress or no_progress, warn)
     return {"neural_collapse": rows, "figures": figures}

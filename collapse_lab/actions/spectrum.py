@@ -12,30 +12,30 @@ from .selection import features_of, iid_twins, runs_of, say_stderr, warn_stderr
 
 def spectrum(store="checkpoints", *, alpha=(), runs=(), dataset=None, model=None, methods=(), regs=(), round=None,
              client=0, tau=DEFAULT_TAU, split="test", feature_dtype="float64", device="auto", out="figures",
-             rounds=None, top=None, live_only=False, logged=False, data_root=None, model_factory=None, layer=None,
+             over_rounds=None, top=None, live_only=False, logged=False, data_root=None, model_factory=None, layer=None,
              say=say_stderr, warn=warn_stderr) -> dict:
     """The spectra of the selected runs' models at ``round`` (default: the last), drawn into
     ``out`` with the store's IID twins as the reference: {"spectra": rows, "seed_groups",
-    "notes", "figures"}; with ``rounds`` (all, A:B, A,B,C) their evolution: {"rounds": rows,
+    "notes", "figures"}; with ``over_rounds`` (all, A:B, A,B,C) their evolution: {"rounds": rows,
     "figures"}, from the checkpoints or, ``logged``, from what training logged."""
     from ..analysis import spectrum_rounds, spectrum_view
     from ..analysis.stored import check_analysis_options
 
     check_analysis_options(tau, client, top)
-    if live_only and rounds is not None:
-        raise CollapseLabError("--live-only has no effect with --rounds yet; drop one")
-    if rounds is not None and round is not None:
-        raise CollapseLabError("--round has no effect with --rounds (which draws the rounds it names); drop one")
-    if logged and rounds is None:
-        raise CollapseLabError("--logged draws spectra over rounds: give --rounds (e.g. --rounds all)")
+    if live_only and over_rounds is not None:
+        raise CollapseLabError("--live-only has no effect with --over-rounds yet; drop one")
+    if over_rounds is not None and round is not None:
+        raise CollapseLabError("--round has no effect with --over-rounds (which draws the rounds it names); drop one")
+    if logged and over_rounds is None:
+        raise CollapseLabError("--logged draws spectra over rounds: give --over-rounds (e.g. --over-rounds all)")
     filters = dict(alpha=alpha, runs=runs, dataset=dataset, model=model, regs=regs, methods=methods)
-    selected = runs_of(store, **filters, one_round=round is not None or rounds is not None, warn=warn)
+    selected = runs_of(store, **filters, one_round=round is not None or over_rounds is not None, warn=warn)
     if logged:
-        rows, paths = spectrum_rounds.logged_over_rounds(selected, rounds, tau, out)
+        rows, paths = spectrum_rounds.logged_over_rounds(selected, over_rounds, tau, out)
         return {"rounds": rows, "figures": [str(p) for p in paths], "kind": "logged"}
     fs = features_of(data_root, model_factory, layer, split=split, dtype=feature_dtype, device=device)
-    if rounds is not None:
-        rows, paths = spectrum_rounds.over_rounds(selected, fs, rounds, client, tau, top, out, warn)
+    if over_rounds is not None:
+        rows, paths = spectrum_rounds.over_rounds(selected, fs, over_rounds, client, tau, top, out, warn)
         return {"rounds": rows, "figures": [str(p) for p in paths], "kind": "rounds"}
     iid = iid_twins(store, selected, **filters)
     if iid:

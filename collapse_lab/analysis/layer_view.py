@@ -16,7 +16,7 @@ from .select import no_progress, quiet
 from .stored import check_runs, local_kept, model_layers
 
 
-def collapse_by_layer(selected, fs=None, rounds_spec: str | None = None, round_: int | None = None, client: int = 0,
+def collapse_by_layer(selected, fs=None, over_rounds: str | None = None, round_: int | None = None, client: int = 0,
                       layers=(), tau: float = 0.01, positions: int = 0, spectra_at: str | None = None,
                       split: str = "test", fig_dir="figures", logged: bool = False,
                       done: Callable[[str, int], None] = no_progress,
@@ -27,9 +27,9 @@ def collapse_by_layer(selected, fs=None, rounds_spec: str | None = None, round_:
     (``train --probe-layers``) instead of the checkpoints. ``fs``: a ``FeatureSource``."""
     check_runs(selected, None if logged else fs, client)  # one line before any progress
     if logged:
-        rows, spectra, computed = _logged_rows(selected, rounds_spec, round_, client, tau, layers), [], 0
+        rows, spectra, computed = _logged_rows(selected, over_rounds, round_, client, tau, layers), [], 0
     else:
-        plan = _plan(selected, rounds_spec, round_, spectra_at, warn)
+        plan = _plan(selected, over_rounds, round_, spectra_at, warn)
         rows, spectra = _computed_rows(fs, selected, plan, client, layers, tau, positions, done, warn)
         computed = fs.computed
     paths = _figures(rows, spectra, tau, "probe" if logged else split, selected[0].meta, Path(fig_dir),
@@ -52,18 +52,18 @@ def _figures(rows: list[dict], spectra: list[dict], tau: float, split: str, meta
     return save_figures(items, fig_dir)
 
 
-def _plan(selected, rounds_spec, round_, spectra_at, warn) -> list[tuple]:
+def _plan(selected, over_rounds, round_, spectra_at, warn) -> list[tuple]:
     """(run, round, whether its spectra are drawn) for every run and chosen round."""
     out = []
     for run in selected:
         last = int(run.meta.get("rounds_complete", 0))
-        if rounds_spec is None and round_ is None:  # where collapse starts: every kept round from the initial model
+        if over_rounds is None and round_ is None:  # where collapse starts: every kept round from the initial model
             asked = list(range(last + 1))
         else:
-            asked = parse_rounds(rounds_spec or str(round_), last, "--rounds" if rounds_spec else "--round")
+            asked = parse_rounds(over_rounds or str(round_), last, "--over-rounds" if over_rounds else "--round")
         rounds = [r for r in asked if run.has_global(r)]  # a retention setting may have pruned some
         if not rounds:
-            raise CollapseLabError(f"--rounds: {run.path.name} holds none of rounds {asked} (pruned by --keep-global, "
+            raise CollapseLabError(f"--over-rounds: {run.path.name} holds none of rounds {asked} (pruned by --keep-global, "
                                    f"or never recorded); it holds {[r for r in range(last + 1) if run.has_global(r)]}")
         if len(rounds) < len(asked):
             warn(f"{run.path.name}: rounds {sorted(set(asked) - set(rounds))} are not stored (pruned by --keep-global, "
@@ -71,7 +71,7 @@ def _plan(selected, rounds_spec, round_, spectra_at, warn) -> list[tuple]:
         drawn = parse_rounds(spectra_at, last, "--spectra-at") if spectra_at else sorted({rounds[0], rounds[-1]})
         if not set(drawn) <= set(rounds):
             raise CollapseLabError(f"--spectra-at {spectra_at!r}: round(s) {sorted(set(drawn) - set(rounds))} are "
-                                   "not among --rounds; name rounds that are")
+                                   "not among --over-rounds; name rounds that are")
         out += [(run, r, r in drawn) for r in rounds]
     return out
 
@@ -128,7 +128,7 @@ def _computed_rows(fs, selected, plan, client, layers, tau, positions, done, war
     return rows, spectra
 
 
-def _logged_rows(selected, rounds_spec, round_, client, tau, layers) -> list[dict]:
+def _logged_rows(selected, over_rounds, round_, client, tau, layers) -> list[dict]:
     """--logged: the rows ``train --probe-layers`` wrote to metrics.jsonl (the probe set, the
     global model and client 0, the probe's tau); no checkpoint is read."""
     from .run_log import layer_rows
@@ -145,7 +145,7 @@ def _logged_rows(selected, rounds_spec, round_, client, tau, layers) -> list[dic
             raise CollapseLabError(f"--logged: {run.path.name} logged no layers (train it with --probe-layers, or "
                                    "read its checkpoints without --logged)")
         last = int(run.meta.get("rounds_complete", 0))
-        keep = set(parse_rounds(rounds_spec, last) if rounds_spec else [round_] if round_ is not None else range(last + 1))
+        keep = set(parse_rounds(over_rounds, last) if over_rounds else [round_] if round_ is not None else range(last + 1))
         rows += [{"group": group[run.path], "alpha": run.meta.get("alpha"), "reg": run.meta.get("reg"),
                   **{k: v for k, v in e.items() if k != "run"}, "run": run.path.name}
                  for e in logged if e["round"] in keep]

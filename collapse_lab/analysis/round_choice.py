@@ -1,6 +1,6 @@
 """Which rounds of a run an analysis reads: the run's last by default, a named round
 checked against what the run holds (retention prunes, an import keeps some rounds), and
-the ``--rounds`` grammar (``all``, ``A:B``, ``A,B,C``)."""
+the ``--over-rounds`` grammar (``all``, ``A:B``, ``A,B,C``)."""
 from __future__ import annotations
 
 from ..errors import CollapseLabError
@@ -32,7 +32,7 @@ def _spans(rounds: list[int]) -> str:
     return ", ".join(str(r) for r in rounds) if len(rounds) <= 12 else f"{', '.join(map(str, rounds[:10]))}, ... {rounds[-1]}"
 
 
-def parse_rounds(spec: str, last: int, option: str = "--rounds") -> list[int]:
+def parse_rounds(spec: str, last: int, option: str = "--over-rounds") -> list[int]:
     """'all', 'A:B' (inclusive) or 'A,B,C' -> sorted rounds within 1..last; ``option``: the
     option the words came from, as the error names it."""
     try:

@@ -15,13 +15,13 @@ from .stored import check_runs, local_kept
 
 
 def rounds_of(run, spec: str | None, round_: int | None) -> list[int]:
-    """The rounds ``--rounds`` names (``spec``), else ``--round`` (default: the run's last)."""
+    """The rounds ``--over-rounds`` names (``spec``), else ``--round`` (default: the run's last)."""
     if spec is not None and round_ is not None:
-        raise CollapseLabError("--round has no effect with --rounds (which names the rounds); drop one")
+        raise CollapseLabError("--round has no effect with --over-rounds (which names the rounds); drop one")
     return parse_rounds(spec, int(run.meta.get("rounds_complete", 0))) if spec else [pick_round(run, round_)]
 
 
-def cka(selected, fs, rounds_spec: str | None = None, round_: int | None = None, fig_dir="figures",
+def cka(selected, fs, over_rounds: str | None = None, round_: int | None = None, fig_dir="figures",
         done: Callable[[str, int], None] = no_progress, warn: Callable[[str], None] = quiet) -> list[dict]:
     """Per run: linear CKA between the global model and every client stored at the last round
     asked (a models x models heatmap), and with several rounds CKA(client, global) over them."""
@@ -31,7 +31,7 @@ def cka(selected, fs, rounds_spec: str | None = None, round_: int | None = None,
     from .plots.style import grid
 
     out = []
-    plans = [rounds_of(run, rounds_spec, round_) for run in selected]  # bad --rounds: one line before any work
+    plans = [rounds_of(run, over_rounds, round_) for run in selected]  # bad --over-rounds: one line before any work
     check_runs(selected, fs)
     for run, rounds in zip(selected, plans):
         done(run.path.name, len(selected))
@@ -87,17 +87,17 @@ def nc_record(fs, run, r, k) -> dict:
     return {"run": run.path.name, "round": r, "model": "global" if k is None else f"client_{k}", **out}
 
 
-def nc(selected, fs, rounds_spec: str | None = None, round_: int | None = None, client: int = 0, fig_dir="figures",
+def nc(selected, fs, over_rounds: str | None = None, round_: int | None = None, client: int = 0, fig_dir="figures",
        done: Callable[[str, int], None] = no_progress,
        warn: Callable[[str], None] = quiet) -> tuple[list[dict], list[str]]:
     """NC1-NC4 of the global model and client ``client``'s per run and round asked; with
-    ``rounds_spec`` the figure of NC1, NC3, NC4 over the rounds (its paths)."""
+    ``over_rounds`` the figure of NC1, NC3, NC4 over the rounds (its paths)."""
     from .plots import save_figure
     from .plots.rounds import plot_series
     from .plots.style import grid
 
     rows, warned = [], set()
-    plans = [rounds_of(run, rounds_spec, round_) for run in selected]  # bad --rounds: one line before any work
+    plans = [rounds_of(run, over_rounds, round_) for run in selected]  # bad --over-rounds: one line before any work
     check_runs(selected, fs, client)
     for run, rounds in zip(selected, plans):
         nc_check(fs, run, rounds)
@@ -108,7 +108,7 @@ def nc(selected, fs, rounds_spec: str | None = None, round_: int | None = None, 
             if local_kept(run, r, client, warn, warned):
                 rows.append(nc_record(fs, run, r, client))
     figures = []
-    if rounds_spec:
+    if over_rounds:
         fig, (axes,) = grid(1, 3)
         for ax, key, label in zip(axes, ("nc1", "nc3", "nc4"), ("NC1", "NC3", "NC4")):
             series = {}

@@ -1,4 +1,4 @@
-"""Spectra over rounds (``spectrum --rounds``): per run and round the global (and client)
+"""Spectra over rounds (``spectrum --over-rounds``): per run and round the global (and client)
 spectrum, the count above tau and the gap R, from checkpoints; or, with ``logged``, from the
 probe records training wrote to ``metrics.jsonl`` (``training.probe``), with no checkpoint or
 forward pass: what runs with ``--keep-local none`` and pruned rounds still show."""
@@ -44,7 +44,7 @@ def over_rounds(selected, fs, spec: str, client: int, tau: float, top: int | Non
                                        "and the run did not prune it: the run is damaged; collapse-lab train --resume "
                                        "with its options recreates it")
         if not rounds:
-            raise CollapseLabError(f"--rounds {spec}: {run.path.name} holds none of rounds {asked}; it holds "
+            raise CollapseLabError(f"--over-rounds {spec}: {run.path.name} holds none of rounds {asked}; it holds "
                                    f"{kept_rounds(run)}")
         if len(rounds) < len(asked) and spec != "all":
             warn(f"{run.path.name}: rounds {sorted(set(asked) - set(rounds))} are not held; skipped")

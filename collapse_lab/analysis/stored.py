@@ -67,7 +67,7 @@ def local_kept(run, r: int, k: int, warn: Callable[[str], None], warned: set | N
         warned.add(run.path)
     source = run.meta.get("source")
     if isinstance(source, dict) and not source.get("client"):  # imported global models alone
-        warn(f"{run.path.name} was imported without its clients' models (import --client); global model only")
+        warn(f"{run.path.name} was imported without its clients' models (import --client-files); global model only")
     else:
         warn(f"{run.path.name} keeps no checkpoint of client {k} for round {r} (--keep-local "
              f"{run.meta.get('keep_local')}); global model only")

@@ -11,9 +11,9 @@ from .options import device_option, figure_out_option, json_option, store_option
 
 
 def rounds_option(what: str):
-    """--rounds of the analyses: which stored rounds to read (train's and bench's --rounds count
-    rounds to run; a selection is never a count)."""
-    return click.option("--rounds", "rounds_spec", default=None, metavar="ROUNDS",
+    """--over-rounds of the analyses: which stored rounds to read. Its own name, as train's and
+    bench's --rounds counts rounds to run: a selection is never a count."""
+    return click.option("--over-rounds", "over_rounds", default=None, metavar="ROUNDS",
                         help=f"Rounds to read: all, A:B or A,B,C; {what}")
 
 

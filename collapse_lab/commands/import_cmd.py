@@ -13,10 +13,10 @@ from .common import checked_data_root, data_root_option
 @click.command("import")
 @click.argument("src", type=click.Path(file_okay=False, exists=True))
 @store_option()
-@click.option("--global", "global_pattern", required=True, metavar="PATTERN",
+@click.option("--global-files", "global_pattern", required=True, metavar="PATTERN",
               help="The global models' files under SRC, e.g. 'round_{round}/global.pt' (round 0: the initial model) "
                    "or 'globalmodel_*.pth' (no {round}: one checkpoint, numbered --round).")
-@click.option("--client", "client_pattern", metavar="PATTERN",
+@click.option("--client-files", "client_pattern", metavar="PATTERN",
               help="The clients' files, e.g. 'round_{round}/client_{client}.pt' or 'localmodel{client}_*.pth'.")
 @click.option("--key", default=None, help="Entry of each file that holds the state dict (a.b for nested).")
 @click.option("--round", "round_", type=int, default=1, show_default=True,
@@ -44,7 +44,7 @@ def import_cmd(src, store, global_pattern, client_pattern, key, round_, dataset,
                clients, alpha, seed, settings, tag, as_json, data_root):
     """Read SRC's checkpoints (torch.load with weights_only=True: tensors only) and record
     them as one run of --store: the global model of each round (round 0: the initial model)
-    and, with --client, the clients' models. Nothing is written unless every file reads and
+    and, with --client-files, the clients' models. Nothing is written unless every file reads and
     loads into --model."""
     from ..importer import import_run
 

@@ -18,24 +18,24 @@ from .analysis_options import analysis_options, rounds_option
               help="A module of model.named_modules() (repeatable; z: the representation); default: the model's "
                    "blocks, else its activations, then z.")
 @click.option("--spectra-at", default=None, metavar="ROUNDS",
-              help="Rounds whose layer spectra are drawn (all, A:B or A,B,C, among --rounds; default: the first and "
-                   "last of --rounds).")
+              help="Rounds whose layer spectra are drawn (all, A:B or A,B,C, among --over-rounds; default: the first and "
+                   "last of --over-rounds).")
 @click.option("--positions", type=int, default=0, show_default=True, metavar="P",
               help="Read a convolutional map at P fixed positions, flattened (C x P values a sample), instead of "
                    "its channel means (0).")
 @click.option("--logged", is_flag=True, help="Read what train --probe-layers logged each round (the probe set, the "
                                              "global model and client 0) instead of the checkpoints.")
 def layers_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device,
-               fig_dir, as_json, rounds_spec, layers, spectra_at, positions, logged, data_root=None, model_factory=None, layer=None):
+               fig_dir, as_json, over_rounds, layers, spectra_at, positions, logged, data_root=None, model_factory=None, layer=None):
     """Effective rank, n above tau and participation ratio of every layer's covariance, for the
-    global model and client --client's, at --rounds; a layer x round heatmap per run and the
+    global model and client --client's, at --over-rounds; a layer x round heatmap per run and the
     layers' spectra at --spectra-at."""
     from ..actions.layers import layers as layer_action
     from ..analysis.onset import line
 
     got = layer_action(store, alpha=alpha, runs=runs, dataset=dataset, model=model, methods=methods, regs=regs,
                        round=round_, client=client, tau=tau, split=split, feature_dtype=feature_dtype, device=device,
-                       out=fig_dir, rounds=rounds_spec, layers=layers, spectra_at=spectra_at, positions=positions,
+                       out=fig_dir, over_rounds=over_rounds, layers=layers, spectra_at=spectra_at, positions=positions,
                        logged=logged, data_root=data_root, model_factory=model_factory,
                        progress=progress_callback("layers"), say=lambda m: click.echo(m, err=True), warn=warn)
     rows, computed, onset, paths = got["layers"], got["computed"], got["onset"], got["figures"]

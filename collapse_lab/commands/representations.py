@@ -15,16 +15,16 @@ from .analysis_options import analysis_options, rounds_option
 @analysis_options
 @rounds_option("CKA(client, global) over those rounds too.")
 def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device,
-            fig_dir, as_json, rounds_spec, data_root=None, model_factory=None, layer=None):
+            fig_dir, as_json, over_rounds, data_root=None, model_factory=None, layer=None):
     """Linear CKA (unbiased HSIC) between the representations of the global model and of every
-    client stored at a round: a models x models heatmap per run; with --rounds also CKA between
+    client stored at a round: a models x models heatmap per run; with --over-rounds also CKA between
     each client and the global model over the rounds."""
     from ..actions.similarity import cka
 
     given = click.get_current_context().get_parameter_source("client") == click.core.ParameterSource.COMMANDLINE
     out = cka(store, alpha=alpha, runs=runs, dataset=dataset, model=model, methods=methods, regs=regs, round=round_,
               client=client if given else None, tau=tau, split=split, feature_dtype=feature_dtype, device=device, out=fig_dir,
-              rounds=rounds_spec, data_root=data_root, model_factory=model_factory, layer=layer,
+              over_rounds=over_rounds, data_root=data_root, model_factory=model_factory, layer=layer,
               progress=progress_callback("cka"), warn=warn)["cka"]
     if as_json:
         click.echo(json.dumps({"cka": out}, indent=1))
@@ -39,7 +39,7 @@ def cka_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, t
 @analysis_options
 @rounds_option("the metrics over those rounds.")
 def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device,
-           fig_dir, as_json, rounds_spec, data_root=None, model_factory=None, layer=None):
+           fig_dir, as_json, over_rounds, data_root=None, model_factory=None, layer=None):
     """NC1 (within-class variability relative to between-class), NC2 (equinorm and
     equiangularity of the class means and of the classifier rows), NC3 (self-duality) and NC4
     (agreement with the nearest class centre) of the global model and client --client
@@ -48,7 +48,7 @@ def nc_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, ta
 
     got = nc(store, alpha=alpha, runs=runs, dataset=dataset, model=model, methods=methods, regs=regs, round=round_,
              client=client, tau=tau, split=split, feature_dtype=feature_dtype, device=device, out=fig_dir,
-             rounds=rounds_spec, data_root=data_root, model_factory=model_factory, layer=layer,
+             over_rounds=over_rounds, data_root=data_root, model_factory=model_factory, layer=layer,
              progress=progress_callback("nc"), warn=warn)
     rows, figures = got["neural_collapse"], got["figures"]
     if as_json:

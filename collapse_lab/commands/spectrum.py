@@ -28,16 +28,16 @@ def _print(key: str, kind: str, rows: list[dict], paths, as_json: bool, notes=()
 @top_option()
 @click.option("--live-only", is_flag=True, help="Spectra and rank measures over the live units only (dead and constant "
                                                  "units of z left out).")
-@click.option("--logged", is_flag=True, help="With --rounds: the global spectra training logged on its probe set "
+@click.option("--logged", is_flag=True, help="With --over-rounds: the global spectra training logged on its probe set "
                                              "(no checkpoints needed).")
 def spectrum_cmd(alpha, runs, store, dataset, model, methods, regs, round_, client, tau, split, feature_dtype, device, fig_dir, as_json,
-                 rounds_spec, top, live_only, logged, data_root=None, model_factory=None, layer=None):
+                 over_rounds, top, live_only, logged, data_root=None, model_factory=None, layer=None):
     """Covariance spectra of global and local models (FedDecorr Fig. 2/3), or their evolution over rounds."""
     from ..actions.spectrum import spectrum
 
     got = spectrum(store, alpha=alpha, runs=runs, dataset=dataset, model=model, methods=methods, regs=regs,
                    round=round_, client=client, tau=tau, split=split, feature_dtype=feature_dtype, device=device,
-                   out=fig_dir, rounds=rounds_spec, top=top, live_only=live_only, logged=logged, data_root=data_root,
+                   out=fig_dir, over_rounds=over_rounds, top=top, live_only=live_only, logged=logged, data_root=data_root,
                    model_factory=model_factory, layer=layer, say=lambda m: click.echo(m, err=True), warn=warn)
     if "rounds" in got:
         return _print("rounds", got["kind"], got["rounds"], got["figures"], as_json)

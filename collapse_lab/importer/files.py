@@ -91,26 +91,26 @@ def find(src: Path, pattern: str, flag: str) -> list[tuple[dict, Path]]:
 def matched_files(src: Path, global_pattern: str, client_pattern, round_: int):
     """The global models' files by round, the clients' by round and client, and the rounds
     after the initial model; a pattern that matches nothing usable is one line."""
-    globals_ = {(m.get("round", round_)): p for m, p in find(src, global_pattern, "--global")}
+    globals_ = {(m.get("round", round_)): p for m, p in find(src, global_pattern, "--global-files")}
     if not globals_:
-        raise CollapseLabError(f"--global {global_pattern}: no file under {src} matches it")
+        raise CollapseLabError(f"--global-files {global_pattern}: no file under {src} matches it")
     if "{round}" not in global_pattern and len(globals_) > 1:
-        raise CollapseLabError(f"--global {global_pattern} matches {len(globals_)} files; put {{round}} where the "
+        raise CollapseLabError(f"--global-files {global_pattern} matches {len(globals_)} files; put {{round}} where the "
                                "round number is, or name one file")
     per_round: dict[int, dict[int, Path]] = {}
-    for m, p in find(src, client_pattern, "--client") if client_pattern else []:
+    for m, p in find(src, client_pattern, "--client-files") if client_pattern else []:
         if "client" not in m:
-            raise CollapseLabError(f"--client {client_pattern}: put {{client}} where the client number is")
+            raise CollapseLabError(f"--client-files {client_pattern}: put {{client}} where the client number is")
         per_round.setdefault(m.get("round", round_), {})[m["client"]] = p
     if client_pattern and not per_round:  # asked for and silently absent, the run would have no local models
-        raise CollapseLabError(f"--client {client_pattern}: no file under {src} matches it; correct the pattern, or "
-                               "leave --client out to import the global models alone")
+        raise CollapseLabError(f"--client-files {client_pattern}: no file under {src} matches it; correct the pattern, or "
+                               "leave --client-files out to import the global models alone")
     rounds = sorted(r for r in globals_ if r > 0)
     if not rounds:
-        raise CollapseLabError(f"--global {global_pattern}: only the initial model (round 0) under {src}; a run "
+        raise CollapseLabError(f"--global-files {global_pattern}: only the initial model (round 0) under {src}; a run "
                                "needs the global model of at least one round")
     orphans = sorted(set(per_round) - set(globals_))
     if orphans:
-        raise CollapseLabError(f"--client {client_pattern}: clients of round {orphans[0]}, which has no global model "
-                               f"(--global {global_pattern})")
+        raise CollapseLabError(f"--client-files {client_pattern}: clients of round {orphans[0]}, which has no global model "
+                               f"(--global-files {global_pattern})")
     return globals_, per_round, rounds

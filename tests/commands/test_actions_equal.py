@@ -25,8 +25,8 @@ def test_each_analysis_returns_what_its_command_prints(store, tmp_path):
     cases = [
         (["spectrum", "--store", store, "--out", tmp_path / "a"],
          spectrum.spectrum(store, out=str(tmp_path / "a"), say=lambda m: None, **quiet), ("seed_groups", "notes")),
-        (["spectrum", "--store", store, "--rounds", "all", "--out", tmp_path / "b"],
-         spectrum.spectrum(store, rounds="all", out=str(tmp_path / "b"), **quiet), ("kind",)),
+        (["spectrum", "--store", store, "--over-rounds", "all", "--out", tmp_path / "b"],
+         spectrum.spectrum(store, over_rounds="all", out=str(tmp_path / "b"), **quiet), ("kind",)),
         (["compare", "--store", store, "--alpha", "0.1", "--out", tmp_path / "c"],
          spectrum.compare(store, alpha=["0.1"], out=str(tmp_path / "c"), **quiet), ()),
         (["layers", "--store", store, "--alpha", "0.1", "--out", tmp_path / "d"],

@@ -39,8 +39,8 @@ def test_import_from_python_is_the_commands_import(tmp_path):
     src, g, c = _released_layout(tmp_path)
     args = dict(round_=100, dataset="digits", model="tinyresnet", clients=10, alpha="0.05", settings=["lr=0.01"])
     got = cl.import_run(src, tmp_path / "py", "fedavg/globalmodel_*.pth", "fedavg/localmodel{client}_*.pth", **args)
-    res = CliRunner().invoke(cli, ["import", str(src), "--store", str(tmp_path / "cli"), "--global",
-                                   "fedavg/globalmodel_*.pth", "--client", "fedavg/localmodel{client}_*.pth",
+    res = CliRunner().invoke(cli, ["import", str(src), "--store", str(tmp_path / "cli"), "--global-files",
+                                   "fedavg/globalmodel_*.pth", "--client-files", "fedavg/localmodel{client}_*.pth",
                                    "--round", "100", "--dataset", "digits", "--model", "tinyresnet", "--clients", "10",
                                    "--alpha", "0.05", "--set", "lr=0.01", "--json"])
     assert res.exit_code == 0, res.output
@@ -60,8 +60,8 @@ def test_import_from_python_is_the_commands_import(tmp_path):
 def test_released_feddecorr_checkpoints_import_and_analyse(tmp_path):
     src, g, c = _released_layout(tmp_path)
     store = tmp_path / "store"
-    res = CliRunner().invoke(cli, ["import", str(src), "--store", str(store), "--global", "fedavg/globalmodel_*.pth",
-                                   "--client", "fedavg/localmodel{client}_*.pth", "--round", "100",
+    res = CliRunner().invoke(cli, ["import", str(src), "--store", str(store), "--global-files", "fedavg/globalmodel_*.pth",
+                                   "--client-files", "fedavg/localmodel{client}_*.pth", "--round", "100",
                                    "--dataset", "digits", "--model", "tinyresnet", "--clients", "10",
                                    "--alpha", "0.05", "--json"])
     assert res.exit_code == 0, res.output
@@ -99,7 +99,7 @@ def test_per_round_checkpoints_keep_their_round_numbers(tmp_path):
     for r in (1, 2, 3):
         (src / f"round_{r}").mkdir(parents=True)
         torch.save({"state_dict": _trained_tiny(r).state_dict(), "epoch": r}, src / f"round_{r}" / "global.pt")
-    res = CliRunner().invoke(cli, ["import", str(src), "--store", str(tmp_path / "s"), "--global",
+    res = CliRunner().invoke(cli, ["import", str(src), "--store", str(tmp_path / "s"), "--global-files",
                                    "round_{round}/global.pt", "--dataset", "digits"])
     assert res.exit_code == 0, res.output
     (run,) = cl.open_store(tmp_path / "s")
@@ -109,7 +109,7 @@ def test_per_round_checkpoints_keep_their_round_numbers(tmp_path):
     res = CliRunner().invoke(cli, ["spectrum", "--store", str(tmp_path / "s"), "--model-factory", FACTORY,
                                    "--out", str(tmp_path / "f")])
     assert res.exit_code == 0, res.output
-    assert "was imported without its clients' models (import --client); global model only" in res.stderr
+    assert "was imported without its clients' models (import --client-files); global model only" in res.stderr
     assert "--keep-local" not in res.stderr
 
 
@@ -117,12 +117,12 @@ def test_code_in_a_pickle_is_refused_and_nothing_is_written(tmp_path, capfd):
     src = tmp_path / "src"
     src.mkdir()
     torch.save({"weights": TinyResNet().state_dict(), "hook": Evil()}, src / "global.pt")
-    res = CliRunner().invoke(cli, ["import", str(src), "--store", str(tmp_path / "s"), "--global", "global.pt",
+    res = CliRunner().invoke(cli, ["import", str(src), "--store", str(tmp_path / "s"), "--global-files", "global.pt",
                                    "--dataset", "digits"])
     assert res.exit_code == 2 and "not a checkpoint of tensors that loads without running code" in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1 and not (tmp_path / "s").exists()
     assert "this must never run" not in capfd.readouterr().out
-    for args, msg in ((["--global", "nothing_*.pt"], "no file under"), (["--global", "global.pt", "--key", "x"],
+    for args, msg in ((["--global-files", "nothing_*.pt"], "no file under"), (["--global-files", "global.pt", "--key", "x"],
                                                                            "not a checkpoint")):
         res = CliRunner().invoke(cli, ["import", str(src), "--store", str(tmp_path / "s"), "--dataset", "digits",
                                        *args])
@@ -130,14 +130,14 @@ def test_code_in_a_pickle_is_refused_and_nothing_is_written(tmp_path, capfd):
 
 
 def test_a_client_pattern_that_matches_nothing_is_one_line_and_no_store_is_made(tmp_path):
-    """--client given and matching no file: refused (the run would silently have no local
-    models), exit 2, no store and no .locks/ left; a --global that matches nothing likewise."""
+    """--client-files given and matching no file: refused (the run would silently have no local
+    models), exit 2, no store and no .locks/ left; a --global-files that matches nothing likewise."""
     src = tmp_path / "src"
     (src / "round_1").mkdir(parents=True)
     torch.save(TinyResNet().state_dict(), src / "round_1" / "global.pt")
-    ok = ["--global", "round_{round}/global.pt"]
-    for args, msg in (([*ok, "--client", "round_{round}/c_{client}.pt"], "--client round_{round}/c_{client}.pt: no file"),
-                      (["--global", "nothing_{round}.pt"], "--global nothing_{round}.pt: no file")):
+    ok = ["--global-files", "round_{round}/global.pt"]
+    for args, msg in (([*ok, "--client-files", "round_{round}/c_{client}.pt"], "--client-files round_{round}/c_{client}.pt: no file"),
+                      (["--global-files", "nothing_{round}.pt"], "--global-files nothing_{round}.pt: no file")):
         store = tmp_path / f"s{len(msg)}"
         res = CliRunner().invoke(cli, ["import", str(src), "--store", str(store), "--dataset", "digits", *args])
         assert res.exit_code == 2 and msg in res.stderr, res.output

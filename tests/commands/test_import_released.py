@@ -54,8 +54,8 @@ def _source(tmp_path: Path) -> tuple[Path, list]:
 
 
 def _import(src, store, *extra, clients="10"):
-    return CliRunner().invoke(cli, ["import", str(src), "--store", str(store), "--global", "round_{round}/global.pt",
-                                    "--client", "round_{round}/client_{client}.pt", "--dataset", "cifar10",
+    return CliRunner().invoke(cli, ["import", str(src), "--store", str(store), "--global-files", "round_{round}/global.pt",
+                                    "--client-files", "round_{round}/client_{client}.pt", "--dataset", "cifar10",
                                     "--model", "resnet20", "--clients", clients, "--alpha", "0.05", *extra])
 
 
@@ -105,7 +105,7 @@ def test_a_file_that_is_no_checkpoint_is_one_line(tmp_path, content):
     src = tmp_path / "src" / "round_1"
     src.mkdir(parents=True)
     (src / "global.pt").write_bytes(content)
-    (src / "client_0.pt").write_bytes(content)  # a --client pattern that matches nothing is its own error
+    (src / "client_0.pt").write_bytes(content)  # a --client-files pattern that matches nothing is its own error
     res = _import(tmp_path / "src", tmp_path / "store")
     assert res.exit_code == 2 and "not a checkpoint" in res.stderr and len(res.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "store").exists()
@@ -118,7 +118,7 @@ def test_a_client_beyond_the_clients_given_and_a_lone_round_zero_are_refused(tmp
     (src / "round_1" / "client_0.pt").rename(src / "round_1" / "client_4.pt")
     res = _import(src, tmp_path / "s2", clients="3")
     assert res.exit_code == 2 and "client 4 was found" in res.stderr and not (tmp_path / "s2").exists()
-    res = CliRunner().invoke(cli, ["import", str(src), "--store", str(tmp_path / "s3"), "--global",
+    res = CliRunner().invoke(cli, ["import", str(src), "--store", str(tmp_path / "s3"), "--global-files",
                                    "round_0/global.pt", "--round", "0", "--dataset", "cifar10", "--model", "resnet20"])
     assert res.exit_code == 2 and "only the initial model" in res.stderr and not (tmp_path / "s3").exists()
 
@@ -126,8 +126,8 @@ def test_a_client_beyond_the_clients_given_and_a_lone_round_zero_are_refused(tmp
 @pytest.mark.skipif(not RELEASED.is_dir(), reason="the released code's checkpoints (../shared) are not here")
 def test_the_released_codes_own_checkpoints_import(tmp_path):
     store = tmp_path / "store"
-    res = CliRunner().invoke(cli, ["import", str(RELEASED), "--store", str(store), "--global",
-                                   "round_{round}/global.pt", "--client", "round_{round}/client_{client}.pt",
+    res = CliRunner().invoke(cli, ["import", str(RELEASED), "--store", str(store), "--global-files",
+                                   "round_{round}/global.pt", "--client-files", "round_{round}/client_{client}.pt",
                                    "--dataset", "cifar10", "--model", "resnet20", "--clients", "10", "--json"])
     assert res.exit_code == 0, res.output
     run = cl.open_run(json.loads(res.stdout)["run"])
@@ -136,8 +136,8 @@ def test_the_released_codes_own_checkpoints_import(tmp_path):
     m = build_model("resnet20", 10, (3, 32, 32))
     m.load_state_dict(run.state(1))  # strictly: every name of ours is there
     assert sorted(v.sum().item() for v in run.state(1).values()) == sorted(v.sum().item() for v in want.values())
-    res = CliRunner().invoke(cli, ["import", str(RELEASED / "released-own"), "--store", str(store), "--global",
-                                   "globalmodel_*.pth", "--client", "localmodel{client}_*.pth", "--round", "5",
+    res = CliRunner().invoke(cli, ["import", str(RELEASED / "released-own"), "--store", str(store), "--global-files",
+                                   "globalmodel_*.pth", "--client-files", "localmodel{client}_*.pth", "--round", "5",
                                    "--dataset", "cifar10", "--model", "resnet20", "--clients", "10", "--tag", "own"])
     assert res.exit_code == 0, res.output
 

@@ -23,7 +23,7 @@ def store(tmp_path_factory):
 
 
 def test_layers_json_and_heatmap(store):
-    res = invoke("layers", "--store", str(store / "ck"), "--rounds", "all", "--out", str(store / "f"), "--json")
+    res = invoke("layers", "--store", str(store / "ck"), "--over-rounds", "all", "--out", str(store / "f"), "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     rows = out["layers"]
@@ -35,10 +35,10 @@ def test_layers_json_and_heatmap(store):
     # the heatmap and the layers' spectra at the first and last rounds, each as pdf and png
     assert all(p.endswith((".png", ".pdf")) for p in out["figures"]) and len(out["figures"]) == 4
     assert out["computed"] == 6  # 3 rounds x 2 models, one forward pass each
-    again = invoke("layers", "--store", str(store / "ck"), "--rounds", "all", "--out", str(store / "f"), "--json")
+    again = invoke("layers", "--store", str(store / "ck"), "--over-rounds", "all", "--out", str(store / "f"), "--json")
     assert json.loads(again.stdout)["computed"] == 0 and json.loads(again.stdout)["layers"] == rows  # the cache
     # a float32 forward (the covariance still float64): its own cache entries, the same numbers to float32's
-    f32 = invoke("layers", "--store", str(store / "ck"), "--rounds", "all", "--out", str(store / "f"), "--json",
+    f32 = invoke("layers", "--store", str(store / "ck"), "--over-rounds", "all", "--out", str(store / "f"), "--json",
                  "--feature-dtype", "float32")
     got = json.loads(f32.stdout)
     assert got["computed"] == 6 and [e["layer"] for e in got["layers"]] == [e["layer"] for e in rows]
@@ -55,8 +55,8 @@ def test_layers_json_and_heatmap(store):
 
 
 def test_layers_bad_input_is_one_line(store):
-    for args, msg in ((["--layer", "nope"], "--layer 'nope'"), (["--rounds", "2", "--round", "1"], "--round has no effect"),
-                      (["--rounds", "2:3", "--spectra-at", "1"], "--spectra-at '1'")):
+    for args, msg in ((["--layer", "nope"], "--layer 'nope'"), (["--over-rounds", "2", "--round", "1"], "--round has no effect"),
+                      (["--over-rounds", "2:3", "--spectra-at", "1"], "--spectra-at '1'")):
         res = invoke("layers", "--store", str(store / "ck"), "--out", str(store / "h"), *args)
         assert res.exit_code == 2 and msg in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.output
 
@@ -88,11 +88,11 @@ def test_rounds_a_retention_setting_pruned_are_skipped_with_a_warning(tmp_path):
     res = invoke("train", *tiny_train_args(epochs=1, rounds=3, clients=3, alpha="0.5"), "--keep-global", "every:2",
                  "--store", str(tmp_path / "ck"))
     assert res.exit_code == 0, res.output
-    res = invoke("layers", "--store", str(tmp_path / "ck"), "--rounds", "all", "--out", str(tmp_path / "f"), "--json")
+    res = invoke("layers", "--store", str(tmp_path / "ck"), "--over-rounds", "all", "--out", str(tmp_path / "f"), "--json")
     assert res.exit_code == 0, res.output
     assert sorted({e["round"] for e in json.loads(res.stdout)["layers"]}) == [2, 3]  # round 1 was pruned
     assert "rounds [1] are not stored (pruned by --keep-global, or never recorded); skipped" in res.stderr
-    res = invoke("layers", "--store", str(tmp_path / "ck"), "--rounds", "1", "--out", str(tmp_path / "f"))
+    res = invoke("layers", "--store", str(tmp_path / "ck"), "--over-rounds", "1", "--out", str(tmp_path / "f"))
     assert res.exit_code == 2 and "holds none of rounds [1]" in res.stderr and "it holds [0, 2, 3]" in res.stderr
 
 

@@ -16,7 +16,7 @@ def _cka_numpy(x, y):
 
 
 def test_cka_matrix_equals_the_gram_matrix_formula_on_the_stored_models(store, tmp_path):
-    res = invoke("cka", "--store", str(store), "--alpha", "inf", "--rounds", "1,3", "--out", str(tmp_path), "--json")
+    res = invoke("cka", "--store", str(store), "--alpha", "inf", "--over-rounds", "1,3", "--out", str(tmp_path), "--json")
     assert res.exit_code == 0, res.output
     (rec,) = json.loads(res.stdout)["cka"]
     assert rec["models"] == ["global", "client 0", "client 1", "client 2", "client 3"] and rec["round"] == 3

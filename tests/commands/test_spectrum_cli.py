@@ -105,7 +105,7 @@ def test_the_pair_measures_are_journal_eq1_by_hand():
 
 
 def test_rounds_evolution(store, tmp_path):
-    res = invoke("spectrum", "--store", str(store), "--alpha", "inf", "--rounds", "all", "--out", str(tmp_path), "--json")
+    res = invoke("spectrum", "--store", str(store), "--alpha", "inf", "--over-rounds", "all", "--out", str(tmp_path), "--json")
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)["rounds"]
     assert [r["round"] for r in rows] == [1, 2, 3] and all("R" in r for r in rows)
@@ -116,9 +116,9 @@ def test_bad_analysis_input(store, tmp_path):
                       (["--round", "9"], "has trained rounds 1..3"),
                       (["--round", "0"], "round 0 is the untrained initial model"),
                       (["--client", "7"], "--client 7: "),
-                      (["--rounds", "x"], "--rounds 'x'"),
-                      (["--rounds", "3:1"], "runs backwards"),
-                      (["--rounds", "1,2", "--round", "3"], "--round has no effect with --rounds"),
+                      (["--over-rounds", "x"], "--over-rounds 'x'"),
+                      (["--over-rounds", "3:1"], "runs backwards"),
+                      (["--over-rounds", "1,2", "--round", "3"], "--round has no effect with --over-rounds"),
                       (["--run", str(store), "--alpha", "inf"], "would be ignored with --run"),
                       (["--tau", "0"], "--tau must be a finite number > 0"),
                       (["--tau", "nan"], "--tau must be a finite number > 0")):
@@ -168,7 +168,7 @@ def test_logged_probe_spectra_equal_the_stored_models_and_change_no_checkpoint(s
         got = np.array(probes[r]["probe_sv"])
         assert probes[r]["probe_n"] == 20 * 10 and len(got) == min(100, len(sv))
         assert np.allclose(got, sv[: len(got)].numpy(), rtol=1e-4, atol=1e-6 * float(sv[0]))
-    res = invoke("spectrum", "--store", str(store), "--alpha", "inf", "--rounds", "all", "--logged", "--json",
+    res = invoke("spectrum", "--store", str(store), "--alpha", "inf", "--over-rounds", "all", "--logged", "--json",
                  "--out", str(tmp_path))
     assert res.exit_code == 0, res.output
     rows = json.loads(res.stdout)["rounds"]
@@ -182,10 +182,10 @@ def test_logged_probe_spectra_equal_the_stored_models_and_change_no_checkpoint(s
     assert other.path.name == run.path.name  # --probe is not part of a run's identity
     assert (other.global_path(3)).read_bytes() == run.global_path(3).read_bytes()
     assert not [e for e in other.metrics() if e.get("event") == "probe"]
-    res = invoke("spectrum", "--store", str(out), "--rounds", "all", "--logged", "--out", str(tmp_path))
+    res = invoke("spectrum", "--store", str(out), "--over-rounds", "all", "--logged", "--out", str(tmp_path))
     assert res.exit_code == 2 and "no probe spectra" in res.stderr
     res = invoke("spectrum", "--store", str(out), "--logged", "--out", str(tmp_path))
-    assert res.exit_code == 2 and "give --rounds" in res.stderr
+    assert res.exit_code == 2 and "give --over-rounds" in res.stderr
 
 
 def test_a_layer_too_wide_to_decompose_is_refused_in_one_line():
@@ -215,7 +215,7 @@ def test_rounds_a_run_does_not_hold_are_named_with_those_it_holds(tmp_path):
     assert got.exit_code == 2 and "round 2's global model was not kept (pruned by --keep-global" in got.stderr
     assert "[0, 3, 6, 7]" in got.stderr
     assert len(got.stderr.strip().splitlines()) == 1
-    got = invoke("spectrum", "--store", str(tmp_path / "ck"), "--rounds", "all", "--out", str(tmp_path / "f"), "--json")
+    got = invoke("spectrum", "--store", str(tmp_path / "ck"), "--over-rounds", "all", "--out", str(tmp_path / "f"), "--json")
     assert got.exit_code == 0, got.output
     assert sorted({e["round"] for e in json.loads(got.stdout)["rounds"]}) == [3, 6, 7]
 

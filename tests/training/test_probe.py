@@ -77,7 +77,7 @@ def test_probe_layers_log_what_a_hand_written_extraction_of_the_stored_models_gi
             for m in ("effective_rank", "participation_ratio"):
                 assert np.isclose(got[m], want[m], rtol=1e-7), (e["round"], e["model"], name, m)
     # layers --logged draws the same numbers without a checkpoint
-    res = CliRunner().invoke(cli, ["layers", "--store", str(tmp_path / "ck"), "--logged", "--rounds", "0:2", "--json",
+    res = CliRunner().invoke(cli, ["layers", "--store", str(tmp_path / "ck"), "--logged", "--over-rounds", "0:2", "--json",
                                    "--out", str(tmp_path / "f")])
     assert res.exit_code == 0, res.output
     logged = {(e["round"], e["model"], e["layer"]): e["effective_rank"] for e in json.loads(res.stdout)["layers"]}
