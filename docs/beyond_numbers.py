@@ -34,7 +34,7 @@ def findings() -> str:
     its 95 % interval and verdict, the exploratory link, and every arm not judged."""
     from collapse_lab.judging.arms import methods_values
     from collapse_lab.analysis.catalogue import pick
-    from collapse_lab.analysis.ladder import summary
+    from collapse_lab.judging.ladder import summary
 
     rows = evidence()
     record = _ladder_record()

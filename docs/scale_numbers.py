@@ -27,7 +27,8 @@ def _seeds(rec: dict) -> int:
 def summary() -> str:
     """Claim x form: the verdict at the best rung (the most samples, then the most seeds, then
     a matched regime, then the later rung), with its deciding effect, seeds and samples."""
-    from collapse_lab.analysis.ladder import claims_of, effect_text, word
+    from collapse_lab.analysis.ladder import claims_of
+    from collapse_lab.judging.ladder import effect_text, word
     from collapse_lab.judging.verdict import OPEN
 
     a, b = records("a"), records("b")
@@ -281,7 +282,8 @@ def _contrast(params: dict, per: dict, seeds: list, panel: int, name: str) -> st
 def _verdicts(sample: str, rung: str) -> list[str]:
     """Each claim of the rung's records in each form: its verdict (the regime said) and its
     deciding effect."""
-    from collapse_lab.analysis.ladder import claims_of, effect_text, word
+    from collapse_lab.analysis.ladder import claims_of
+    from collapse_lab.judging.ladder import effect_text, word
 
     lines = ["", "| entry | claim | form | verdict | deciding effect, mean [95 % interval] |", "|---|---|---|---|---|"]
     for entry in ("feddecorr-fig2", "feddecorr-fig3"):
@@ -299,7 +301,8 @@ def both(rung: str) -> str:
     """A rung's claims on the two samples side by side, each with its regime said, and the
     ladder's verdict (``ladder.across_samples``: the same word where they agree, else not
     resolved), with sample a's and b's deciding effects."""
-    from collapse_lab.analysis.ladder import across_samples, claims_of, effect_text
+    from collapse_lab.analysis.ladder import across_samples, claims_of
+    from collapse_lab.judging.ladder import effect_text
 
     paths = {s: {p.name: p for p in (SCALE / s / "records").glob(f"{rung}--*.json")} for s in ("a", "b")}
     on_both = sorted(set(paths["a"]) & set(paths["b"]))  # the entries whose records both samples have

@@ -101,7 +101,7 @@ def figures(names: Iterable[str] = (), *, preset: str = "quick", store: str | Pa
     (then nothing renders: ``stopped``); ``explain``: an entry's error as said (the command
     adds how to train a missing run). Ctrl-C while training raises ``SweepInterrupted``."""
     o = dict(locals())  # the options as given: every one reaches the session
-    from ..analysis.claims_file import merge_claims
+    from ..catalogue.claims_file import merge_claims
     from ..catalogue.render import figure_record
 
     run = _session("figures", o)

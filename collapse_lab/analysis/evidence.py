@@ -186,7 +186,7 @@ def claims(entry, runs: list[dict], matched: bool | None = None) -> list[dict]:
     that judges its own family of claims (``judged``) adds them, each with its regime word
     (``matched``: the rung's regime, None where unknown)."""
     from . import RENDERERS
-    from .claims_file import evaluate_safely
+    from ..judging.claims import evaluate_safely
     from ..judging.seeds import over_seeds
 
     seeds = sorted({m["seed"] for m in runs})

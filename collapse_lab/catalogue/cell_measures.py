@@ -14,7 +14,7 @@ def measure(cell: dict, preset: str, store: Path, out: Path) -> dict:
     """Measure the cell's runs (each run's evidence as kept, else measured and kept), render
     its entry from the store, or from the evidence where its runs are not all there (a rung
     trained over several machines), and return its record."""
-    from ..analysis.ladder import summary
+    from ..judging.ladder import summary
     from .render import render_evidence, render_figure
 
     e, configs = cell["entry"], cell["configs"]

@@ -252,7 +252,8 @@ def _not_trained(todo: list[dict], preset: str, store: Path, out: Path, no_train
 
 
 def verdict_line(rec: dict) -> str:
-    from ..analysis.ladder import claims_of, word
+    from ..analysis.ladder import claims_of
+    from ..judging.ladder import word
 
     words = [word(c, rec["regime"].get("matched")) for c in claims_of(rec)]
     reg = rec["regime"]

@@ -7,8 +7,8 @@ import csv
 import io
 from pathlib import Path
 
-from ..analysis.ladder import BUDGET_S, DEAD_MAX, OWN_ACC_MIN, PLATEAU_MAX, across_samples, choose, claims_of, \
-    effect_text, rows, word
+from ..analysis.ladder import across_samples, claims_of, rows
+from ..judging.ladder import BUDGET_S, DEAD_MAX, OWN_ACC_MIN, PLATEAU_MAX, choose, effect_text, word
 from ..judging.plateau import SLOPE_MAX, UPPER_MAX
 
 
@@ -134,7 +134,7 @@ def markdown(records: list[dict], title: str, other: list[dict] | None = None) -
 def sensitivity_lines(records: list[dict]) -> list[str]:
     from ..analysis.catalogue import pick
     from ..analysis.evidence import SENSITIVITY, sensitivity
-    from ..analysis.ladder import has_evidence
+    from ..judging.ladder import has_evidence
 
     out = []
     for r in records:

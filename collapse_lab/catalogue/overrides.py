@@ -57,6 +57,6 @@ def items_value(items, key: str) -> str:
 
 def describe(overrides: dict) -> str:
     """``dataset_options.per_class=300, local_epochs=5``: how a figure, a table and the claims say them."""
-    from ..analysis.claims_file import _overrides_text
+    from .claims_file import _overrides_text
 
     return _overrides_text(overrides)

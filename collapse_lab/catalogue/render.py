@@ -7,7 +7,7 @@ import dataclasses
 import time
 from pathlib import Path
 
-from ..analysis.claims_file import evaluate_safely
+from ..judging.claims import evaluate_safely
 from ..errors import CollapseLabError
 from .overrides import describe
 from .planning import lacking_data
@@ -73,7 +73,7 @@ def render_evidence(entry, ctx, out: Path, runs: list[dict]) -> dict:
 
     t0 = time.time()
     entry = entry.at(ctx.preset)
-    from ..analysis.ladder import summary
+    from ..judging.ladder import summary
 
     values = values_of(entry, runs, curves=True)
     matched = summary(runs)["matched"]

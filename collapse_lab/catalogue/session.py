@@ -32,7 +32,7 @@ def output_folder(out: Path, runs) -> Path:
     (a render with overrides lives beside the default one, never over it)."""
     if not runs.overrides:
         return Path(out)
-    from ..analysis.claims_file import override_folder
+    from .claims_file import override_folder
 
     return Path(out) / override_folder(runs.overrides)
 

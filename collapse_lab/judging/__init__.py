@@ -3,5 +3,6 @@ them. A claim as a check on plotted numbers (``claims``), its three-valued verdi
 with intervals and Holm (``verdict``, ``seeds``), the ordered-alternative and equivalence
 tests of the confirmatory protocol (``ordered``, ``confirm``), the regime a run reached
 (``regime``: own-data accuracy, plateau, dead units; ``plateau``), arms against a baseline
-(``arms``) and the integrity of kept evidence (``evidence_check``). Pure functions over
+(``arms``), the integrity of kept evidence (``evidence_check``) and the ladder's rule: the
+regime of a rung, the choice of rung, how a verdict is worded (``ladder``). Pure functions over
 numbers and stored runs: below the analysis, which renders what they judge."""

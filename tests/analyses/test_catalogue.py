@@ -158,7 +158,7 @@ def test_claim_checks_flip_on_inputs_that_violate_them():
     curves["panels"][0]["series"][0]["y"] = [1.0, 1.5, 0.8]
     assert evaluate({"text": "", "check": "settles", "max_rise": 0.2}, curves)["holds"] is False
     # a claim that reads 10 epochs cannot be tested on 3 (runs overridden to fewer): not checked, said why
-    from collapse_lab.analysis.claims_file import evaluate_safely
+    from collapse_lab.judging.claims import evaluate_safely
 
     got = evaluate_safely({"text": "", "check": "settles", "max_rise": 0.2, "points": 10}, curves)
     assert got["holds"] is None and "reads 10 points of each series and these runs have 3" in got["measured"]
@@ -191,7 +191,7 @@ def test_figures_command_lists_and_refuses_unknown_names(store, tmp_path):
 
 
 def test_claims_are_merged_by_entry_per_preset_and_escaped(tmp_path):
-    from collapse_lab.analysis.claims_file import merge_claims
+    from collapse_lab.catalogue.claims_file import merge_claims
 
     a = {"entry": "feddecorr-fig2", "claims": [{"text": "x | y", "check": "c", "measured": "1 > 2", "holds": False}]}
     b = {"entry": "feddecorr-fig1", "claims": [{"text": "*bold*", "check": "c", "measured": "3", "holds": True}]}

@@ -284,7 +284,7 @@ def test_other_sample_must_be_other_images(tmp_path):
 
 
 def test_the_effect_shown_is_the_one_that_decides():
-    from collapse_lab.analysis.ladder import effect_text
+    from collapse_lab.judging.ladder import effect_text
 
     effs = [{"mean": -6.6, "low": -15.7, "high": 2.4, "verdict": "not resolved at this scale"},
             {"mean": -3.0, "low": -5.0, "high": -1.0, "verdict": "refuted"},

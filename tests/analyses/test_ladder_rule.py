@@ -9,7 +9,7 @@ import math
 import pytest
 import torch
 
-from collapse_lab.analysis.ladder import accuracy_claims, choose, summary
+from collapse_lab.judging.ladder import accuracy_claims, choose, summary
 from collapse_lab.judging.regime import own_accuracy, plateau, pooled_accuracy
 from collapse_lab.spectra.rank import dead_units
 from tests.fixtures import invoke

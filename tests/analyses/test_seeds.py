@@ -96,7 +96,7 @@ def test_render_checks_each_claim_per_seed_and_writes_the_verdict(store, tmp_pat
     CLAIMS-quick.md shows them."""
     import dataclasses
 
-    from collapse_lab.analysis.claims_file import merge_claims
+    from collapse_lab.catalogue.claims_file import merge_claims
     from collapse_lab.catalogue.render import render_figure as render
 
     claim = {"text": "more skew, fewer dimensions", "check": "compare", "metric": "n_significant_top", "a": {"alpha": "inf"},

@@ -53,16 +53,14 @@ def digests(store: Path) -> dict[str, str]:
             for p in sorted(store.glob("*/**/*.safetensors"))}
 
 
-def test_a_sweep_on_slurm_requeues_trains_each_run_once_and_equals_a_local_sweep(tmp_path):
-    why = _why_no_slurm()
-    if why:
-        pytest.skip(why)
+def _reference(tmp_path):
+    """The local sweeps both grids are compared with, and what a job's training time must be
+    for the long run to need two jobs: the start-up (a command that plans the runs and trains
+    nothing) and half of its training."""
     short, long = tmp_path / "short.yaml", tmp_path / "long.yaml"
     short.write_text(SHORT)
     long.write_text(LONG)
-    local, store = tmp_path / "local", tmp_path / "cluster"
-    # the reference, and what a job's training time must be for the long run to need two jobs:
-    # the start-up (a command that plans the runs and trains nothing) and half of its training
+    local = tmp_path / "local"
     for spec in (short, long):
         rc, _, err, _ = cl("sweep", spec, "--store", local, "--workers", "1")
         assert rc == 0, err
@@ -71,26 +69,32 @@ def test_a_sweep_on_slurm_requeues_trains_each_run_once_and_equals_a_local_sweep
     train = json.loads((run_long / "run.json").read_text())["train_seconds"]
     limit = f"{startup + 0.5 * train:.1f}s"
     print(f"\nstart-up {startup:.1f} s, the long run trains {train:.1f} s: each job trains for --time-limit {limit}")
-    common = ["--backend", "slurm", "--store", store, "--slurm-cpus", "1", "--slurm-time", "5", "--poll", "1"]
+    return short, long, local, limit
 
-    # bad input against the real cluster: one line, exit 2, nothing submitted
+
+def _submit(short, long, store, common, limit):
+    """Bad input first (one line, exit 2, nothing submitted); then the long grid as one array
+    of two tasks, and the short grid held (sbatch --hold), so that its jobs are surely queued
+    when the grid comes again. The long grid's job ids and the short runs' jobs."""
     rc, out, err, _ = cl("sweep", short, *common, "--slurm-partition", "no-such-partition")
     assert rc == 2 and len(err.strip().splitlines()) == 1 and "no such partition on this cluster" in err, err
     assert not store.exists()
-
     rc, _, err, _ = cl("sweep", long, *common, "--time-limit", limit)
     assert rc == 0 and "watch with: " in err, err
     print(err.strip())
     long_jobs = re.search(r"SLURM job\(s\): ([0-9_, ]+);", err).group(1).split(", ")
     assert len(long_jobs) == 2 and all("_" in j for j in long_jobs), long_jobs  # one array, two tasks
-    # submitted held (sbatch --hold), so that they are surely queued when the grid comes again
     rc, out, err, _ = cl("sweep", short, *common, "--slurm-option", "hold=", "--json")
     assert rc == 0, err
     jobs = {r["runs"][0]: r["job_id"] for r in json.loads(out)["submitted"]}
     assert len(jobs) == 2, out
     print(err.strip())
-    # the same grid again: its runs are queued, so nothing is submitted; --wait watches the
-    # first sweep's jobs to their end (released once the second sweep has named them)
+    return long_jobs, jobs
+
+
+def _short_grid_again(short, common, jobs):
+    """The same grid again: its runs are queued, so nothing is submitted; --wait watches the
+    first sweep's jobs to their end (released once the second sweep has named them)."""
     p = subprocess.Popen([sys.executable, "-c", "from collapse_lab.entry import main; main()", "sweep", str(short),
                           *map(str, common), "--wait", "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True)
@@ -106,8 +110,12 @@ def test_a_sweep_on_slurm_requeues_trains_each_run_once_and_equals_a_local_sweep
     assert sum("not submitted again" in ln for ln in err.splitlines()) == 2, err
     results = json.loads(out[out.index("{"):])["results"]
     assert {r["run"]: r["job_id"] for r in results} == jobs and {r["status"] for r in results} == {"complete"}
-    # a second sweep of the long grid while its tasks run (each holds its run's lock): the runs
-    # are skipped, named with their jobs as squeue shows them (A_i), and watched to the end
+
+
+def _long_grid_while_it_runs(long, common, limit, long_jobs) -> list[dict]:
+    """A second sweep of the long grid while its tasks run (each holds its run's lock): the
+    runs are skipped, named with their jobs as squeue shows them (A_i), and watched to the
+    end, each requeued at least once."""
     for _ in range(600):
         q = subprocess.run(["squeue", "-h", "-r", "-o", "%i %T"], capture_output=True, text=True).stdout
         if any(ln.split() in ([j, "RUNNING"] for j in long_jobs) for ln in q.splitlines()):
@@ -121,12 +129,15 @@ def test_a_sweep_on_slurm_requeues_trains_each_run_once_and_equals_a_local_sweep
     res = json.loads(out[out.index("{"):])["results"]
     assert len(res) == 2 and all(r["status"] == "complete" and r["requeues"] >= 1 for r in res), res
     assert all("_" in r["job_id"] for r in res), res  # array tasks, by their squeue ids
+    return res
 
+
+def _status_names_each_job(long, store, res):
+    """--status: each run complete, with its job, its requeues and the job's events."""
     rc, out, err, _ = cl("sweep", long, "--store", store, "--status", "--json")
     assert rc == 0, err
-    rows = json.loads(out)["runs"]
     by_run = {r["run"]: r for r in res}
-    for row in rows:
+    for row in json.loads(out)["runs"]:
         assert row["store"] == "complete" and row["job_id"] == by_run[row["run"]]["job_id"]
         assert row["requeues"] == by_run[row["run"]]["requeues"]
         ev = json.loads((store / ".slurm" / "runs" / f"{row['run']}.job-{row['job_id']}.json").read_text())["events"]
@@ -142,14 +153,29 @@ def test_a_sweep_on_slurm_requeues_trains_each_run_once_and_equals_a_local_sweep
         print(f"  train_seconds {meta['train_seconds']:.1f} s, the last start {last:.0f} s")
         assert meta["train_seconds"] > last + 2
 
+
+def _figures_on_slurm(tmp_path):
+    """figures take the same backend: the smoke runs of one entry as jobs, waited for, then rendered."""
+    rc, out, err, _ = cl("figures", "feddecorr-fig1", "--smoke", "--backend", "slurm", "--slurm-cpus", "1",
+                         "--slurm-time", "5", "--poll", "1", "--store", tmp_path / "fig-store", "--out", tmp_path / "fig")
+    assert rc == 0 and "on slurm (one SLURM job each" in err and (tmp_path / "fig" / "feddecorr-fig1.png").is_file(), err
+    assert len(list((tmp_path / "fig-store" / ".slurm" / "runs").glob("*.job-*.json"))) == 3
+
+
+def test_a_sweep_on_slurm_requeues_trains_each_run_once_and_equals_a_local_sweep(tmp_path):
+    why = _why_no_slurm()
+    if why:
+        pytest.skip(why)
+    short, long, local, limit = _reference(tmp_path)
+    store = tmp_path / "cluster"
+    common = ["--backend", "slurm", "--store", store, "--slurm-cpus", "1", "--slurm-time", "5", "--poll", "1"]
+    long_jobs, jobs = _submit(short, long, store, common, limit)
+    _short_grid_again(short, common, jobs)
+    res = _long_grid_while_it_runs(long, common, limit, long_jobs)
+    _status_names_each_job(long, store, res)
     mine, theirs = digests(store), digests(local)
     assert len(mine) == len(theirs) > 200 and mine == theirs
     print(f"{len(mine)} checkpoint files, sha256 equal to the local sweep's; runs:",
           {n[:40]: hashlib.sha256("".join(v for k, v in sorted(mine.items()) if k.startswith(n)).encode())
            .hexdigest()[:16] for n in sorted({k.split(os.sep)[0] for k in mine})})
-
-    # figures take the same backend: the smoke runs of one entry as jobs, waited for, then rendered
-    rc, out, err, _ = cl("figures", "feddecorr-fig1", "--smoke", "--backend", "slurm", "--slurm-cpus", "1",
-                         "--slurm-time", "5", "--poll", "1", "--store", tmp_path / "fig-store", "--out", tmp_path / "fig")
-    assert rc == 0 and "on slurm (one SLURM job each" in err and (tmp_path / "fig" / "feddecorr-fig1.png").is_file(), err
-    assert len(list((tmp_path / "fig-store" / ".slurm" / "runs").glob("*.job-*.json"))) == 3
+    _figures_on_slurm(tmp_path)

@@ -1,21 +1,10 @@
 """The claims of a preset's rendered figures as files: ``<out>/claims-<preset>.json`` (every
 record, per-seed lines included; the source the report reads) and ``CLAIMS-<preset>.md``
-made from it (judging/seeds.py for the verdict over seeds)."""
+made from it (judging/seeds.py for the verdict over seeds), and how a render with ``--set``
+names its overrides and its folder."""
 from __future__ import annotations
 
 from pathlib import Path
-
-from ..errors import CollapseLabError
-
-
-def evaluate_safely(claim: dict, values: dict) -> dict:
-    """``claims.evaluate``, or the claim marked not checked with the reason (one line)."""
-    from ..judging.claims import evaluate
-
-    try:
-        return evaluate(claim, values)
-    except CollapseLabError as e:
-        return {"text": claim["text"], "check": claim["check"], "holds": None, "measured": f"not checked: {e}"}
 
 
 def _md(text) -> str:
@@ -75,7 +64,7 @@ def merge_claims(out: Path, preset: str, records: list[dict]) -> Path:
     earlier call wrote; entries stay in catalogue order."""
     import json
 
-    from .catalogue import SPECS, _order
+    from ..analysis.catalogue import SPECS, _order
     from ..files import write_bytes, write_json
 
     path = out / f"claims-{preset}.json"
