@@ -44,10 +44,12 @@ def findings() -> str:
                 "§5); the files in docs/beyond/records/runs/ count them.\n")
     entry = pick(["lab-methods"], "figure")[0].at("cpu")
     values = methods_values(entry.params, rows)
-    matched = summary(rows)["matched"]
+    regime = summary(rows)
+    matched = regime["matched"]
     from collapse_lab.judging.verdict import regime_word
 
-    lines = [f"{len(rows)} of {RUNS} runs; regime {'matched' if matched else 'not matched'} by docs/scale.md's rule.", ""]
+    lines = [f"{len(rows)} of {RUNS} runs; regime {'matched' if matched else 'not matched'} by docs/scale.md's rule: "
+             + _regime_text(regime) + ".", ""]
     for panel in values["panels"]:
         base = panel["baseline_mean"]
         lines += [f"alpha = {panel['alpha']}, against {panel['baseline']} (global effective rank "
@@ -61,6 +63,12 @@ def findings() -> str:
             lines.append(f"| {r['arm']} | {e['mean']:+.2f} [{e['low']:.2f}, {e['high']:.2f}] | "
                          f"{verdict[(r['arm'], 'er_global')]} | {a['mean']:+.2f} [{a['low']:.2f}, {a['high']:.2f}] | "
                          f"{verdict[(r['arm'], 'acc')]} |")
+        best = min(panel["claims"], key=lambda c: min(c["p_plus"], c["p_minus"]))
+        way = "p+" if best["p_plus"] <= best["p_minus"] else "p-"
+        lines += ["", f"The smallest one-sided p of the {len(panel['claims'])} claims: {best['arm']}, "
+                      f"{'global effective rank' if best['measure'] == 'er_global' else 'accuracy'}, {way} = "
+                      f"{min(best['p_plus'], best['p_minus']):.3g} ({way} after Holm: "
+                      f"{best['p_plus_holm'] if way == 'p+' else best['p_minus_holm']:.3g}; it must be below 0.025)."]
         link = panel["link"]
         if link and link["rho"] is not None:
             lines += ["", f"Exploratory: Spearman's rho over the {link['arms']} arms between the difference in global "
@@ -68,6 +76,20 @@ def findings() -> str:
         lines += [f"- {x['arm']}: not judged ({x['why']})" for x in panel["left_out"]]
     lines += [f"- {name}: not an arm ({why})" for name, why in sorted(values["not_arms"].items())]
     return "\n".join(lines) + "\n"
+
+
+def _regime_text(r: dict) -> str:
+    """The regime rule's three criteria with their deciding numbers (docs/scale.md)."""
+    from collapse_lab.judging.ladder import DEAD_MAX, OWN_ACC_MIN
+
+    slope = r.get("plateau_slope") or {}
+    parts = [f"clients' own-data accuracy {100 * r['own_acc_min']:.1f} % at the least (the rule asks "
+             f">= {100 * OWN_ACC_MIN:.0f} %)" if r["own_acc_min"] is not None else "clients' own-data accuracy not measured",
+             f"plateau (slope rule) in {slope['settings_plateaued']} of {slope['settings']} settings" if slope
+             else "plateau not measured",
+             f"FedAvg's dead units {100 * r['dead_share_max_fedavg']:.1f} % at the most (the rule asks "
+             f"< {100 * DEAD_MAX:.0f} %)" if r["dead_share_max_fedavg"] is not None else "dead units not measured"]
+    return "; ".join(parts)
 
 
 def page_block(text: str) -> str | None:

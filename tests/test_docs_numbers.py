@@ -4,8 +4,11 @@ here by hand)."""
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
+
+import pytest
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
 
@@ -108,3 +111,33 @@ def test_the_methods_findings_page_is_printed_from_the_committed_evidence():
     finally:
         sys.path.remove(str(DOCS))
     assert beyond_numbers.page_block(beyond_numbers.PAGE.read_text()) == beyond_numbers.findings()
+
+
+SAMPLE_C = DOCS.parents[1] / "shared" / "data" / "cifar10-subset-c"
+
+
+@pytest.mark.skipif(not (SAMPLE_C / "cifar-10-batches-py").is_dir(), reason="needs ../shared/data/cifar10-subset-c")
+def test_the_methods_record_and_table_regenerate_byte_equal_from_the_evidence(tmp_path, monkeypatch):
+    """``ladder lab-methods --no-train`` over the committed evidence alone (no store) writes the
+    committed record and the entry's table and numbers byte for byte (the figure's pixels
+    depend on the plotting library's version, so it is left out)."""
+    from click.testing import CliRunner
+
+    from collapse_lab.cli import cli
+
+    # the record names the data root and its figures as the command was given them: the same
+    # relative paths, from a copy of the repository's layout
+    beyond, repo = DOCS / "beyond", tmp_path / "repo"
+    shutil.copytree(beyond / "records" / "runs", repo / "docs" / "beyond" / "records" / "runs")
+    (tmp_path / "shared").symlink_to(SAMPLE_C.parents[1], target_is_directory=True)
+    monkeypatch.chdir(repo)
+    res = CliRunner().invoke(cli, ["ladder", "lab-methods", "--seed-base", "2000", "--precision", "fp32", "--store",
+                                   str(tmp_path / "store"), "--out", "docs/beyond", "--data-root",
+                                   "../shared/data/cifar10-subset-c", "--no-train"])
+    assert res.exit_code == 0, res.output
+    out = repo / "docs" / "beyond"
+    rung = "n300-e10-bn-lr0.01-s3-r30"
+    for name in (f"records/{rung}--lab-methods.json", f"{rung}/lab-methods.md", f"{rung}/lab-methods.json",
+                 "LADDER.md", "ladder.csv"):
+        assert (out / name).read_bytes() == (beyond / name).read_bytes(), name
+    assert not (tmp_path / "store").exists()  # nothing trained, nothing written to the store

@@ -1,6 +1,6 @@
 """A ladder record's claims as the analysis recomputes them: from the evidence it keeps, by
 the entry's spec and the rules as they are now (``judging.ladder`` holds the rules), and
-the ladder's table and its comparison of two samples built on them."""
+the ladder's table, its comparison of two samples and the line that counts a record's verdicts."""
 from __future__ import annotations
 
 from ..judging.ladder import accuracy_claims, effect_text, has_evidence, legacy, summary, word
@@ -94,3 +94,20 @@ def across_samples(records: list[dict], other: list[dict]) -> list[dict]:
             out.append({"rung": r["rung"], "entry": r["entry"], "claim": i + 1, "text": a["text"], "a": wa, "b": wb,
                         "verdict": wa if wa == wb else OPEN, "agree": wa == wb})
     return out
+
+
+def verdict_line(rec: dict) -> str:
+    """A record's verdicts counted by word, then its regime, in one line (the ladder's progress)."""
+    words = [word(c, rec["regime"].get("matched")) for c in claims_of(rec)]
+    reg = rec["regime"]
+    return (", ".join(f"{words.count(w)} {w}" for w in dict.fromkeys(words)) + f"; regime: clients own data "
+            f"{_pct(reg['own_acc_min'])} (min), plateau {_num(reg['plateau_max_points'])} points, FedAvg dead units "
+            f"{_pct(reg['dead_share_max_fedavg'])} (max) -> {'matched' if reg['matched'] else 'not matched'}")
+
+
+def _pct(x) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f} %"
+
+
+def _num(x) -> str:
+    return "n/a" if x is None else f"{x:.2f}"

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from ..analysis.evidence import FORMAT  # of a record written now (2: with each run's evidence)
+from ..analysis.ladder import verdict_line
 from ..errors import CollapseLabError
 from .cell_measures import complete, keep_present, keeper, measure, to_train, untrained
 from .planning import LOCAL_ORDER, plan, wider
@@ -231,11 +232,20 @@ def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stac
                    "runs": [r.run_name() for r in c["configs"]], "rounds": [r.rounds for r in c["configs"]],
                    "data": c["data"],
                    **measure(c, preset, store, out),
-                   "wall_seconds": wall if len(fresh) == 1 else None, "rung_wall_seconds": wall}
+                   **_walls(wall, len(fresh), len(runs), len({r.run_name() for f in fresh for r in f["configs"]}))}
             write_json(record_path(out, c), rec)
             records.append(rec)
             say(f"ladder: {name} / {c['entry'].name}: " + verdict_line(rec))
     return records
+
+
+def _walls(wall: float, cells: int, trained: int, runs: int) -> dict:
+    """The rung's wall time, where it is one: every run trained by this command (a rung put
+    together from evidence kept by earlier commands has no wall time, and a record rebuilt
+    from its evidence alone is then the same bytes); the entry's own where it is the rung's
+    only one."""
+    whole = wall if trained == runs else None
+    return {"wall_seconds": whole if cells == 1 else None, "rung_wall_seconds": whole}
 
 
 def _not_trained(todo: list[dict], preset: str, store: Path, out: Path, no_train: bool, only) -> None:
@@ -249,25 +259,6 @@ def _not_trained(todo: list[dict], preset: str, store: Path, out: Path, no_train
                        if len(lack) == len(c["configs"]) and not kept_now else
                        f"not trained yet ({len(lack)} of {len(c['configs'])} runs; the ladder without "
                        "--no-train trains them" + (f"; the evidence of {kept_now} kept" if kept_now else "") + ")")
-
-
-def verdict_line(rec: dict) -> str:
-    from ..analysis.ladder import claims_of
-    from ..judging.ladder import word
-
-    words = [word(c, rec["regime"].get("matched")) for c in claims_of(rec)]
-    reg = rec["regime"]
-    return (", ".join(f"{words.count(w)} {w}" for w in dict.fromkeys(words)) + f"; regime: clients own data "
-            f"{_pct(reg['own_acc_min'])} (min), plateau {_num(reg['plateau_max_points'])} points, FedAvg dead units "
-            f"{_pct(reg['dead_share_max_fedavg'])} (max) -> {'matched' if reg['matched'] else 'not matched'}")
-
-
-def _pct(x) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f} %"
-
-
-def _num(x) -> str:
-    return "n/a" if x is None else f"{x:.2f}"
 
 
 def dry_rows(cells_: list[dict], store: Path, records_out: Path, here: dict | None = None) -> list[dict]:

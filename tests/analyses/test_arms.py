@@ -84,3 +84,13 @@ def test_spearman_and_its_permutation_p_equal_scipy(seed):
     assert got["rho"] == pytest.approx(stats.spearmanr(x, y).statistic)
     assert abs(got["p"] - ref) < 0.02  # two Monte Carlo estimates of one p
     assert link(rows[:3]) is None and math.isnan(spearman([1, 1, 1, 1], [1, 2, 3, 4]))
+
+
+def test_the_figure_numbers_each_arm_by_its_rank_in_the_forest():
+    """Panel (a) names its points by number; the number is the arm's row in panel (b),
+    counted from the top: 1 for the largest paired difference in global effective rank."""
+    from collapse_lab.analysis.plots.methods import numbers
+
+    diffs = {"a": 2.0, "b": -1.0, "c": 5.0, "d": 0.5}
+    panel = {"arms": [{"arm": k, "diff": {"er_global": {"mean": v}}} for k, v in diffs.items()]}
+    assert numbers(panel) == {"c": 1, "a": 2, "d": 3, "b": 4}

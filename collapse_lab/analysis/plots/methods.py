@@ -19,28 +19,43 @@ def _err(spread: dict) -> float:
     return 0.0 if spread["low"] is None else (spread["high"] - spread["low"]) / 2
 
 
+def numbers(panel: dict) -> dict[str, int]:
+    """Each arm's number in both panels: 1 for the largest paired difference in global
+    effective rank (the top row of panel b), so that twenty names need not crowd panel a."""
+    rows = sorted(panel["arms"], key=lambda r: -r["diff"]["er_global"]["mean"])
+    return {r["arm"]: i + 1 for i, r in enumerate(rows)}
+
+
 def _scatter(ax, panel: dict) -> None:
-    """Effective rank against accuracy, one point per arm (the baseline a square)."""
+    """Effective rank against accuracy, one point per arm (the baseline a square), each named
+    by its number in panel b; the seeds' intervals drawn light, so that the means stay legible."""
+    number = numbers(panel)
     points = [(panel["baseline"], panel["baseline_spread"], True)] if panel["baseline_spread"] else []
     points += [(r["arm"], r["spread"], False) for r in panel["arms"]]
-    for i, (name, sp, base) in enumerate(points):
+    for name, sp, base in points:
         x, y = sp["er_global"], sp["acc"]
         color = "black" if base else "#3b6ea8"
-        ax.errorbar(x["mean"], y["mean"], xerr=_err(x), yerr=_err(y), fmt="s" if base else "o", color=color,
-                    markersize=4 if base else 3, elinewidth=0.5, capsize=1.2, alpha=1.0 if base else 0.8)
-        ax.annotate(name.replace("fedavg+", "+"), (x["mean"], y["mean"]), xytext=(3, 3 if i % 2 else -7),
-                    textcoords="offset points", fontsize=7, color=color)
+        ax.errorbar(x["mean"], y["mean"], xerr=_err(x), yerr=_err(y), fmt="none", ecolor=color, elinewidth=0.5,
+                    capsize=1.2, alpha=0.5 if base else 0.25)
+        ax.plot(x["mean"], y["mean"], "s" if base else "o", color=color, markersize=4 if base else 3, zorder=3)
+        ax.annotate(name if base else str(number[name]), (x["mean"], y["mean"]), xytext=(2.5, -8 if base else 2.5),
+                    textcoords="offset points", fontsize=6.5, color=color, zorder=4)
+    for axis, key in ((ax.set_xlim, "er_global"), (ax.set_ylim, "acc")):  # the means fill the panel; bars run on
+        means = [sp[key]["mean"] for _, sp, _ in points]
+        pad = 0.08 * (max(means) - min(means) or 1.0)
+        axis(min(means) - pad, max(means) + 2 * pad)
     ax.set_xlabel("global effective rank")
     ax.set_ylabel("global test accuracy (%)")
     n = len(panel["baseline_seeds"])
-    ax.set_title(f"(a) alpha = {panel['alpha']}: arms and {panel['baseline']} (square), {n} seed{'s' if n != 1 else ''}",
-                 fontsize=8)
+    ax.set_title(f"(a) alpha = {panel['alpha']}, {n} seed{'s' if n != 1 else ''}: arms numbered as in (b),\n"
+                 f"{panel['baseline']} the square; bars cut at the frame", fontsize=8)
 
 
 def _forest(ax, panel: dict) -> None:
     """Each arm's paired difference in global effective rank from the baseline, with its
     95 % interval, sorted; filled where the family's verdict says wider or narrower."""
-    rows = sorted(panel["arms"], key=lambda r: r["diff"]["er_global"]["mean"])
+    number = numbers(panel)
+    rows = sorted(panel["arms"], key=lambda r: -number[r["arm"]])  # number 1 at the top
     verdict = {c["arm"]: c["verdict"] for c in panel["claims"] if c["measure"] == "er_global"}
     for i, r in enumerate(rows):
         d = r["diff"]["er_global"]
@@ -49,9 +64,10 @@ def _forest(ax, panel: dict) -> None:
                     fmt="o", color="#3b6ea8", markerfacecolor="#3b6ea8" if decided else "white", markersize=3.5,
                     elinewidth=0.8, capsize=1.5)
     ax.axvline(0.0, color="0.4", linewidth=0.7)
-    ax.set_yticks(range(len(rows)), [r["arm"].replace("fedavg+", "fedavg + ") for r in rows], fontsize=7)
+    ax.set_yticks(range(len(rows)), [f"{r['arm'].replace('fedavg+', 'fedavg + ')}  {number[r['arm']]:>2}" for r in rows],
+                  fontsize=7)
     ax.set_xlabel(f"global effective rank minus {panel['baseline']}'s (same seed)")
-    ax.set_title("(b) paired difference, 95 % t interval (filled: the family's verdict decides)", fontsize=8)
+    ax.set_title("(b) paired difference, 95 % t interval\n(filled: the family's verdict decides)", fontsize=8)
 
 
 def draw_methods(values: dict, entry):
