@@ -114,6 +114,18 @@ def test_the_methods_findings_page_is_printed_from_the_committed_evidence():
 
 
 SAMPLE_C = DOCS.parents[1] / "shared" / "data" / "cifar10-subset-c"
+WRITTEN_BESIDE = "3a28affb21bf5d30"  # tests/training/kernels.py's fingerprint where the lab-methods record was written
+
+
+def _close(a, b) -> bool:
+    """Equal structure and words, numbers equal to a relative 1e-9."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_close(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_close(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, (int, float)) and not isinstance(b, bool):
+        return a == pytest.approx(b, rel=1e-9, abs=1e-12)
+    return a == b
 
 
 @pytest.mark.skipif(not (SAMPLE_C / "cifar-10-batches-py").is_dir(), reason="needs ../shared/data/cifar10-subset-c")
@@ -124,6 +136,7 @@ def test_the_methods_record_and_table_regenerate_byte_equal_from_the_evidence(tm
     from click.testing import CliRunner
 
     from collapse_lab.cli import cli
+    from tests.training.kernels import fingerprint
 
     # the record names the data root and its figures as the command was given them: the same
     # relative paths, from a copy of the repository's layout
@@ -137,7 +150,13 @@ def test_the_methods_record_and_table_regenerate_byte_equal_from_the_evidence(tm
     assert res.exit_code == 0, res.output
     out = repo / "docs" / "beyond"
     rung = "n300-e10-bn-lr0.01-s3-r30"
-    for name in (f"records/{rung}--lab-methods.json", f"{rung}/lab-methods.md", f"{rung}/lab-methods.json",
+    # the float64 measures are sums whose last bit may follow the CPU's kernels: bytes where the
+    # kernels are those the record was written beside, else every number to 1e-9 and every word
+    same_kernels = fingerprint() == WRITTEN_BESIDE
+    for name in (f"records/{rung}--lab-methods.json", f"{rung}/lab-methods.json", f"{rung}/lab-methods.md",
                  "LADDER.md", "ladder.csv"):
-        assert (out / name).read_bytes() == (beyond / name).read_bytes(), name
+        if same_kernels or not name.endswith(".json"):  # the tables print rounded numbers
+            assert (out / name).read_bytes() == (beyond / name).read_bytes(), name
+        else:
+            assert _close(json.loads((out / name).read_text()), json.loads((beyond / name).read_text())), name
     assert not (tmp_path / "store").exists()  # nothing trained, nothing written to the store
