@@ -203,9 +203,9 @@ def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stac
             _not_trained(todo, preset, store, out, no_train, only)
         fresh = [c for c in todo if "na" not in c and c["kept"] is None]
         runs = {r.run_name(): r for c in fresh for r in to_train(c, out)}
+        every = {r.run_name() for c in fresh for r in c["configs"]}  # to render and measure, kept or trained now
         say(f"ladder: rung {i + 1} of {len(rungs)} ({name}): {len(todo)} entr{'y' if len(todo) == 1 else 'ies'}, "
-            + (f"{len({r.run_name() for c in fresh for r in c['configs']})} run(s) to render and measure, "
-               f"{len(runs)} without kept evidence" if fresh else
+            + (f"{len(every)} run(s) to render and measure, {len(runs)} without kept evidence" if fresh else
                "not trained yet (--no-train)" if all("na" in c for c in todo) else "its records kept (nothing trains)"))
         t0 = time.time()
         failed = train_missing(list(runs.values()), store, "local", workers, stack, None, say,
@@ -232,7 +232,7 @@ def climb(cells_: list[dict], preset: str, store: Path, out: Path, workers, stac
                    "runs": [r.run_name() for r in c["configs"]], "rounds": [r.rounds for r in c["configs"]],
                    "data": c["data"],
                    **measure(c, preset, store, out),
-                   **_walls(wall, len(fresh), len(runs), len({r.run_name() for f in fresh for r in f["configs"]}))}
+                   **_walls(wall, len(fresh), len(runs), len(every))}
             write_json(record_path(out, c), rec)
             records.append(rec)
             say(f"ladder: {name} / {c['entry'].name}: " + verdict_line(rec))
